@@ -1,0 +1,35 @@
+# acpgate — see README.md. `make test` is what CI runs (.ci/run).
+GO        ?= go
+BIN       ?= bin
+NPM_DIRS  := testdata/everything
+# go ./... skips testdata/; its Go packages are named here.
+TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: build test lint bench npm clean
+
+build:
+	$(GO) build ./...
+	$(GO) build -o $(BIN)/mcpserver ./testdata/mcpserver
+
+# npm: install the pinned Node packages the integration tests run
+# (package-lock.json files), once per lock-file change.
+npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
+
+%/node_modules/.package-lock.json: %/package-lock.json %/package.json
+	npm ci --prefix $* --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test: npm
+	$(GO) test -race -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./... $(TESTDATA_PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... $(TESTDATA_PKGS)
+
+bench: npm
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf $(BIN) $(addsuffix /node_modules,$(NPM_DIRS))

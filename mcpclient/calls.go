@@ -1,0 +1,240 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Progress is one notifications/progress from a server about a call.
+type Progress struct {
+	Progress float64
+	Total    float64 // 0 when the server did not say
+	Message  string
+}
+
+// CallOption configures one CallTool.
+type CallOption func(*callState)
+
+// WithProgress has fn called for each progress notification of the call. fn
+// runs on the transport's reader goroutine: it must return quickly and must
+// not call back into the Manager.
+func WithProgress(fn func(Progress)) CallOption {
+	return func(c *callState) { c.onProgress = fn }
+}
+
+// callState is one call in flight, found by its progress token.
+type callState struct {
+	timer      *time.Timer
+	timeout    time.Duration
+	onProgress func(Progress)
+}
+
+// CallTool calls tool on server with args (anything that marshals to a JSON
+// object, such as map[string]any or json.RawMessage; nil for none).
+//
+// The call has the server's call timeout; every progress notification the
+// server sends for it restarts that timeout. Cancelling ctx sends
+// notifications/cancelled to the server (over stdio). The result is passed
+// through as the server sent it: IsError, every content block and
+// StructuredContent. Errors wrap ErrUnknownServer, ErrUnknownTool,
+// ErrNotReady, ErrRateLimited, ErrCallTimeout, ErrServerExited or
+// ErrConnLost, or the context's error. Safe for concurrent use.
+func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
+	s, err := m.server(server)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.readyConn()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTool(tool); err != nil {
+		return nil, err
+	}
+	if s.limiter != nil && !s.limiter.allow(time.Now()) {
+		return nil, fmt.Errorf("%w: %q allows %d calls per minute; try again shortly", ErrRateLimited, server, s.spec.CallsPerMinute)
+	}
+
+	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	cs := &callState{timeout: s.spec.CallTimeout}
+	for _, o := range opts {
+		o(cs)
+	}
+	cs.timer = time.AfterFunc(cs.timeout, func() { cancel(errTimeout) })
+	defer cs.timer.Stop()
+	s.calls.Store(token, cs)
+	defer s.calls.Delete(token)
+
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	res, err := c.client.CallTool(callCtx, req)
+	if err == nil {
+		return res, nil
+	}
+	return nil, s.callErr(ctx, callCtx, c, "tools/call "+tool, err)
+}
+
+// callErr turns an error of a request on c into one that says what happened.
+func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, ctx.Err())
+	case errors.Is(context.Cause(callCtx), errTimeout):
+		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout)
+	}
+	if isTransportErr(err) {
+		if died := linkDied(c, err); died != nil {
+			return fmt.Errorf("MCP server %q: %s failed: %w", s.spec.Name, what, died)
+		}
+	}
+	return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
+}
+
+// isTransportErr reports whether err was raised below JSON-RPC (the
+// request or its answer never made it), as opposed to an error response.
+func isTransportErr(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed)
+}
+
+// linkDied reports why c's link died, if the transport error err was caused
+// by that. It waits a moment for the process exit to be noticed.
+func linkDied(c *conn, err error) error {
+	t := time.NewTimer(200 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-c.link.done():
+		return c.link.reason()
+	case <-t.C:
+	}
+	if hl, ok := c.link.(*httpLink); ok {
+		hl.lost(err)
+		return c.link.reason()
+	}
+	return nil
+}
+
+// checkTool reports whether tool is one the server offers within the limit.
+func (s *server) checkTool(tool string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, t := range s.cat.tools {
+		if t.Name == tool {
+			if i >= s.kept {
+				return fmt.Errorf("%w: %q of server %q is not offered: over the limit of %d tools", ErrUnknownTool, tool, s.spec.Name, s.m.opts.MaxTools)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, s.spec.Name, tool)
+}
+
+// progress handles a notifications/progress: it restarts the call's
+// timeout and reports the progress.
+func (s *server) progress(params map[string]any) {
+	var key string
+	switch tok := params["progressToken"].(type) {
+	case string:
+		key = tok
+	default:
+		return
+	}
+	v, ok := s.calls.Load(key)
+	if !ok {
+		return
+	}
+	cs := v.(*callState)
+	cs.timer.Reset(cs.timeout)
+	if cs.onProgress != nil {
+		p := Progress{}
+		p.Progress, _ = params["progress"].(float64)
+		p.Total, _ = params["total"].(float64)
+		p.Message, _ = params["message"].(string)
+		cs.onProgress(p)
+	}
+}
+
+// ReadResource reads uri from server, within the server's call timeout.
+func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	s, c, callCtx, cancel, err := m.request(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel(nil)
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := c.client.ReadResource(callCtx, req)
+	if err != nil {
+		return nil, s.callErr(ctx, callCtx, c, "resources/read "+uri, err)
+	}
+	return res, nil
+}
+
+// GetPrompt renders prompt name of server with args, within the server's
+// call timeout.
+func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	s, c, callCtx, cancel, err := m.request(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel(nil)
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.client.GetPrompt(callCtx, req)
+	if err != nil {
+		return nil, s.callErr(ctx, callCtx, c, "prompts/get "+name, err)
+	}
+	return res, nil
+}
+
+// request finds a ready server and a context bounded by its call timeout.
+func (m *Manager) request(ctx context.Context, server string) (*server, *conn, context.Context, context.CancelCauseFunc, error) {
+	s, err := m.server(server)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	c, err := s.readyConn()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	callCtx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
+	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil
+}
+
+// rateLimiter allows at most n events in any window. Safe for concurrent use.
+type rateLimiter struct {
+	mu     sync.Mutex
+	window time.Duration
+	times  []time.Time // ring of the last n allowed events
+	next   int
+}
+
+func newRateLimiter(n int, window time.Duration) *rateLimiter {
+	return &rateLimiter{window: window, times: make([]time.Time, n)}
+}
+
+// allow records an event at now and reports whether it is within the limit.
+func (r *rateLimiter) allow(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	oldest := r.times[r.next]
+	if !oldest.IsZero() && now.Sub(oldest) < r.window {
+		return false
+	}
+	r.times[r.next] = now
+	r.next = (r.next + 1) % len(r.times)
+	return true
+}

@@ -1,0 +1,72 @@
+package mcpclient
+
+import (
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// cancelling wraps an mcp-go transport so that every request whose context
+// ends before its answer arrives is followed by notifications/cancelled, on
+// every transport. (mcp-go sends it only over stdio; over HTTP and SSE a
+// server would go on working for nobody.) The wrapper forwards the optional
+// interfaces mcp-go looks for; because it implements
+// transport.HTTPConnection, mcp-go leaves cancellation to it everywhere, so
+// exactly one notification is sent.
+type cancelling struct {
+	transport.Interface
+}
+
+// SendRequest implements transport.Interface.
+func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := t.Interface.SendRequest(ctx, req)
+	if err != nil && ctx.Err() != nil && req.Method != string(mcp.MethodInitialize) {
+		n := mcp.JSONRPCNotification{
+			JSONRPC: mcp.JSONRPC_VERSION,
+			Notification: mcp.Notification{
+				Method: string(mcp.MethodNotificationCancelled),
+				Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+					"requestId": req.ID,
+					"reason":    context.Cause(ctx).Error(),
+				}},
+			},
+		}
+		// Best effort, off the caller's path: the caller has its error.
+		go func() {
+			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = t.Interface.SendNotification(nctx, n)
+		}()
+	}
+	return resp, err
+}
+
+// SetProtocolVersion forwards to HTTP transports.
+func (t cancelling) SetProtocolVersion(v string) {
+	if h, ok := t.Interface.(transport.HTTPConnection); ok {
+		h.SetProtocolVersion(v)
+	}
+}
+
+// SetRequestHandler forwards server-to-client requests (ping, roots, ...).
+func (t cancelling) SetRequestHandler(h transport.RequestHandler) {
+	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(h)
+	}
+}
+
+// SetConnectionLostHandler forwards to transports that can report it (SSE).
+func (t cancelling) SetConnectionLostHandler(fn func(error)) {
+	if s, ok := t.Interface.(interface{ SetConnectionLostHandler(func(error)) }); ok {
+		s.SetConnectionLostHandler(fn)
+	}
+}
+
+// RequiresLegacyProtocol forwards to transports that constrain the
+// protocol (streamable HTTP with continuous listening).
+func (t cancelling) RequiresLegacyProtocol() bool {
+	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
+	return ok && l.RequiresLegacyProtocol()
+}

@@ -1,0 +1,255 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// link is what keeps one connection to a server alive: a child process for
+// stdio, an HTTP session for http and sse. Implementations are safe for
+// concurrent use and their close is idempotent.
+type link interface {
+	// done is closed when the link dies on its own (process exit,
+	// connection lost).
+	done() <-chan struct{}
+	// reason says why done closed.
+	reason() error
+	// close tears the link down within the bounds and returns once nothing
+	// of it is left (for stdio: no live process in the group).
+	close(grace, total time.Duration, hurry <-chan struct{}) error
+	// stderrTail is the server's recent stderr ("" if it has none).
+	stderrTail() string
+}
+
+// conn is one live, initialized connection to a server.
+type conn struct {
+	client    *client.Client
+	link      link
+	transport Transport
+	init      *mcp.InitializeResult
+}
+
+// processLink is the link of a stdio server.
+type processLink struct{ p *process }
+
+func (l processLink) done() <-chan struct{} { return l.p.Exited() }
+func (l processLink) reason() error {
+	return fmt.Errorf("%w (%s)", ErrServerExited, l.p.exitReason())
+}
+func (l processLink) close(grace, total time.Duration, hurry <-chan struct{}) error {
+	return l.p.stop(grace, total, hurry)
+}
+func (l processLink) stderrTail() string { return l.p.tail.String() }
+
+// httpLink is the link of an http or sse server. It dies when the SSE
+// stream is lost or a request fails at the transport level.
+type httpLink struct {
+	client   *client.Client
+	lostOnce sync.Once
+	lostCh   chan struct{}
+	lostErr  error
+}
+
+func newHTTPLink() *httpLink { return &httpLink{lostCh: make(chan struct{})} }
+
+func (l *httpLink) lost(err error) {
+	l.lostOnce.Do(func() {
+		l.lostErr = err
+		close(l.lostCh)
+	})
+}
+func (l *httpLink) done() <-chan struct{} { return l.lostCh }
+func (l *httpLink) reason() error         { return fmt.Errorf("%w: %w", ErrConnLost, l.lostErr) }
+func (l *httpLink) close(time.Duration, time.Duration, <-chan struct{}) error {
+	// Ends the HTTP session (DELETE) and its streams; idempotent in mcp-go.
+	return l.client.Close()
+}
+func (l *httpLink) stderrTail() string { return "" }
+
+// clientInfo identifies acpgate to servers.
+var clientInfo = mcp.Implementation{Name: "acpgate", Version: "0.1.0"}
+
+// dial starts the transport for s and completes the initialize handshake.
+// life bounds the connection (transport goroutines); ctx bounds the dial.
+func (s *server) dial(life, ctx context.Context) (*conn, error) {
+	switch s.spec.Transport {
+	case TransportStdio:
+		return s.dialStdio(life, ctx)
+	case TransportSSE:
+		return s.dialSSE(life, ctx)
+	default:
+		c, err := s.dialStreamable(life, ctx)
+		if errors.Is(err, transport.ErrLegacySSEServer) {
+			s.logger.Info("server answered like a legacy SSE server; falling back to SSE")
+			return s.dialSSE(life, ctx)
+		}
+		return c, err
+	}
+}
+
+func (s *server) dialStdio(life, ctx context.Context) (*conn, error) {
+	p, err := startProcess(&s.spec, s.m.opts.Cwd, s.logger, s.m.opts.StderrTail)
+	if err != nil {
+		return nil, err
+	}
+	s.setProcessTail(p.tail)
+	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logger)
+	t := transport.NewIO(stdout, p.stdin, nil)
+	c := &conn{
+		client:    client.NewClient(cancelling{t}, client.WithProtocolVersion(ProtocolVersion)),
+		link:      processLink{p},
+		transport: TransportStdio,
+	}
+	if err := s.handshake(life, ctx, c); err != nil {
+		// A server that died during the handshake: say so, with its exit.
+		select {
+		case <-p.Exited():
+		case <-time.After(200 * time.Millisecond):
+		}
+		select {
+		case <-p.Exited():
+			err = fmt.Errorf("%w during initialize (%s)", ErrServerExited, p.exitReason())
+		default:
+		}
+		_ = c.client.Close()
+		_ = p.stop(0, s.m.opts.CloseTimeout, s.m.hurry)
+		return nil, err
+	}
+	return c, nil
+}
+
+func (s *server) httpClient() *http.Client {
+	return &http.Client{} // per server: no connection sharing between sessions
+}
+
+func (s *server) dialStreamable(life, ctx context.Context) (*conn, error) {
+	t, err := transport.NewStreamableHTTP(s.spec.URL,
+		transport.WithHTTPHeaders(s.spec.Headers),
+		//lint:ignore SA1019 we pin 2025-11-25, where the GET stream is how list_changed and server requests arrive.
+		transport.WithContinuousListening(),
+		transport.WithHTTPBasicClient(s.httpClient()),
+		transport.WithHTTPLogger(s.quietLogger()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("streamable HTTP transport: %w", err)
+	}
+	return s.dialHTTP(life, ctx, t, TransportHTTP)
+}
+
+func (s *server) dialSSE(life, ctx context.Context) (*conn, error) {
+	t, err := transport.NewSSE(s.spec.URL,
+		transport.WithHeaders(s.spec.Headers),
+		transport.WithHTTPClient(s.httpClient()),
+		transport.WithSSELogger(s.quietLogger()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("SSE transport: %w", err)
+	}
+	return s.dialHTTP(life, ctx, t, TransportSSE)
+}
+
+func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport) (*conn, error) {
+	cl := client.NewClient(cancelling{t}, client.WithProtocolVersion(ProtocolVersion))
+	l := newHTTPLink()
+	l.client = cl
+	cl.OnConnectionLost(func(err error) { l.lost(err) })
+	c := &conn{client: cl, link: l, transport: tr}
+	if err := s.handshake(life, ctx, c); err != nil {
+		_ = cl.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// quietLogger is the logger handed to mcp-go's HTTP transports: they log
+// retries of the listening stream at error level every second while a
+// server is down, which is our restart logic's business, so everything they
+// say goes to debug.
+func (s *server) quietLogger() *slog.Logger {
+	return slog.New(demoteHandler{s.logger.Handler()})
+}
+
+// handshake starts the client, wires notifications and runs initialize.
+func (s *server) handshake(life, ctx context.Context, c *conn) error {
+	// The transport keeps life for its streams and for requests the server
+	// sends us; ctx bounds only the start (an SSE server that never sends
+	// its endpoint would otherwise hold it forever).
+	started := make(chan error, 1)
+	go func() { started <- c.client.Start(life) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			return fmt.Errorf("start transport: %w", err)
+		}
+	case <-ctx.Done():
+		_ = c.client.Close()
+		<-started
+		return fmt.Errorf("connect: no answer within %s", s.spec.ConnectTimeout)
+	}
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) { s.notify(n) })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = ProtocolVersion
+	req.Params.ClientInfo = clientInfo
+	res, err := c.client.Initialize(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil && life.Err() == nil {
+			return fmt.Errorf("initialize: no answer within %s", s.spec.ConnectTimeout)
+		}
+		return fmt.Errorf("initialize: %w", err)
+	}
+	c.init = res
+	return nil
+}
+
+// catalog is what a server offers.
+type catalog struct {
+	tools     []mcp.Tool
+	resources []mcp.Resource
+	templates []mcp.ResourceTemplate
+	prompts   []mcp.Prompt
+}
+
+// discover lists what the server's capabilities say it has, following
+// pagination cursors. Tools are required to work; the rest is best effort.
+func (s *server) discover(ctx context.Context, c *conn, what refreshKind) (catalog, error) {
+	var cat catalog
+	caps := c.client.GetServerCapabilities()
+	if what&refreshTools != 0 && caps.Tools != nil {
+		res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			return cat, fmt.Errorf("tools/list: %w", err)
+		}
+		cat.tools = res.Tools
+	}
+	if what&refreshResources != 0 {
+		if caps.Resources != nil {
+			if res, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
+				s.logger.Warn("resources/list failed", "err", err)
+			} else {
+				cat.resources = res.Resources
+			}
+			if res, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
+				s.logger.Warn("resources/templates/list failed", "err", err)
+			} else {
+				cat.templates = res.ResourceTemplates
+			}
+		}
+		if caps.Prompts != nil {
+			if res, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{}); err != nil {
+				s.logger.Warn("prompts/list failed", "err", err)
+			} else {
+				cat.prompts = res.Prompts
+			}
+		}
+	}
+	return cat, nil
+}

@@ -1,0 +1,262 @@
+package mcpclient_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// serverBin is the test MCP server (testdata/mcpserver), built by TestMain.
+var serverBin string
+
+func TestMain(m *testing.M) {
+	b, err := testbin.New()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	serverBin, err = b.Build("./testdata/mcpserver")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	b.Cleanup()
+	os.Exit(code)
+}
+
+// stdio returns a spec running the test server over stdio with args.
+func stdio(name string, args ...string) mcpclient.ServerSpec {
+	return mcpclient.ServerSpec{Name: name, Command: serverBin, Args: append([]string{"-name", name}, args...)}
+}
+
+// fastOpts are Options with short close bounds and restart backoff, and a
+// logger writing into the returned buffer.
+func fastOpts(t *testing.T) (*mcpclient.Options, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	return &mcpclient.Options{
+		Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Cwd:          t.TempDir(),
+		CloseGrace:   200 * time.Millisecond,
+		CloseTimeout: time.Second,
+		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },
+	}, logs
+}
+
+// start creates and starts a Manager, closed at the end of the test.
+func start(t *testing.T, opts *mcpclient.Options, specs ...mcpclient.ServerSpec) *mcpclient.Manager {
+	t.Helper()
+	m, err := mcpclient.New(specs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Start(ctx); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return m
+}
+
+// mustReady fails the test unless every named server is ready.
+func mustReady(t *testing.T, m *mcpclient.Manager, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		st, ok := m.Status(n)
+		if !ok || st.State != mcpclient.StateReady {
+			t.Fatalf("server %s: %+v, want ready", n, st)
+		}
+	}
+}
+
+// text returns the text of the first content block of res.
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res == nil || len(res.Content) == 0 {
+		t.Fatalf("result has no content: %+v", res)
+	}
+	tc, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("first content is %T, want text", res.Content[0])
+	}
+	return tc.Text
+}
+
+func call(t *testing.T, m *mcpclient.Manager, server, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := m.CallTool(ctx, server, tool, args)
+	if err != nil {
+		t.Fatalf("CallTool %s/%s: %v", server, tool, err)
+	}
+	return res
+}
+
+// waitFor polls cond (cheap, local checks only) until it holds or 20 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// eventLog collects a Manager's events and lets a test wait for one.
+type eventLog struct {
+	mu     sync.Mutex
+	events []mcpclient.Event
+	wake   chan struct{}
+}
+
+func newEventLog() *eventLog { return &eventLog{wake: make(chan struct{}, 1)} }
+
+func (l *eventLog) add(e mcpclient.Event) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wait blocks until an event matching match has been seen.
+func (l *eventLog) wait(t *testing.T, what string, match func(mcpclient.Event) bool) mcpclient.Event {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		l.mu.Lock()
+		for _, e := range l.events {
+			if match(e) {
+				l.mu.Unlock()
+				return e
+			}
+		}
+		l.mu.Unlock()
+		select {
+		case <-l.wake:
+		case <-timeout:
+			t.Fatalf("timed out waiting for event: %s", what)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// recordFile returns a path for the server's -record file and a reader of
+// its lines.
+func recordFile(t *testing.T) (string, func() []string) {
+	path := filepath.Join(t.TempDir(), "record")
+	return path, func() []string {
+		b, _ := os.ReadFile(path)
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+}
+
+func hasLine(lines []string, prefix string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// recordedPIDs returns the pids in record lines starting with prefix.
+func recordedPIDs(t *testing.T, lines []string, prefix string) []int {
+	t.Helper()
+	var pids []int
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, prefix+" "); ok {
+			pid, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil {
+				t.Fatalf("bad record line %q", l)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	f := bytes.Fields(stat[i+1:])
+	return len(f) > 0 && f[0][0] != 'Z' && f[0][0] != 'X'
+}
+
+// netServer runs the test server in http or sse mode on 127.0.0.1 and
+// returns its URL. It is killed at the end of the test.
+func netServer(t *testing.T, mode string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(serverBin, append([]string{"-transport", mode, "-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading URL line: %v", err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "URL ")
+	if !ok {
+		t.Fatalf("unexpected first line %q", line)
+	}
+	return url
+}

@@ -1,0 +1,147 @@
+package mcpclient
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+func TestJSONLinesFilter(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1}`,
+		`this is not json`,
+		``,
+		strings.Repeat("x", 300),
+		`  [1,2]`,
+		`{` + strings.Repeat("y", 200) + `}`, // over max: dropped
+		`{"jsonrpc":"2.0","id":2}`,
+	}, "\n") // last line has no newline
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	// A one-byte reader forces every fragment path.
+	got, err := io.ReadAll(newJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"jsonrpc\":\"2.0\",\"id\":1}\n  [1,2]\n{\"jsonrpc\":\"2.0\",\"id\":2}\n"
+	if string(got) != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, w := range []string{"skipped non-JSON line", "this is not json", "skipped over-long line", "bytes=203"} {
+		if !strings.Contains(logs.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, logs.String())
+		}
+	}
+}
+
+func TestJSONLinesBoundsMemory(t *testing.T) {
+	// 64 MiB of junk with no newline must be skipped with a small buffer.
+	huge := io.LimitReader(repeatReader('z'), 64<<20)
+	r := io.MultiReader(huge, strings.NewReader("\n{\"ok\":true}\n"))
+	j := newJSONLines(r, 1<<20, slog.New(slog.DiscardHandler))
+	got, err := io.ReadAll(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "{\"ok\":true}\n" {
+		t.Fatalf("got %q", got)
+	}
+	if cap(j.line) > 2<<20 {
+		t.Fatalf("line buffer grew to %d bytes", cap(j.line))
+	}
+}
+
+type repeatReader byte
+
+func (r repeatReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r)
+	}
+	return len(p), nil
+}
+
+func TestTailBuffer(t *testing.T) {
+	tb := newTailBuffer(16)
+	tb.Write([]byte("first line\n"))
+	if got := tb.String(); got != "first line" {
+		t.Fatalf("got %q", got)
+	}
+	for i := 0; i < 10; i++ {
+		tb.Write([]byte("line number\n"))
+	}
+	tb.Write([]byte("last\n"))
+	got := tb.String()
+	if len(got) > 16 || !strings.HasSuffix(got, "last") || strings.Contains(got, "first") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestRateLimiter(t *testing.T) {
+	r := newRateLimiter(3, time.Minute)
+	t0 := time.Unix(1000, 0)
+	for i := 0; i < 3; i++ {
+		if !r.allow(t0.Add(time.Duration(i) * time.Second)) {
+			t.Fatalf("call %d refused", i)
+		}
+	}
+	if r.allow(t0.Add(30 * time.Second)) {
+		t.Fatal("4th call within a minute allowed")
+	}
+	if !r.allow(t0.Add(61 * time.Second)) {
+		t.Fatal("call after the window refused")
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	for _, tc := range []struct {
+		url      string
+		insecure bool
+		want     string // "" = ok
+	}{
+		{"http://127.0.0.1:8080/mcp", false, ""},
+		{"http://localhost/mcp", false, ""},
+		{"http://[::1]:9/mcp", false, ""},
+		{"https://example.com/mcp", false, ""},
+		{"http://example.com/mcp", false, "only allowed to a loopback host"},
+		{"http://example.com/mcp", true, ""},
+		{"ftp://127.0.0.1/x", false, "scheme must be http or https"},
+		{"", false, "require a url"},
+		{"http:///nohost", false, "no host"},
+	} {
+		err := checkURL(tc.url, tc.insecure)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: unexpected error %v", tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: error %v, want it to say %q", tc.url, err, tc.want)
+		}
+	}
+}
+
+func TestDefaultBackoff(t *testing.T) {
+	want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
+	for i, w := range want {
+		if got := DefaultBackoff(i + 1); got != w*time.Second {
+			t.Errorf("attempt %d: %v, want %v", i+1, got, w*time.Second)
+		}
+	}
+}
+
+func TestServerEnvBaseline(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("HOME", "/home/test")
+	env := serverEnv(map[string]string{"HOME": "/override", "EXTRA": "1"})
+	joined := "\n" + strings.Join(env, "\n") + "\n"
+	if strings.Contains(joined, "sk-secret") {
+		t.Fatal("agent secret leaked into server env")
+	}
+	for _, w := range []string{"\nHOME=/override\n", "\nEXTRA=1\n", "\nPATH="} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("env lacks %q: %v", w, env)
+		}
+	}
+}

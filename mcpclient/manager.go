@@ -1,0 +1,378 @@
+// Package mcpclient connects the MCP servers of one session and keeps them
+// connected: stdio children in their own process groups, streamable HTTP and
+// legacy SSE servers, with handshake, discovery, calls, crash restarts and a
+// teardown that leaves no process behind. It knows nothing of ACP, models or
+// sessions: one Manager serves one session.
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Options configures a Manager. A nil *Options means all defaults.
+type Options struct {
+	// Logger receives the Manager's logs and every server's stderr, each
+	// record carrying server=<name>. Default: discard.
+	Logger *slog.Logger
+	// Cwd is the working directory of stdio servers whose spec sets none
+	// (the session's cwd). Default: the agent's.
+	Cwd string
+	// OnEvent is called for every status and tool-list change, in order,
+	// from a single goroutine. It may call the Manager's read methods
+	// (Statuses, Tools, ...) but not Close.
+	OnEvent func(Event)
+	// MaxServers and MaxTools limit the servers started and the tools
+	// offered; what is kept is the first servers, and the first tools, in
+	// spec order. Defaults: DefaultMaxServers, DefaultMaxTools.
+	MaxServers int
+	MaxTools   int
+	// CallsPerMinute is the default per-server rate limit
+	// (DefaultCallsPerMinute); Unlimited turns it off.
+	CallsPerMinute int
+	// CloseGrace is how long a stdio server gets to exit after its stdin is
+	// closed before SIGTERM; CloseTimeout is when SIGKILL follows.
+	CloseGrace   time.Duration
+	CloseTimeout time.Duration
+	// Backoff is the wait before restart attempt n (1-based). Default:
+	// 1s, 2s, 4s, 8s, 16s, then 30s.
+	Backoff func(n int) time.Duration
+	// MaxMessageSize bounds one message line from a stdio server
+	// (DefaultMaxMessageSize). StderrTail is how much stderr Status keeps
+	// (DefaultStderrTail).
+	MaxMessageSize int
+	StderrTail     int
+}
+
+// DefaultBackoff is the restart backoff: 1, 2, 4, 8, 16, then 30 seconds.
+func DefaultBackoff(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	if n > 5 {
+		return 30 * time.Second
+	}
+	return time.Duration(1<<(n-1)) * time.Second
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.MaxServers <= 0 {
+		out.MaxServers = DefaultMaxServers
+	}
+	if out.MaxTools <= 0 {
+		out.MaxTools = DefaultMaxTools
+	}
+	if out.CallsPerMinute == 0 {
+		out.CallsPerMinute = DefaultCallsPerMinute
+	}
+	if out.CloseGrace <= 0 {
+		out.CloseGrace = DefaultCloseGrace
+	}
+	if out.CloseTimeout <= 0 {
+		out.CloseTimeout = DefaultCloseTimeout
+	}
+	if out.Backoff == nil {
+		out.Backoff = DefaultBackoff
+	}
+	if out.MaxMessageSize <= 0 {
+		out.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if out.StderrTail <= 0 {
+		out.StderrTail = DefaultStderrTail
+	}
+	return out
+}
+
+// Manager owns the MCP servers of one session. All methods are safe for
+// concurrent use. Close must be called to stop its servers.
+type Manager struct {
+	opts    Options
+	logger  *slog.Logger
+	servers []*server // in spec order
+	byName  map[string]*server
+	events  *eventQueue
+
+	ctx    context.Context // the servers' life; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // run goroutines
+
+	hurry     chan struct{} // closed when Close's context ends: SIGKILL now
+	hurryOnce sync.Once
+
+	mu        sync.Mutex
+	started   bool
+	closing   bool
+	closed    chan struct{}
+	closeErrs []error
+	changedCh chan struct{} // closed and replaced on every change
+}
+
+// New returns a Manager for specs. It fails only when the specs cannot be
+// told apart (a missing or duplicate name); a spec that is otherwise wrong,
+// or over the server limit, becomes a failed server whose Status says why.
+func New(specs []ServerSpec, opts *Options) (*Manager, error) {
+	o := opts.withDefaults()
+	m := &Manager{
+		opts:      o,
+		logger:    o.Logger,
+		byName:    make(map[string]*server, len(specs)),
+		hurry:     make(chan struct{}),
+		closed:    make(chan struct{}),
+		changedCh: make(chan struct{}),
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.events = newEventQueue(o.OnEvent)
+	enabled := 0
+	for i, spec := range specs {
+		if spec.Name == "" {
+			return nil, fmt.Errorf("%w: server #%d has no name", ErrInvalidSpec, i+1)
+		}
+		if _, dup := m.byName[spec.Name]; dup {
+			return nil, fmt.Errorf("%w: duplicate server name %q", ErrInvalidSpec, spec.Name)
+		}
+		s := newServer(m, spec.withDefaults(o.CallsPerMinute))
+		switch {
+		case spec.Disabled:
+			s.st.State = StateClosed
+			s.st.Warning = "disabled"
+		case spec.validate() != nil:
+			s.st.State, s.st.Error = StateFailed, spec.validate().Error()
+		case enabled >= o.MaxServers:
+			s.st.State = StateFailed
+			s.st.Error = fmt.Sprintf("%v: at most %d servers per session; %q was not started", ErrLimit, o.MaxServers, spec.Name)
+		default:
+			enabled++
+		}
+		m.servers = append(m.servers, s)
+		m.byName[spec.Name] = s
+	}
+	return m, nil
+}
+
+// Start connects every enabled server in parallel and waits until each is
+// ready or failed, or ctx ends, whichever is first. Servers still connecting
+// when ctx ends go on connecting; a slow or broken server never holds up or
+// fails the others. The returned error is ctx's, if it ended first. Calling
+// Start again only waits.
+func (m *Manager) Start(ctx context.Context) error {
+	m.mu.Lock()
+	if !m.started && !m.closing {
+		m.started = true
+		for _, s := range m.servers {
+			if s.st.State == StateConnecting {
+				m.wg.Add(1)
+				go s.run(m.ctx)
+			}
+		}
+	}
+	m.mu.Unlock()
+	return m.Wait(ctx)
+}
+
+// Wait blocks until no server is connecting, or ctx ends (returning its
+// error).
+func (m *Manager) Wait(ctx context.Context) error {
+	for {
+		m.mu.Lock()
+		ch := m.changedCh
+		m.mu.Unlock()
+		if !m.anyConnecting() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (m *Manager) anyConnecting() bool {
+	for _, s := range m.servers {
+		if s.status().State == StateConnecting {
+			return true
+		}
+	}
+	return false
+}
+
+// Close stops every server in parallel and returns when all are gone: stdio
+// servers get their stdin closed, then CloseGrace to exit, then SIGTERM to
+// their whole process group, then SIGKILL at CloseTimeout; HTTP sessions are
+// ended. If ctx ends first, the remaining groups are killed at once; Close
+// still returns only when they are gone. Idempotent and safe to call
+// concurrently; every call returns the same error.
+func (m *Manager) Close(ctx context.Context) error {
+	m.mu.Lock()
+	first := !m.closing
+	m.closing = true
+	neverStarted := !m.started
+	m.mu.Unlock()
+	if first && neverStarted {
+		for _, s := range m.servers {
+			if s.status().State == StateConnecting {
+				s.setState(StateClosed, nil, nil, nil)
+			}
+		}
+	}
+	if first {
+		m.cancel()
+		go func() {
+			m.wg.Wait()
+			m.events.close()
+			close(m.closed)
+		}()
+	}
+	select {
+	case <-m.closed:
+	case <-ctx.Done():
+		m.hurryOnce.Do(func() { close(m.hurry) })
+		<-m.closed
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return errors.Join(m.closeErrs...)
+}
+
+func (m *Manager) noteCloseErr(err error) {
+	m.mu.Lock()
+	m.closeErrs = append(m.closeErrs, err)
+	m.mu.Unlock()
+}
+
+// server finds a server by name.
+func (m *Manager) server(name string) (*server, error) {
+	if s, ok := m.byName[name]; ok {
+		return s, nil
+	}
+	names := make([]string, len(m.servers))
+	for i, s := range m.servers {
+		names[i] = s.spec.Name
+	}
+	return nil, fmt.Errorf("%w %q (this session has: %v)", ErrUnknownServer, name, names)
+}
+
+// Statuses returns every server's status, in spec order.
+func (m *Manager) Statuses() []Status {
+	out := make([]Status, len(m.servers))
+	for i, s := range m.servers {
+		out[i] = s.status()
+	}
+	return out
+}
+
+// Status returns the named server's status.
+func (m *Manager) Status(name string) (Status, bool) {
+	s, ok := m.byName[name]
+	if !ok {
+		return Status{}, false
+	}
+	return s.status(), true
+}
+
+// ServerTool is a tool and the server that offers it.
+type ServerTool struct {
+	Server string
+	Tool   mcp.Tool
+}
+
+// Tools returns the tools offered by ready servers, in spec order and each
+// server's order, within the tool limit.
+func (m *Manager) Tools() []ServerTool {
+	var out []ServerTool
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.st.State == StateReady {
+			for _, t := range s.cat.tools[:s.kept] {
+				out = append(out, ServerTool{Server: s.spec.Name, Tool: t})
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// ServerResource is a resource, resource template or prompt and its server.
+type ServerResource[T any] struct {
+	Server string
+	Item   T
+}
+
+// Resources returns the resources of ready servers, in spec order.
+func (m *Manager) Resources() []ServerResource[mcp.Resource] {
+	return collect(m, func(c *catalog) []mcp.Resource { return c.resources })
+}
+
+// ResourceTemplates returns the resource templates of ready servers.
+func (m *Manager) ResourceTemplates() []ServerResource[mcp.ResourceTemplate] {
+	return collect(m, func(c *catalog) []mcp.ResourceTemplate { return c.templates })
+}
+
+// Prompts returns the prompts of ready servers.
+func (m *Manager) Prompts() []ServerResource[mcp.Prompt] {
+	return collect(m, func(c *catalog) []mcp.Prompt { return c.prompts })
+}
+
+func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
+	var out []ServerResource[T]
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.st.State == StateReady {
+			for _, it := range pick(&s.cat) {
+				out = append(out, ServerResource[T]{Server: s.spec.Name, Item: it})
+			}
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// changed records a change of s: it re-applies the tool limit when tools
+// changed, wakes Wait, and queues the events.
+func (m *Manager) changed(s *server, kind EventKind, toolsChanged bool) {
+	m.mu.Lock()
+	if toolsChanged {
+		m.allocateTools()
+	}
+	close(m.changedCh)
+	m.changedCh = make(chan struct{})
+	m.mu.Unlock()
+	m.events.push(Event{Kind: kind, Server: s.spec.Name, Status: s.status()})
+	if toolsChanged && kind != EventToolsChanged {
+		m.events.push(Event{Kind: EventToolsChanged, Server: s.spec.Name, Status: s.status()})
+	}
+}
+
+// allocateTools applies MaxTools: the first tools in spec order are kept.
+// Called with m.mu held.
+func (m *Manager) allocateTools() {
+	left := m.opts.MaxTools
+	for _, s := range m.servers {
+		if s.spec.Disabled {
+			continue
+		}
+		s.mu.Lock()
+		n := len(s.cat.tools)
+		s.kept = min(n, left)
+		left -= s.kept
+		s.st.Tools, s.st.Dropped = s.kept, n-s.kept
+		s.st.Warning = ""
+		if s.st.Dropped > 0 {
+			s.st.Warning = fmt.Sprintf("%v: %d of %d tools not offered (at most %d tools per session)", ErrLimit, s.st.Dropped, n, m.opts.MaxTools)
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,302 @@
+package mcpclient
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// baselineEnvNames are the variables a stdio server inherits from the agent:
+// the set the official TypeScript MCP SDK passes on POSIX, plus the locale
+// and temporary-directory settings tools need to behave. Everything else in
+// the agent's environment (API keys above all) stays with the agent.
+var baselineEnvNames = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR"}
+
+// serverEnv returns the environment of a stdio server: the inherited
+// baseline, then the spec's variables (which win).
+func serverEnv(extra map[string]string) []string {
+	env := make(map[string]string, len(baselineEnvNames)+len(extra))
+	for _, name := range baselineEnvNames {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// lookCommand resolves command the way the server's own PATH would: when the
+// spec sets PATH, a bare command name is searched there.
+func lookCommand(command string, env map[string]string) string {
+	path, ok := env["PATH"]
+	if !ok || strings.ContainsRune(command, '/') {
+		return command
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, command)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p
+		}
+	}
+	return command
+}
+
+// process owns one stdio server child and its process group: the pipes, the
+// exit watcher and the stderr forwarder. Its methods are safe for concurrent
+// use; stop may be called more than once.
+type process struct {
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  *os.File // our write end of the child's stdin
+	stdout *os.File // our read end of the child's stdout
+	stderr *os.File // our read end of the child's stderr
+
+	exited  chan struct{} // closed once cmd.Wait returned
+	waitErr error         // set before exited is closed
+
+	tail      *tailBuffer
+	stderrEnd chan struct{} // closed when the stderr forwarder returns
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// startProcess starts spec's command in a new process group with the server
+// environment, forwarding its stderr line by line to logger.
+func startProcess(spec *ServerSpec, cwd string, logger *slog.Logger, tailSize int) (*process, error) {
+	if spec.Cwd != "" {
+		cwd = spec.Cwd
+	}
+	cmd := exec.Command(lookCommand(spec.Command, spec.Env), spec.Args...)
+	cmd.Dir = cwd
+	cmd.Env = serverEnv(spec.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	var files []*os.File // every pipe end, closed on failure
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		if cwd != "" {
+			if _, serr := os.Stat(cwd); serr != nil {
+				return nil, fmt.Errorf("start %s: working directory: %w", spec.Command, serr)
+			}
+		}
+		return nil, fmt.Errorf("start %s: %w", spec.Command, err)
+	}
+	// The child holds its ends now.
+	_ = inR.Close()
+	_ = outW.Close()
+	_ = errW.Close()
+
+	p := &process{
+		cmd:       cmd,
+		pgid:      cmd.Process.Pid,
+		stdin:     inW,
+		stdout:    outR,
+		stderr:    errR,
+		exited:    make(chan struct{}),
+		tail:      newTailBuffer(tailSize),
+		stderrEnd: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go p.forwardStderr(logger)
+	return p, nil
+}
+
+// forwardStderr logs each stderr line and keeps the tail for Status. Lines
+// longer than the read buffer are logged in pieces.
+func (p *process) forwardStderr(logger *slog.Logger) {
+	defer close(p.stderrEnd)
+	forwardLines(p.stderr, 8192, func(line []byte) {
+		p.tail.Write(line)
+		p.tail.Write([]byte{'\n'})
+		logger.Info("server stderr", "line", string(line))
+	})
+}
+
+// Exited is closed when the process has exited and been reaped.
+func (p *process) Exited() <-chan struct{} { return p.exited }
+
+// exitReason describes how the process ended; call it after Exited closed.
+func (p *process) exitReason() string {
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+// stop tears the process group down: close stdin, wait up to grace, SIGTERM
+// the group, wait until total has passed, SIGKILL the group. A closed hurry
+// skips straight to SIGKILL. It returns once no live process is left in the
+// group (or, after SIGKILL, a last bound has passed), and it is idempotent.
+func (p *process) stop(grace, total time.Duration, hurry <-chan struct{}) error {
+	p.stopOnce.Do(func() {
+		p.stopErr = p.terminate(grace, total, hurry)
+		// Everyone who could write is gone: let the readers see EOF, then
+		// make sure they are unblocked even if something escaped the group.
+		select {
+		case <-p.stderrEnd:
+		case <-time.After(100 * time.Millisecond):
+		}
+		_ = p.stderr.Close()
+		_ = p.stdout.Close()
+	})
+	return p.stopErr
+}
+
+func (p *process) terminate(grace, total time.Duration, hurry <-chan struct{}) error {
+	start := time.Now()
+	_ = p.stdin.Close()
+	if p.waitGone(grace, hurry) {
+		return nil
+	}
+	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	if p.waitGone(total-time.Since(start), hurry) {
+		return nil
+	}
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	if p.waitGone(2*time.Second, nil) {
+		return nil
+	}
+	return fmt.Errorf("process group %d still has live processes after SIGKILL", p.pgid)
+}
+
+// waitGone waits up to d (or until hurry closes) for the leader to exit and
+// the group to empty. It reports whether the group is gone.
+func (p *process) waitGone(d time.Duration, hurry <-chan struct{}) bool {
+	if d <= 0 {
+		return !groupAlive(p.pgid, p.exited)
+	}
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	select {
+	case <-p.exited:
+	case <-deadline.C:
+		return false
+	case <-hurry:
+		return false
+	}
+	poll := time.Millisecond
+	for groupAlive(p.pgid, p.exited) {
+		t := time.NewTimer(poll)
+		select {
+		case <-t.C:
+		case <-deadline.C:
+			t.Stop()
+			return !groupAlive(p.pgid, p.exited)
+		case <-hurry:
+			t.Stop()
+			return false
+		}
+		poll = min(2*poll, 25*time.Millisecond)
+	}
+	return true
+}
+
+// tailBuffer keeps the last size bytes written to it. Safe for concurrent use.
+type tailBuffer struct {
+	mu   sync.Mutex
+	size int
+	buf  []byte
+	cut  bool // bytes were dropped from the front
+}
+
+func newTailBuffer(size int) *tailBuffer { return &tailBuffer{size: size} }
+
+// Write appends b, dropping the oldest bytes beyond twice the size.
+func (t *tailBuffer) Write(b []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 2*t.size {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.size:]...)
+		t.cut = true
+	}
+}
+
+// String returns at most size bytes of the most recent output, starting at a
+// line boundary when older output was dropped.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	cut := t.cut
+	if len(b) > t.size {
+		b = b[len(b)-t.size:]
+		cut = true
+	}
+	if cut {
+		if i := strings.IndexByte(string(b), '\n'); i >= 0 && i < len(b)-1 {
+			b = b[i+1:]
+		}
+	}
+	return strings.TrimRight(string(b), "\n")
+}
+
+// forwardLines calls fn for each line of r (without the newline) until r
+// ends. A line longer than the read buffer (max bytes) is passed on in pieces.
+func forwardLines(r io.Reader, max int, fn func([]byte)) {
+	br := bufio.NewReaderSize(r, max)
+	for {
+		frag, err := br.ReadSlice('\n')
+		line := bytes.TrimRight(frag, "\r\n")
+		if len(line) > 0 {
+			fn(line)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}

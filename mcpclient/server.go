@@ -1,0 +1,281 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// refreshKind is a bit set of what to list again.
+type refreshKind uint32
+
+const (
+	refreshTools refreshKind = 1 << iota
+	refreshResources
+	refreshAll = refreshTools | refreshResources
+)
+
+// server is one MCP server of a Manager: its spec, its state and, while
+// ready, its connection. A single goroutine (run) connects, watches and
+// restarts it; everything else reads snapshots under mu.
+type server struct {
+	m       *Manager
+	spec    ServerSpec
+	logger  *slog.Logger
+	limiter *rateLimiter
+
+	refreshCh  chan struct{} // capacity 1: something asked for a refresh
+	refreshReq atomic.Uint32 // the refreshKinds asked for
+
+	calls    sync.Map // progress token (string) -> *callState
+	tokenSeq atomic.Uint64
+
+	mu   sync.Mutex
+	st   Status
+	conn *conn // non-nil only while ready
+	cat  catalog
+	tail *tailBuffer // stderr tail of the current or last process
+	// kept is how many of cat.tools the tool limit lets through.
+	kept int
+}
+
+func newServer(m *Manager, spec ServerSpec) *server {
+	s := &server{
+		m:         m,
+		spec:      spec,
+		logger:    m.logger.With("server", spec.Name),
+		refreshCh: make(chan struct{}, 1),
+		st: Status{
+			Name:      spec.Name,
+			Transport: spec.Transport,
+			State:     StateConnecting,
+			Since:     time.Now(),
+		},
+	}
+	if spec.CallsPerMinute > 0 {
+		s.limiter = newRateLimiter(spec.CallsPerMinute, time.Minute)
+	}
+	return s
+}
+
+// status returns a snapshot of the server's status.
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	if s.tail != nil {
+		st.Stderr = s.tail.String()
+	}
+	return st
+}
+
+func (s *server) setProcessTail(t *tailBuffer) {
+	s.mu.Lock()
+	s.tail = t
+	s.mu.Unlock()
+}
+
+// setState moves the server to state with reason (nil for none), drops the
+// connection unless ready, and emits the events.
+func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
+	s.mu.Lock()
+	prevTools := len(s.cat.tools)
+	s.st.State = state
+	s.st.Since = time.Now()
+	s.st.Error = ""
+	if reason != nil {
+		s.st.Error = reason.Error()
+	}
+	s.conn = c
+	if c != nil {
+		s.st.Transport = c.transport
+		s.st.ProtocolVersion = c.init.ProtocolVersion
+		s.st.ServerName = c.init.ServerInfo.Name
+		s.st.ServerVersion = c.init.ServerInfo.Version
+	}
+	if cat != nil {
+		s.cat = *cat
+	} else if state != StateReady {
+		s.cat = catalog{}
+	}
+	toolsChanged := cat != nil || prevTools != len(s.cat.tools)
+	s.mu.Unlock()
+	s.m.changed(s, EventStatus, toolsChanged)
+}
+
+// run connects the server and keeps it connected until ctx ends, restarting
+// it after a crash or connection loss as the spec allows.
+func (s *server) run(ctx context.Context) {
+	defer s.m.wg.Done()
+	restarts := 0
+	everReady := false
+	for {
+		c, cat, err := s.connect(ctx)
+		if err == nil {
+			everReady, restarts = true, 0
+			s.setRestarts(0)
+			s.logger.Info("MCP server ready", "transport", c.transport, "protocol", c.init.ProtocolVersion, "tools", len(cat.tools))
+			s.setState(StateReady, nil, c, &cat)
+			err = s.serve(ctx, c)
+			if err != nil {
+				// Say so at once; tearing a stubborn group down takes time.
+				s.logger.Warn("MCP server went away", "err", err)
+				s.setState(StateRestarting, err, nil, nil)
+			}
+			s.closeConn(c)
+		}
+		if ctx.Err() != nil {
+			s.setState(StateClosed, nil, nil, nil)
+			return
+		}
+		if !everReady || s.spec.NoRestart || restarts >= s.spec.MaxRestarts {
+			if everReady && !s.spec.NoRestart {
+				err = fmt.Errorf("gave up after %d restarts: %w", restarts, err)
+			}
+			s.logger.Error("MCP server failed", "err", err)
+			s.setState(StateFailed, err, nil, nil)
+			return
+		}
+		restarts++
+		s.setRestarts(restarts)
+		s.setState(StateRestarting, err, nil, nil)
+		wait := s.m.opts.Backoff(restarts)
+		s.logger.Info("restarting MCP server", "attempt", restarts, "in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.setState(StateClosed, nil, nil, nil)
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *server) setRestarts(n int) {
+	s.mu.Lock()
+	s.st.Restarts = n
+	s.mu.Unlock()
+}
+
+// connect dials the server and discovers what it offers, within the
+// connect timeout.
+func (s *server) connect(ctx context.Context) (*conn, catalog, error) {
+	dctx, cancel := context.WithTimeout(ctx, s.spec.ConnectTimeout)
+	defer cancel()
+	c, err := s.dial(ctx, dctx)
+	if err != nil {
+		return nil, catalog{}, err
+	}
+	cat, err := s.discover(dctx, c, refreshAll)
+	if err != nil {
+		if dctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("discovery: no answer within %s", s.spec.ConnectTimeout)
+		}
+		s.closeConn(c)
+		return nil, catalog{}, err
+	}
+	return c, cat, nil
+}
+
+// serve watches a ready connection: it re-lists on list_changed and returns
+// nil when ctx ends, or the reason when the connection dies.
+func (s *server) serve(ctx context.Context, c *conn) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.link.done():
+			return c.link.reason()
+		case <-s.refreshCh:
+			what := refreshKind(s.refreshReq.Swap(0))
+			rctx, cancel := context.WithTimeout(ctx, s.spec.CallTimeout)
+			cat, err := s.discover(rctx, c, what)
+			cancel()
+			if err != nil {
+				s.logger.Warn("re-listing after list_changed failed", "err", err)
+				continue
+			}
+			s.update(what, cat)
+		}
+	}
+}
+
+// update replaces the parts of the catalog named by what and emits events.
+func (s *server) update(what refreshKind, cat catalog) {
+	s.mu.Lock()
+	if what&refreshTools != 0 {
+		s.cat.tools = cat.tools
+	}
+	if what&refreshResources != 0 {
+		s.cat.resources, s.cat.templates, s.cat.prompts = cat.resources, cat.templates, cat.prompts
+	}
+	s.mu.Unlock()
+	if what&refreshTools != 0 {
+		s.logger.Info("tool list changed", "tools", len(cat.tools))
+		s.m.changed(s, EventToolsChanged, true)
+	}
+	if what&refreshResources != 0 {
+		s.m.changed(s, EventResourcesChanged, false)
+	}
+}
+
+// closeConn tears a connection down within the Manager's close bounds.
+func (s *server) closeConn(c *conn) {
+	_ = c.client.Close() // closes stdin for stdio; ends the session for HTTP
+	if err := c.link.close(s.m.opts.CloseGrace, s.m.opts.CloseTimeout, s.m.hurry); err != nil {
+		s.logger.Error("tearing down MCP server", "err", err)
+		s.m.noteCloseErr(fmt.Errorf("server %q: %w", s.spec.Name, err))
+	}
+}
+
+// kick asks run to list what again, without blocking (it is called on the
+// transport's reader goroutine).
+func (s *server) kick(what refreshKind) {
+	for {
+		old := s.refreshReq.Load()
+		if s.refreshReq.CompareAndSwap(old, old|uint32(what)) {
+			break
+		}
+	}
+	select {
+	case s.refreshCh <- struct{}{}:
+	default:
+	}
+}
+
+// notify handles a notification from the server. It runs on the transport's
+// reader goroutine and must not call into the client.
+func (s *server) notify(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case mcp.MethodNotificationToolsListChanged:
+		s.kick(refreshTools)
+	case mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
+		s.kick(refreshResources)
+	case string(mcp.MethodNotificationProgress):
+		s.progress(n.Params.AdditionalFields)
+	case string(mcp.MethodNotificationMessage):
+		s.serverLog(n.Params.AdditionalFields)
+	}
+}
+
+// readyConn returns the connection if the server is ready.
+func (s *server) readyConn() (*conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.State == StateReady && s.conn != nil {
+		return s.conn, nil
+	}
+	if s.st.Error != "" {
+		return nil, fmt.Errorf("%w: %q is %s: %s", ErrNotReady, s.spec.Name, s.st.State, s.st.Error)
+	}
+	return nil, fmt.Errorf("%w: %q is %s", ErrNotReady, s.spec.Name, s.st.State)
+}
+
+var errTimeout = errors.New("call timeout")

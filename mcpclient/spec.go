@@ -1,0 +1,181 @@
+package mcpclient
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Transport names how acpgate reaches an MCP server.
+type Transport string
+
+// The transports a ServerSpec may name.
+const (
+	// TransportStdio runs the server as a child process and speaks
+	// newline-delimited JSON-RPC over its stdin and stdout.
+	TransportStdio Transport = "stdio"
+	// TransportHTTP is MCP streamable HTTP. A server that turns out to be a
+	// legacy SSE server is reached over SSE instead, automatically.
+	TransportHTTP Transport = "http"
+	// TransportSSE is the legacy HTTP+SSE transport (protocol 2024-11-05).
+	TransportSSE Transport = "sse"
+)
+
+// Defaults applied to zero fields of ServerSpec and Options.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultCallTimeout    = 60 * time.Second
+	DefaultMaxRestarts    = 5
+	DefaultMaxServers     = 10
+	DefaultMaxTools       = 100
+	DefaultCallsPerMinute = 100
+	DefaultCloseGrace     = time.Second
+	DefaultCloseTimeout   = 5 * time.Second
+	// DefaultMaxMessageSize bounds one JSON-RPC line read from a stdio
+	// server's stdout. Longer lines are discarded with a warning.
+	DefaultMaxMessageSize = 16 << 20
+	// DefaultStderrTail is how much of a server's most recent stderr output
+	// its Status carries.
+	DefaultStderrTail = 2048
+)
+
+// ProtocolVersion is the MCP protocol revision acpgate asks for. Servers that
+// only speak an older revision (2025-06-18, 2025-03-26, 2024-11-05) answer
+// with theirs and the connection uses it.
+const ProtocolVersion = "2025-11-25"
+
+// Unlimited, as ServerSpec.CallsPerMinute or Options.CallsPerMinute, turns the
+// per-server rate limit off.
+const Unlimited = -1
+
+// ServerSpec describes one MCP server of a session.
+//
+// Zero values mean "the default": Transport defaults to stdio when Command is
+// set, timeouts to DefaultConnectTimeout and DefaultCallTimeout, MaxRestarts to
+// DefaultMaxRestarts, CallsPerMinute to the Manager's Options.CallsPerMinute.
+type ServerSpec struct {
+	// Name identifies the server within its Manager. Required and unique.
+	Name string
+	// Transport is stdio, http or sse.
+	Transport Transport
+
+	// Command, Args, Env and Cwd describe a stdio server. Env is added to a
+	// minimal inherited baseline (see BaselineEnv); Cwd defaults to the
+	// Manager's Options.Cwd.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// URL and Headers describe an http or sse server. Plain http is only
+	// allowed to a loopback host unless AllowInsecureHTTP is set.
+	URL               string
+	Headers           map[string]string
+	AllowInsecureHTTP bool
+
+	// ConnectTimeout bounds starting the server and the initialize handshake
+	// plus discovery. CallTimeout bounds one call; each progress
+	// notification from the server restarts it.
+	ConnectTimeout time.Duration
+	CallTimeout    time.Duration
+
+	// NoRestart disables restarting after a crash or connection loss.
+	// MaxRestarts bounds consecutive restarts (0 means DefaultMaxRestarts).
+	NoRestart   bool
+	MaxRestarts int
+
+	// CallsPerMinute limits calls to this server; 0 means the Manager's
+	// default, Unlimited (or any negative value) means no limit.
+	CallsPerMinute int
+
+	// Disabled keeps the server out of the session: it is listed with state
+	// closed and never started. (It is the "enabled" flag, inverted so the
+	// zero value is enabled.)
+	Disabled bool
+}
+
+// ErrInvalidSpec is wrapped by every error about a ServerSpec.
+var ErrInvalidSpec = errors.New("invalid MCP server spec")
+
+// transport returns the effective transport of s.
+func (s *ServerSpec) transport() Transport {
+	if s.Transport == "" {
+		if s.Command == "" && s.URL != "" {
+			return TransportHTTP
+		}
+		return TransportStdio
+	}
+	return s.Transport
+}
+
+// withDefaults returns a copy of s with its zero fields defaulted.
+func (s ServerSpec) withDefaults(defaultCalls int) ServerSpec {
+	s.Transport = s.transport()
+	if s.ConnectTimeout <= 0 {
+		s.ConnectTimeout = DefaultConnectTimeout
+	}
+	if s.CallTimeout <= 0 {
+		s.CallTimeout = DefaultCallTimeout
+	}
+	if s.MaxRestarts <= 0 {
+		s.MaxRestarts = DefaultMaxRestarts
+	}
+	if s.CallsPerMinute == 0 {
+		s.CallsPerMinute = defaultCalls
+	}
+	return s
+}
+
+// validate reports what is wrong with s, naming the field.
+func (s *ServerSpec) validate() error {
+	switch s.transport() {
+	case TransportStdio:
+		if strings.TrimSpace(s.Command) == "" {
+			return fmt.Errorf("%w: server %q: stdio transport requires a command", ErrInvalidSpec, s.Name)
+		}
+	case TransportHTTP, TransportSSE:
+		if err := checkURL(s.URL, s.AllowInsecureHTTP); err != nil {
+			return fmt.Errorf("%w: server %q: %w", ErrInvalidSpec, s.Name, err)
+		}
+	default:
+		return fmt.Errorf("%w: server %q: unknown transport %q (want stdio, http or sse)", ErrInvalidSpec, s.Name, s.Transport)
+	}
+	return nil
+}
+
+// checkURL accepts http and https URLs; plain http only to loopback unless
+// insecure is set.
+func checkURL(raw string, insecure bool) error {
+	if raw == "" {
+		return errors.New("http and sse transports require a url")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("bad url %q: %w", raw, err)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("url %q has no host", raw)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !insecure && !isLoopbackHost(u.Hostname()) {
+			return fmt.Errorf("url %q: plain http is only allowed to a loopback host; use https or allow insecure http for this server", raw)
+		}
+	default:
+		return fmt.Errorf("url %q: scheme must be http or https", raw)
+	}
+	return nil
+}
+
+// isLoopbackHost reports whether host names this machine's loopback.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

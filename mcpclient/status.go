@@ -1,0 +1,79 @@
+package mcpclient
+
+import (
+	"errors"
+	"time"
+)
+
+// State is where a server is in its life.
+type State string
+
+// The states of a server.
+const (
+	StateConnecting State = "connecting" // starting and handshaking
+	StateReady      State = "ready"      // initialized, tools discovered
+	StateRestarting State = "restarting" // crashed or lost; waiting to reconnect
+	StateFailed     State = "failed"     // gave up; Status.Error says why
+	StateClosed     State = "closed"     // closed by Close, or disabled
+)
+
+// Status is a snapshot of one server. It is a value: later changes to the
+// server do not alter it.
+type Status struct {
+	Name      string
+	Transport Transport // the transport in use (http may have fallen back to sse)
+	State     State
+	// Error says why the server failed or is restarting; empty otherwise.
+	Error string
+	// Warning notes a problem that does not stop the server, such as tools
+	// dropped by the tool limit.
+	Warning string
+	// Stderr is the last DefaultStderrTail bytes of a stdio server's stderr.
+	Stderr string
+	// Tools is the number of tools offered; Dropped how many of the
+	// server's tools the tool limit left out.
+	Tools   int
+	Dropped int
+	// Restarts counts restarts since the last successful connection.
+	Restarts        int
+	ProtocolVersion string
+	ServerName      string
+	ServerVersion   string
+	Since           time.Time // when State was entered
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// The kinds of Event.
+const (
+	// EventStatus: a server's state changed.
+	EventStatus EventKind = iota + 1
+	// EventToolsChanged: the set of tools offered changed (discovery,
+	// list_changed, restart, failure, or the tool limit moving tools).
+	EventToolsChanged
+	// EventResourcesChanged: resources, resource templates or prompts changed.
+	EventResourcesChanged
+)
+
+// Event reports a change to one server. Status is the server's status right
+// after the change.
+type Event struct {
+	Kind   EventKind
+	Server string
+	Status Status
+}
+
+// Sentinel errors. Errors returned by the Manager wrap one of them, with text
+// naming the server, the tool and the reason.
+var (
+	ErrUnknownServer = errors.New("unknown MCP server")
+	ErrUnknownTool   = errors.New("unknown tool")
+	ErrNotReady      = errors.New("MCP server not ready")
+	ErrServerExited  = errors.New("MCP server exited")
+	ErrConnLost      = errors.New("MCP server connection lost")
+	ErrCallTimeout   = errors.New("MCP call timed out")
+	ErrRateLimited   = errors.New("MCP server rate limit exceeded")
+	ErrClosed        = errors.New("MCP manager closed")
+	ErrLimit         = errors.New("MCP limit exceeded")
+)

@@ -1,0 +1,418 @@
+// Command mcpserver is a deterministic MCP test server with precise fault
+// injection, built on github.com/mark3labs/mcp-go/server. It exists for the
+// integration tests of the MCP client manager and is not part of acpgate.
+//
+// Build and run:
+//
+//	go build -o /tmp/mcpserver ./testdata/mcpserver
+//	/tmp/mcpserver [flags]
+//
+// # Flags
+//
+//	-transport stdio|http|sse   Transport (default stdio).
+//	    stdio: newline-delimited JSON-RPC on stdin/stdout.
+//	    http:  streamable HTTP, served only at path /mcp (any other path,
+//	           e.g. POST /sse, gets 404).
+//	    sse:   legacy SSE: GET /sse opens the event stream, whose first event
+//	           is "endpoint" with data http://HOST:PORT/message?sessionId=ID
+//	           (a full URL); messages are POSTed there and answered with 202
+//	           on the POST and the JSON-RPC response on the stream. POST /sse
+//	           gets 405; any other path gets 404.
+//	    In http and sse modes the server listens on -addr, prints exactly one
+//	    line "URL <url>" to stdout (e.g. "URL http://127.0.0.1:43121/mcp" or
+//	    "URL http://127.0.0.1:43121/sse"), then serves. Stdin is not read in
+//	    these modes (stdin EOF does not stop the server).
+//	-addr HOST:PORT             Listen address for http/sse (default
+//	    127.0.0.1:0). Nothing else is ever listened on.
+//	-name NAME                  serverInfo.name (default "testserver");
+//	    serverInfo.version is "1.0.0". Also the "logger" of log notifications.
+//	-init-delay DURATION        Delay the answer to every initialize request
+//	    by DURATION (e.g. 500ms). Other requests are not delayed.
+//	-init-hang                  Never answer initialize. In stdio mode the
+//	    process still exits 0 on stdin EOF or SIGTERM/SIGINT, and writes
+//	    nothing more to stdout once the session has ended.
+//	-init-error                 Answer every initialize with the JSON-RPC
+//	    error {"code":-32600,"message":"init refused"} and write the line
+//	    "init refused" to stderr. The process keeps running (and mcp-go
+//	    still answers other requests; in http mode it even issues an
+//	    Mcp-Session-Id with the error).
+//	    When combined, -init-delay applies first, then -init-hang, then
+//	    -init-error. None of them delays or refuses anything but initialize.
+//	-exit-at-start N            Write "fatal: exiting at start" to stderr and
+//	    exit with status N before reading anything (default -1 = disabled;
+//	    0 is a valid status). The "started <pid>" record line is written
+//	    first, so restarts can be counted.
+//	-stderr-lines N             At start write N lines "stderr line <i>"
+//	    (i = 1..N) to stderr.
+//	-crash-after N              (0 = never) N tools/call requests are served;
+//	    on receipt of the (N+1)-th tools/call request (whatever tool it names,
+//	    even an unknown one) the process writes "crashing after N calls" to
+//	    stderr and exits with status 3 without answering it. That call is
+//	    not recorded as "call <tool>".
+//	-ignore-sigterm             Ignore SIGTERM (signal.Ignore). SIGINT still
+//	    shuts down; SIGKILL is needed otherwise.
+//	-ignore-stdin-eof           stdio mode: keep running after stdin EOF
+//	    until a signal arrives.
+//	-grandchild                 At start re-exec this binary with the hidden
+//	    flag -grandchild-mode, in the same process group (no Setpgid). The
+//	    grandchild ignores SIGTERM, has stdin, stdout and stderr on /dev/null
+//	    (it does not hold the parent's pipes) and sleeps (it exits by itself
+//	    after one hour, as a guard against leaks). The parent writes
+//	    "grandchild pid <pid>" to stderr and records "grandchild <pid>". The
+//	    parent reaps it in the background if it dies first.
+//	-junk-stdout                stdio mode: write the line "this is not json"
+//	    to stdout at start and immediately before every JSON-RPC line
+//	    (responses and notifications), as whole lines.
+//	-huge-line N                stdio mode: at start write one line of N 'x'
+//	    bytes plus "\n" to stdout (before the -junk-stdout start line).
+//	-record FILE                Append event lines to FILE (O_APPEND|O_CREATE,
+//	    one write per line). See "Record file" below.
+//	-tools N                    Also register tools tool_0 .. tool_{N-1}.
+//	-page-size N                Page size for tools/list, resources/list,
+//	    resources/templates/list and prompts/list (0 = no pagination). The
+//	    cursor is mcp-go's: base64 of the last name on the page. A full page
+//	    always carries nextCursor, so when the item count is a multiple of N
+//	    the last page is empty (e.g. 16 tools, -page-size 4: 4+4+4+4+0).
+//	-grandchild-mode            Hidden; used internally by -grandchild.
+//
+// # Tools
+//
+// Items are returned in name order. Every tool has an object input schema;
+// all carry mcp-go's default annotations (readOnlyHint false,
+// destructiveHint true, idempotentHint false, openWorldHint true) except
+// where noted. A missing required argument gives an isError result naming it.
+//
+//	echo {text: string}          text content = text. Annotations: title
+//	    "Echo", readOnlyHint true, destructiveHint false, idempotentHint true,
+//	    openWorldHint false.
+//	add {a: number, b: number}   text content = the sum ("5" for 2+3, "3.5"
+//	    for 1.5+2) and structuredContent {"sum": <sum>}; no outputSchema.
+//	sleep {ms: integer}          Sleeps ms milliseconds; returns "slept <ms>ms".
+//	    If cancelled first (notifications/cancelled; stdio: stdin EOF or
+//	    SIGTERM/SIGINT; http: the POST's connection closing; sse: only
+//	    notifications/cancelled) it records "cancelled sleep", writes
+//	    "sleep cancelled" to stderr and returns an isError result "cancelled".
+//	fail {message?: string}      isError result, text = message (default
+//	    "tool failed").
+//	crash {}                     Writes "crash tool called" to stderr and
+//	    exits with status 2 (after "call crash" is recorded).
+//	big {bytes: integer}         One text content of exactly bytes 'a's.
+//	image {}                     One image content: a 1x1 PNG, mimeType
+//	    image/png.
+//	audio {}                     One audio content: a 44-byte empty WAV file,
+//	    mimeType audio/wav.
+//	mixed {}                     Five blocks, in order: text "mixed content";
+//	    the image; the audio; an embedded text resource {uri test://mixed,
+//	    mimeType text/plain, text "mixed resource"}; a resource_link {uri
+//	    test://hello, name hello, mimeType text/plain}.
+//	structured {}                text `{"answer":42}` plus structuredContent
+//	    {"answer":42}; outputSchema {"type":"object","properties":{"answer":
+//	    {"type":"integer"}},"required":["answer"]}.
+//	progress {steps: integer, interval_ms?: integer}  For i = 1..steps: waits
+//	    interval_ms (default 0), then sends notifications/progress
+//	    {progressToken, progress: i, total: steps, message: "step i/steps"}
+//	    if the request carried _meta.progressToken (otherwise only waits).
+//	    Returns "done <steps>". Cancellation: records "cancelled progress",
+//	    stderr "progress cancelled", isError result "cancelled".
+//	env {name: string}           text = os.Getenv(name), or "(unset)" if empty.
+//	cwd {}                       text = the working directory.
+//	add_tool {name: string}      Registers tool <name> (no arguments; returns
+//	    text <name>); mcp-go sends notifications/tools/list_changed; returns
+//	    "added <name>".
+//	remove_tool {name: string}   Removes tool <name> (any tool, built-ins too)
+//	    and returns "removed <name>" (list_changed as for add_tool); isError
+//	    "no such tool <name>" if it does not exist.
+//	log {level: string, message: string}  Sends notifications/message
+//	    {level, logger: <-name>, data: message} regardless of logging/setLevel
+//	    and returns "logged". level must be an MCP level (debug ... emergency).
+//	tool_<i> {}                  (-tools) returns text "tool_<i>".
+//	usr1_tool {}                 Added (once) on SIGUSR1, in every mode; the
+//	    server writes "usr1_tool added" to stderr the first time. Returns text
+//	    "usr1_tool".
+//
+// Ordering: every notification a tool call causes (progress, log,
+// list_changed from add_tool/remove_tool) has been written to the wire
+// before the call's result is, in every mode. In http mode, though, if the
+// client also holds a GET stream for the session, mcp-go may deliver any of
+// them on that stream rather than on the POST's. In stdio mode mcp-go serves
+// requests concurrently, so responses can come out of request order (e.g. a
+// tools/call sent right after initialize may be answered first); a
+// cancelled call is still answered (isError "cancelled").
+//
+// # Resources and prompts
+//
+// Capabilities: tools (listChanged true), resources (subscribe and
+// listChanged false), prompts (listChanged false), logging.
+//
+//	resource test://hello       name hello, text/plain, text "hello world"
+//	resource test://data.json   name data.json, application/json, text {"k":1}
+//	template test://items/{id}  name item, text/plain; reading
+//	    test://items/7 returns text "item 7"
+//	prompt greet {name required} one user text message "Hello, <name>!";
+//	    without name: JSON-RPC error -32603 "missing required argument name"
+//	prompt plain                one user text message "This is a plain prompt."
+//
+// # Record file
+//
+// One line per event, in this format:
+//
+//	started <pid>      at start, before anything else (even -exit-at-start)
+//	grandchild <pid>   after spawning the grandchild
+//	initialized        on receipt of notifications/initialized
+//	call <tool>        on every tools/call, before the tool runs (also for
+//	                   unknown tools)
+//	cancelled <tool>   when sleep or progress sees its context cancelled
+//
+// # Exit statuses and signals
+//
+// 0 after stdin EOF (stdio) or SIGTERM/SIGINT (any mode; in-flight stdio
+// requests are cancelled first, for at most 3s); 2 for the crash tool (and,
+// from the flag package, for bad flags); 3 for -crash-after; N for
+// -exit-at-start N; 1 for setup errors (e.g. the address is in use) and
+// stdin read errors. Besides the lines documented above, stderr may carry
+// mcp-go's own diagnostics, prefixed "mcpserver: " in stdio mode.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+type config struct {
+	transport      string
+	addr           string
+	name           string
+	initDelay      time.Duration
+	initHang       bool
+	initError      bool
+	exitAtStart    int
+	stderrLines    int
+	crashAfter     int
+	ignoreSIGTERM  bool
+	ignoreStdinEOF bool
+	grandchild     bool
+	grandchildMode bool
+	junkStdout     bool
+	hugeLine       int
+	record         string
+	tools          int
+	pageSize       int
+}
+
+const hiddenFlag = "grandchild-mode"
+
+func parseFlags() *config {
+	c := &config{}
+	fs := flag.CommandLine
+	fs.StringVar(&c.transport, "transport", "stdio", "transport: stdio, http (streamable HTTP at /mcp) or sse (legacy SSE at /sse)")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:0", "listen address for http and sse")
+	fs.StringVar(&c.name, "name", "testserver", "serverInfo name")
+	fs.DurationVar(&c.initDelay, "init-delay", 0, "delay the initialize answer")
+	fs.BoolVar(&c.initHang, "init-hang", false, "never answer initialize")
+	fs.BoolVar(&c.initError, "init-error", false, "answer initialize with a JSON-RPC error")
+	fs.IntVar(&c.exitAtStart, "exit-at-start", -1, "exit at start with this status (-1 = disabled)")
+	fs.IntVar(&c.stderrLines, "stderr-lines", 0, "write this many lines to stderr at start")
+	fs.IntVar(&c.crashAfter, "crash-after", 0, "exit with status 3 on the (N+1)-th tools/call (0 = never)")
+	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM")
+	fs.BoolVar(&c.ignoreStdinEOF, "ignore-stdin-eof", false, "stdio: keep running after stdin EOF")
+	fs.BoolVar(&c.grandchild, "grandchild", false, "spawn a SIGTERM-ignoring grandchild process")
+	fs.BoolVar(&c.grandchildMode, hiddenFlag, false, "internal")
+	fs.BoolVar(&c.junkStdout, "junk-stdout", false, "stdio: write a non-JSON line before every message")
+	fs.IntVar(&c.hugeLine, "huge-line", 0, "stdio: write a non-JSON line of N bytes at start")
+	fs.StringVar(&c.record, "record", "", "append event lines to this file")
+	fs.IntVar(&c.tools, "tools", 0, "register N extra tools tool_0..tool_{N-1}")
+	fs.IntVar(&c.pageSize, "page-size", 0, "list pagination page size (0 = none)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name == hiddenFlag {
+				return
+			}
+			fmt.Fprintf(fs.Output(), "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+		})
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		usageError("unexpected arguments: %s", strings.Join(flag.Args(), " "))
+	}
+	switch c.transport {
+	case "stdio", "http", "sse":
+	default:
+		usageError("unknown -transport %q (want stdio, http or sse)", c.transport)
+	}
+	if c.hugeLine < 0 || c.stderrLines < 0 || c.crashAfter < 0 || c.tools < 0 || c.pageSize < 0 {
+		usageError("numeric flags must not be negative")
+	}
+	return c
+}
+
+func usageError(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "mcpserver: "+format+"\n", args...)
+	flag.CommandLine.Usage()
+	os.Exit(2)
+}
+
+func main() {
+	cfg := parseFlags()
+	if cfg.grandchildMode {
+		runGrandchild()
+		return
+	}
+
+	rec, err := openRecorder(cfg.record)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpserver: %v\n", err)
+		os.Exit(1)
+	}
+	rec.event("started %d", os.Getpid())
+
+	if cfg.exitAtStart >= 0 {
+		fmt.Fprintln(os.Stderr, "fatal: exiting at start")
+		os.Exit(cfg.exitAtStart)
+	}
+
+	// Signals are wired before anything slow happens, so that a SIGTERM
+	// arriving during start-up is also a clean exit.
+	term := make(chan os.Signal, 1)
+	if cfg.ignoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+		signal.Notify(term, syscall.SIGINT)
+	} else {
+		signal.Notify(term, syscall.SIGINT, syscall.SIGTERM)
+	}
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+
+	for i := 1; i <= cfg.stderrLines; i++ {
+		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
+	}
+
+	if cfg.grandchild {
+		if err := spawnGrandchild(rec); err != nil {
+			fmt.Fprintf(os.Stderr, "mcpserver: grandchild: %v\n", err)
+			os.Exit(1)
+		}
+	}
+
+	a := newApp(cfg, rec)
+	if cfg.transport == "stdio" {
+		// Set before any request can be served: notify and the init hooks
+		// look at it.
+		a.out = newStdoutWriter(os.Stdout, cfg.junkStdout, a.watch("stdio"))
+	}
+	a.build()
+	go a.watchUSR1(usr1)
+
+	if cfg.transport == "stdio" {
+		a.serveStdio(term)
+	} else {
+		a.serveNet(term)
+	}
+}
+
+// serveStdio serves one session on stdin/stdout and exits the process.
+func (a *app) serveStdio(term <-chan os.Signal) {
+	if a.cfg.hugeLine > 0 {
+		line := make([]byte, a.cfg.hugeLine+1)
+		for i := range a.cfg.hugeLine {
+			line[i] = 'x'
+		}
+		line[a.cfg.hugeLine] = '\n'
+		if _, err := os.Stdout.Write(line); err != nil {
+			os.Exit(1)
+		}
+	}
+	if a.cfg.junkStdout {
+		if _, err := io.WriteString(os.Stdout, junkLine); err != nil {
+			os.Exit(1)
+		}
+	}
+
+	var in io.Reader = os.Stdin
+	if a.cfg.ignoreStdinEOF {
+		in = noEOFReader{os.Stdin}
+	}
+	ss := server.NewStdioServer(a.srv)
+	server.WithWorkerPoolSize(64)(ss)
+	ss.SetErrorLogger(log.New(os.Stderr, "mcpserver: ", 0))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- ss.Listen(ctx, in, a.out) }()
+
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(os.Stderr, "mcpserver: %v\n", err)
+			os.Exit(1)
+		}
+	case <-term:
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+		}
+	}
+	os.Exit(0)
+}
+
+// serveNet serves streamable HTTP or legacy SSE on -addr and exits the
+// process on SIGTERM/SIGINT.
+func (a *app) serveNet(term <-chan os.Signal) {
+	ln, err := net.Listen("tcp", a.cfg.addr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpserver: %v\n", err)
+		os.Exit(1)
+	}
+	base := "http://" + ln.Addr().String()
+	mux := http.NewServeMux()
+	var url string
+	var closeSessions func()
+	switch a.cfg.transport {
+	case "http":
+		h := server.NewStreamableHTTPServer(a.srv, server.WithEndpointPath("/mcp"))
+		mux.Handle("/mcp", a.trackStreamable(h))
+		url = base + "/mcp"
+		closeSessions = func() { h.CloseSessions(context.Background()) }
+	case "sse":
+		s := server.NewSSEServer(a.srv, server.WithBaseURL(base),
+			server.WithSessionIDGenerator(sseSessionID))
+		mux.Handle("/sse", a.trackSSE(s))
+		mux.Handle("/message", s)
+		url = base + "/sse"
+		closeSessions = s.CloseSessions
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	if _, err := fmt.Fprintf(os.Stdout, "URL %s\n", url); err != nil {
+		os.Exit(1)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		fmt.Fprintf(os.Stderr, "mcpserver: %v\n", err)
+		os.Exit(1)
+	case <-term:
+		closeSessions()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = hs.Shutdown(ctx)
+		cancel()
+	}
+	os.Exit(0)
+}

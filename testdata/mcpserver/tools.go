@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// pngBase64 is a valid 1x1 RGBA PNG.
+const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+// wavBase64 is a 44-byte WAV file (8 kHz, mono, 16 bit) with no samples.
+var wavBase64 = func() string {
+	b := make([]byte, 0, 44)
+	le32 := func(v uint32) { b = binary.LittleEndian.AppendUint32(b, v) }
+	le16 := func(v uint16) { b = binary.LittleEndian.AppendUint16(b, v) }
+	b = append(b, "RIFF"...)
+	le32(36)
+	b = append(b, "WAVEfmt "...)
+	le32(16)   // fmt chunk size
+	le16(1)    // PCM
+	le16(1)    // channels
+	le32(8000) // sample rate
+	le32(16000)
+	le16(2)  // block align
+	le16(16) // bits per sample
+	b = append(b, "data"...)
+	le32(0)
+	return base64.StdEncoding.EncodeToString(b)
+}()
+
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+func text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
+
+func (a *app) addTools() {
+	s := a.srv
+	s.AddTool(mcp.NewTool("echo",
+		mcp.WithDescription("Returns its text argument as text content."),
+		mcp.WithString("text", mcp.Required(), mcp.Description("Text to echo.")),
+		mcp.WithTitleAnnotation("Echo"),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t, err := req.RequireString("text")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return text(t), nil
+	})
+
+	s.AddTool(mcp.NewTool("add",
+		mcp.WithDescription("Adds two numbers; returns the sum as text and as structuredContent {\"sum\": n}."),
+		mcp.WithNumber("a", mcp.Required(), mcp.Description("First addend.")),
+		mcp.WithNumber("b", mcp.Required(), mcp.Description("Second addend.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		x, err := req.RequireFloat("a")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		y, err := req.RequireFloat("b")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		sum := x + y
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(strconv.FormatFloat(sum, 'f', -1, 64))},
+			StructuredContent: map[string]any{"sum": sum},
+		}, nil
+	})
+
+	s.AddTool(mcp.NewTool("sleep",
+		mcp.WithDescription("Sleeps for ms milliseconds, honouring cancellation."),
+		mcp.WithInteger("ms", mcp.Required(), mcp.Min(0), mcp.Description("Milliseconds to sleep.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ms, err := req.RequireInt("ms")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if !a.wait(ctx, time.Duration(ms)*time.Millisecond) {
+			return a.cancelled("sleep"), nil
+		}
+		return text(fmt.Sprintf("slept %dms", ms)), nil
+	})
+
+	s.AddTool(mcp.NewTool("fail",
+		mcp.WithDescription("Returns a tool error (isError true) with the given message."),
+		mcp.WithString("message", mcp.DefaultString("tool failed"), mcp.Description("Error text.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError(req.GetString("message", "tool failed")), nil
+	})
+
+	s.AddTool(mcp.NewTool("crash",
+		mcp.WithDescription("Makes the server process exit with status 2."),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "crash tool called")
+		os.Exit(2)
+		return nil, nil
+	})
+
+	s.AddTool(mcp.NewTool("big",
+		mcp.WithDescription("Returns one text content of exactly bytes bytes ('a' repeated)."),
+		mcp.WithInteger("bytes", mcp.Required(), mcp.Min(0), mcp.Description("Size of the text.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n, err := req.RequireInt("bytes")
+		if err != nil || n < 0 {
+			return mcp.NewToolResultError(fmt.Sprintf("bad bytes argument: %v", err)), nil
+		}
+		return text(strings.Repeat("a", n)), nil
+	})
+
+	s.AddTool(mcp.NewTool("image",
+		mcp.WithDescription("Returns a 1x1 PNG image content."),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewImageContent(pngBase64, "image/png")}}, nil
+	})
+
+	s.AddTool(mcp.NewTool("audio",
+		mcp.WithDescription("Returns an empty WAV audio content."),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewAudioContent(wavBase64, "audio/wav")}}, nil
+	})
+
+	s.AddTool(mcp.NewTool("mixed",
+		mcp.WithDescription("Returns text, image, audio, embedded resource and resource_link content."),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			mcp.NewTextContent("mixed content"),
+			mcp.NewImageContent(pngBase64, "image/png"),
+			mcp.NewAudioContent(wavBase64, "audio/wav"),
+			mcp.NewEmbeddedResource(mcp.TextResourceContents{
+				URI: "test://mixed", MIMEType: "text/plain", Text: "mixed resource",
+			}),
+			mcp.NewResourceLink("test://hello", "hello", "The hello resource.", "text/plain"),
+		}}, nil
+	})
+
+	s.AddTool(mcp.NewTool("structured",
+		mcp.WithDescription("Returns structuredContent {\"answer\": 42} matching its outputSchema."),
+		mcp.WithRawOutputSchema([]byte(`{"type":"object","properties":{"answer":{"type":"integer"}},"required":["answer"]}`)),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(`{"answer":42}`)},
+			StructuredContent: map[string]any{"answer": 42},
+		}, nil
+	})
+
+	s.AddTool(mcp.NewTool("progress",
+		mcp.WithDescription("Sends steps progress notifications interval_ms apart (each after a wait), then returns \"done <steps>\"."),
+		mcp.WithInteger("steps", mcp.Required(), mcp.Min(0), mcp.Description("Number of notifications.")),
+		mcp.WithInteger("interval_ms", mcp.Min(0), mcp.DefaultNumber(0), mcp.Description("Wait before each notification.")),
+	), a.progressTool)
+
+	s.AddTool(mcp.NewTool("env",
+		mcp.WithDescription("Returns the value of an environment variable, or \"(unset)\" if empty."),
+		mcp.WithString("name", mcp.Required(), mcp.Description("Variable name.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, err := req.RequireString("name")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if v := os.Getenv(name); v != "" {
+			return text(v), nil
+		}
+		return text("(unset)"), nil
+	})
+
+	s.AddTool(mcp.NewTool("cwd",
+		mcp.WithDescription("Returns the server's working directory."),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return text(wd), nil
+	})
+
+	s.AddTool(mcp.NewTool("add_tool",
+		mcp.WithDescription("Registers a tool with the given name at runtime (tools/list_changed is sent)."),
+		mcp.WithString("name", mcp.Required(), mcp.Description("Name of the new tool.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, err := req.RequireString("name")
+		if err != nil || name == "" {
+			return mcp.NewToolResultError("missing name"), nil
+		}
+		a.changeTools(ctx, func() { a.addNamedTool(name) })
+		return text("added " + name), nil
+	})
+
+	s.AddTool(mcp.NewTool("remove_tool",
+		mcp.WithDescription("Removes the tool with the given name (tools/list_changed is sent)."),
+		mcp.WithString("name", mcp.Required(), mcp.Description("Name of the tool to remove.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, err := req.RequireString("name")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if a.srv.GetTool(name) == nil {
+			return mcp.NewToolResultError("no such tool " + name), nil
+		}
+		a.changeTools(ctx, func() { a.srv.DeleteTools(name) })
+		return text("removed " + name), nil
+	})
+
+	s.AddTool(mcp.NewTool("log",
+		mcp.WithDescription("Sends a notifications/message log notification and returns \"logged\"."),
+		mcp.WithString("level", mcp.Required(), mcp.Enum(logLevels...), mcp.Description("MCP logging level.")),
+		mcp.WithString("message", mcp.Required(), mcp.Description("Log data.")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		level, err := req.RequireString("level")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if !isLogLevel(level) {
+			return mcp.NewToolResultError("unknown level " + level), nil
+		}
+		msg, err := req.RequireString("message")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if err := a.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
+			"level": level, "logger": a.cfg.name, "data": msg,
+		}); err != nil {
+			return mcp.NewToolResultError("notify: " + err.Error()), nil
+		}
+		return text("logged"), nil
+	})
+
+	for i := range a.cfg.tools {
+		a.addNamedTool(fmt.Sprintf("tool_%d", i))
+	}
+}
+
+// addNamedTool registers a no-argument tool that returns its own name.
+func (a *app) addNamedTool(name string) {
+	a.srv.AddTool(mcp.NewTool(name,
+		mcp.WithDescription("Returns its own name."),
+		mcp.WithReadOnlyHintAnnotation(true),
+	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(name), nil
+	})
+}
+
+// changeTools runs change, which makes mcp-go broadcast
+// tools/list_changed, and waits (up to 2s) until that notification has been
+// written for the caller's session, so that it precedes the tool's result.
+// mcp-go only notifies initialized sessions.
+func (a *app) changeTools(ctx context.Context, change func()) {
+	sess := server.ClientSessionFromContext(ctx)
+	if sess == nil || !sess.Initialized() {
+		change()
+		return
+	}
+	_ = a.sendAndWait(ctx, listChangedJSON, func() error { change(); return nil })
+}
+
+func (a *app) progressTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	steps, err := req.RequireInt("steps")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	interval := time.Duration(req.GetInt("interval_ms", 0)) * time.Millisecond
+	var token mcp.ProgressToken
+	if req.Params.Meta != nil {
+		token = req.Params.Meta.ProgressToken
+	}
+	for i := 1; i <= steps; i++ {
+		if !a.wait(ctx, interval) {
+			return a.cancelled("progress"), nil
+		}
+		if token == nil {
+			continue
+		}
+		if err := a.notify(ctx, string(mcp.MethodNotificationProgress), map[string]any{
+			"progressToken": token,
+			"progress":      i,
+			"total":         steps,
+			"message":       fmt.Sprintf("step %d/%d", i, steps),
+		}); err != nil {
+			return mcp.NewToolResultError("notify: " + err.Error()), nil
+		}
+	}
+	return text(fmt.Sprintf("done %d", steps)), nil
+}
+
+// wait sleeps for d and reports whether it was not cancelled first.
+func (a *app) wait(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (a *app) cancelled(tool string) *mcp.CallToolResult {
+	a.rec.event("cancelled %s", tool)
+	fmt.Fprintf(os.Stderr, "%s cancelled\n", tool)
+	return mcp.NewToolResultError("cancelled")
+}
+
+func isLogLevel(s string) bool {
+	for _, l := range logLevels {
+		if s == l {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,59 @@
+// Package testbin builds this repository's helper binaries (the test MCP
+// server, the fake model, the agent itself) once per test binary, for tests
+// that run them as real processes.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+)
+
+// Builder builds packages of this module into a temporary directory. The
+// zero value is not usable; use New. Safe for concurrent use.
+type Builder struct {
+	dir  string
+	mu   sync.Mutex
+	bins map[string]string
+}
+
+// New returns a Builder writing into a fresh temporary directory. Call
+// Cleanup when done (typically at the end of TestMain).
+func New() (*Builder, error) {
+	dir, err := os.MkdirTemp("", "acpgate-testbin-")
+	if err != nil {
+		return nil, err
+	}
+	return &Builder{dir: dir, bins: map[string]string{}}, nil
+}
+
+// Build compiles the package at pkg (relative to the module root, e.g.
+// "./testdata/mcpserver") and returns the binary's path. Repeated calls
+// return the first build.
+func (b *Builder) Build(pkg string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.bins[pkg]; ok {
+		return p, nil
+	}
+	out := filepath.Join(b.dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = ModuleRoot()
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
+	}
+	b.bins[pkg] = out
+	return out, nil
+}
+
+// Cleanup removes the built binaries.
+func (b *Builder) Cleanup() { _ = os.RemoveAll(b.dir) }
+
+// ModuleRoot is the repository's root directory.
+func ModuleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
