@@ -25,6 +25,10 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("MCPCLIENT_TEST_OLD_SERVER") == "1" {
+		oldServer()
+		os.Exit(0)
+	}
 	b, err := testbin.New()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -237,7 +241,15 @@ func alive(pid int) bool {
 // returns its URL. It is killed at the end of the test.
 func netServer(t *testing.T, mode string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(serverBin, append([]string{"-transport", mode, "-addr", "127.0.0.1:0"}, args...)...)
+	url, _ := netServerAt(t, mode, "127.0.0.1:0", args...)
+	return url
+}
+
+// netServerAt runs the test server in http or sse mode on addr and returns
+// its URL and process, which is killed at the end of the test.
+func netServerAt(t *testing.T, mode, addr string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(serverBin, append([]string{"-transport", mode, "-addr", addr}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -258,5 +270,5 @@ func netServer(t *testing.T, mode string, args ...string) string {
 	if !ok {
 		t.Fatalf("unexpected first line %q", line)
 	}
-	return url
+	return url, cmd
 }

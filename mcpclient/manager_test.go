@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,14 +131,22 @@ func TestHTTPTransports(t *testing.T) {
 		{"fallback", "sse", mcpclient.TransportHTTP, mcpclient.TransportSSE},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := netServer(t, tc.mode)
+			rec, lines := recordFile(t)
+			url, proc := netServerAt(t, tc.mode, "127.0.0.1:0", "-record", rec)
 			opts, _ := fastOpts(t)
 			events := newEventLog()
 			opts.OnEvent = events.add
-			m := start(t, opts, mcpclient.ServerSpec{
+			m, err := mcpclient.New([]mcpclient.ServerSpec{{
 				Name: "net", Transport: tc.transport, URL: url,
-				Headers: map[string]string{"X-Test": "1"},
-			})
+				Headers: map[string]string{"X-Test": "from-spec"},
+			}}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close(context.Background())
+			if err := m.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 			mustReady(t, m, "net")
 			if st, _ := m.Status("net"); st.Transport != tc.want {
 				t.Errorf("transport %s, want %s", st.Transport, tc.want)
@@ -145,9 +154,60 @@ func TestHTTPTransports(t *testing.T) {
 			if got := text(t, call(t, m, "net", "echo", map[string]any{"text": "hi"})); got != "hi" {
 				t.Errorf("echo %q", got)
 			}
-			// list_changed must arrive with no request in flight.
-			call(t, m, "net", "add_tool", map[string]any{"name": "fresh"})
-			events.wait(t, "fresh tool listed", func(mcpclient.Event) bool { return hasTool(m, "net", "fresh") })
+			if !hasLine(lines(), "header X-Test from-spec") {
+				t.Errorf("configured header not sent; record: %v", lines())
+			}
+			// list_changed must arrive with no request in flight: the server
+			// changes its tools on SIGUSR1.
+			if err := proc.Process.Signal(syscall.SIGUSR1); err != nil {
+				t.Fatal(err)
+			}
+			events.wait(t, "usr1_tool listed", func(mcpclient.Event) bool { return hasTool(m, "net", "usr1_tool") })
+			if err := m.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == mcpclient.TransportHTTP && !hasLine(lines(), "http delete /mcp") {
+				t.Errorf("session not ended with DELETE; record: %v", lines())
+			}
+		})
+	}
+}
+
+func TestHTTPReconnect(t *testing.T) {
+	for _, mode := range []string{"http", "sse"} {
+		t.Run(mode, func(t *testing.T) {
+			url, proc := netServerAt(t, mode, "127.0.0.1:0")
+			opts, _ := fastOpts(t)
+			events := newEventLog()
+			opts.OnEvent = events.add
+			spec := mcpclient.ServerSpec{Name: "net", Transport: mcpclient.Transport(mode), URL: url, MaxRestarts: 1000}
+			m := start(t, opts, spec)
+			call(t, m, "net", "echo", map[string]any{"text": "before"})
+
+			// The server goes away and comes back on the same address.
+			_ = proc.Process.Kill()
+			_ = proc.Wait()
+			addr := strings.TrimPrefix(strings.TrimSuffix(strings.TrimSuffix(url, "/mcp"), "/sse"), "http://")
+			netServerAt(t, mode, addr)
+
+			// The first call may fail (the old session is gone); the
+			// connection is then re-established and calls work again.
+			var got string
+			waitFor(t, "a call after reconnecting", func() bool {
+				res, err := m.CallTool(context.Background(), "net", "echo", map[string]any{"text": "after"})
+				if err != nil {
+					if !errors.Is(err, mcpclient.ErrConnLost) && !errors.Is(err, mcpclient.ErrNotReady) {
+						t.Fatalf("call while reconnecting: %v", err)
+					}
+					return false
+				}
+				got = text(t, res)
+				return true
+			})
+			if got != "after" {
+				t.Errorf("echo %q", got)
+			}
+			events.wait(t, "restarting", func(e mcpclient.Event) bool { return e.Status.State == mcpclient.StateRestarting })
 		})
 	}
 }

@@ -11,7 +11,8 @@
 //
 //	-transport stdio|http|sse   Transport (default stdio).
 //	    stdio: newline-delimited JSON-RPC on stdin/stdout.
-//	    http:  streamable HTTP, served only at path /mcp (any other path,
+//	    http:  streamable HTTP (stateful: an unknown Mcp-Session-Id gets
+//	           404, as with the reference SDKs), served only at path /mcp (any other path,
 //	           e.g. POST /sse, gets 404).
 //	    sse:   legacy SSE: GET /sse opens the event stream, whose first event
 //	           is "endpoint" with data http://HOST:PORT/message?sessionId=ID
@@ -162,6 +163,8 @@
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)
 //	cancelled <tool>   when sleep or progress sees its context cancelled
+//	http delete <path> http/sse: a client sent DELETE (ended its session)
+//	header X-Test <v>  http/sse: first request carrying X-Test: <v>
 //
 // # Exit statuses and signals
 //
@@ -185,6 +188,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -384,7 +388,8 @@ func (a *app) serveNet(term <-chan os.Signal) {
 	var closeSessions func()
 	switch a.cfg.transport {
 	case "http":
-		h := server.NewStreamableHTTPServer(a.srv, server.WithEndpointPath("/mcp"))
+		// Stateful, like the reference SDKs: an unknown session ID gets 404.
+		h := server.NewStreamableHTTPServer(a.srv, server.WithEndpointPath("/mcp"), server.WithStateful(true))
 		mux.Handle("/mcp", a.trackStreamable(h))
 		url = base + "/mcp"
 		closeSessions = func() { h.CloseSessions(context.Background()) }
@@ -396,7 +401,7 @@ func (a *app) serveNet(term <-chan os.Signal) {
 		url = base + "/sse"
 		closeSessions = s.CloseSessions
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: a.recordHTTP(mux), ReadHeaderTimeout: 10 * time.Second}
 
 	if _, err := fmt.Fprintf(os.Stdout, "URL %s\n", url); err != nil {
 		os.Exit(1)
@@ -415,4 +420,22 @@ func (a *app) serveNet(term <-chan os.Signal) {
 		cancel()
 	}
 	os.Exit(0)
+}
+
+// recordHTTP records, for tests, each DELETE (a client ending its session)
+// as "http delete <path>" and the value of an X-Test request header as
+// "header X-Test <value>" (once per distinct value).
+func (a *app) recordHTTP(h http.Handler) http.Handler {
+	var seen sync.Map
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			a.rec.event("http delete %s", r.URL.Path)
+		}
+		if v := r.Header.Get("X-Test"); v != "" {
+			if _, dup := seen.LoadOrStore(v, true); !dup {
+				a.rec.event("header X-Test %s", v)
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
