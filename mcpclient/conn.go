@@ -219,37 +219,61 @@ type catalog struct {
 }
 
 // discover lists what the server's capabilities say it has, following
-// pagination cursors. Tools are required to work; the rest is best effort.
+// pagination cursors; the lists are fetched concurrently. Tools are
+// required to work; the rest is best effort.
 func (s *server) discover(ctx context.Context, c *conn, what refreshKind) (catalog, error) {
-	var cat catalog
+	var (
+		cat     catalog
+		toolErr error
+		wg      sync.WaitGroup
+	)
 	caps := c.client.GetServerCapabilities()
-	if what&refreshTools != 0 && caps.Tools != nil {
-		res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
-		if err != nil {
-			return cat, fmt.Errorf("tools/list: %w", err)
-		}
-		cat.tools = res.Tools
+	fetch := func(name string, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(); err != nil {
+				s.logger.Warn(name+" failed", "err", err)
+			}
+		}()
 	}
-	if what&refreshResources != 0 {
-		if caps.Resources != nil {
-			if res, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil {
-				s.logger.Warn("resources/list failed", "err", err)
-			} else {
+	if what&refreshTools != 0 && caps.Tools != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil {
+				toolErr = fmt.Errorf("tools/list: %w", err)
+				return
+			}
+			cat.tools = res.Tools
+		}()
+	}
+	if what&refreshResources != 0 && caps.Resources != nil {
+		fetch("resources/list", func() error {
+			res, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{})
+			if err == nil {
 				cat.resources = res.Resources
 			}
-			if res, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{}); err != nil {
-				s.logger.Warn("resources/templates/list failed", "err", err)
-			} else {
+			return err
+		})
+		fetch("resources/templates/list", func() error {
+			res, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+			if err == nil {
 				cat.templates = res.ResourceTemplates
 			}
-		}
-		if caps.Prompts != nil {
-			if res, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{}); err != nil {
-				s.logger.Warn("prompts/list failed", "err", err)
-			} else {
+			return err
+		})
+	}
+	if what&refreshResources != 0 && caps.Prompts != nil {
+		fetch("prompts/list", func() error {
+			res, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
+			if err == nil {
 				cat.prompts = res.Prompts
 			}
-		}
+			return err
+		})
 	}
-	return cat, nil
+	wg.Wait()
+	return cat, toolErr
 }
