@@ -2,6 +2,8 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -17,11 +19,15 @@ import (
 // exactly one notification is sent.
 type cancelling struct {
 	transport.Interface
+	schemas *rawSchemas // captures tools/list input schemas verbatim
 }
 
 // SendRequest implements transport.Interface.
 func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Interface.SendRequest(ctx, req)
+	if err == nil && resp != nil && resp.Error == nil && req.Method == string(mcp.MethodToolsList) && t.schemas != nil {
+		t.schemas.capture(resp.Result)
+	}
 	if err != nil && ctx.Err() != nil && req.Method != string(mcp.MethodInitialize) {
 		n := mcp.JSONRPCNotification{
 			JSONRPC: mcp.JSONRPC_VERSION,
@@ -69,4 +75,48 @@ func (t cancelling) SetConnectionLostHandler(fn func(error)) {
 func (t cancelling) RequiresLegacyProtocol() bool {
 	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
 	return ok && l.RequiresLegacyProtocol()
+}
+
+// rawSchemas keeps each tool's inputSchema exactly as the server sent it.
+// mcp-go decodes schemas into a struct that keeps only type, properties,
+// required, additionalProperties and $defs at the top level, so a top-level
+// anyOf, description or $schema would be lost; tools are handed on with
+// these raw schemas instead. Safe for concurrent use.
+type rawSchemas struct {
+	mu sync.Mutex
+	m  map[string]json.RawMessage
+}
+
+func (r *rawSchemas) capture(result json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]json.RawMessage{}
+	}
+	for _, t := range page.Tools {
+		if len(t.InputSchema) > 0 {
+			r.m[t.Name] = t.InputSchema
+		}
+	}
+}
+
+// apply replaces the decoded input schemas of tools by the raw ones.
+func (r *rawSchemas) apply(tools []mcp.Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range tools {
+		if raw, ok := r.m[tools[i].Name]; ok {
+			tools[i].RawInputSchema = raw
+			tools[i].InputSchema = mcp.ToolInputSchema{}
+		}
+	}
 }

@@ -36,6 +36,7 @@ type conn struct {
 	link      link
 	transport Transport
 	init      *mcp.InitializeResult
+	schemas   *rawSchemas
 }
 
 // processLink is the link of a stdio server.
@@ -103,11 +104,13 @@ func (s *server) dialStdio(life, ctx context.Context) (*conn, error) {
 	}
 	s.setProcessTail(p.tail)
 	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logger)
+	schemas := &rawSchemas{}
 	t := transport.NewIO(stdout, p.stdin, nil)
 	c := &conn{
-		client:    client.NewClient(cancelling{t}, client.WithProtocolVersion(ProtocolVersion)),
+		client:    client.NewClient(cancelling{t, schemas}, client.WithProtocolVersion(ProtocolVersion)),
 		link:      processLink{p},
 		transport: TransportStdio,
+		schemas:   schemas,
 	}
 	if err := s.handshake(life, ctx, c); err != nil {
 		// A server that died during the handshake: say so, with its exit.
@@ -158,11 +161,12 @@ func (s *server) dialSSE(life, ctx context.Context) (*conn, error) {
 }
 
 func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport) (*conn, error) {
-	cl := client.NewClient(cancelling{t}, client.WithProtocolVersion(ProtocolVersion))
+	schemas := &rawSchemas{}
+	cl := client.NewClient(cancelling{t, schemas}, client.WithProtocolVersion(ProtocolVersion))
 	l := newHTTPLink()
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
-	c := &conn{client: cl, link: l, transport: tr}
+	c := &conn{client: cl, link: l, transport: tr, schemas: schemas}
 	if err := s.handshake(life, ctx, c); err != nil {
 		_ = cl.Close()
 		return nil, err
@@ -246,6 +250,7 @@ func (s *server) discover(ctx context.Context, c *conn, what refreshKind) (catal
 				toolErr = fmt.Errorf("tools/list: %w", err)
 				return
 			}
+			c.schemas.apply(res.Tools)
 			cat.tools = res.Tools
 		}()
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -605,3 +606,26 @@ func TestNewRejectsAmbiguousSpecs(t *testing.T) {
 		}
 	}
 }
+
+func TestInputSchemaVerbatim(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m := start(t, opts, stdio("s"))
+	for _, st := range m.Tools() {
+		if st.Tool.Name != "schema_rich" {
+			continue
+		}
+		var got, want any
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &got); err != nil {
+			t.Fatalf("raw schema %q: %v", st.Tool.RawInputSchema, err)
+		}
+		_ = json.Unmarshal([]byte(richSchema), &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("schema changed:\n got %s\nwant %s", st.Tool.RawInputSchema, richSchema)
+		}
+		return
+	}
+	t.Fatal("schema_rich not listed")
+}
+
+// richSchema is testdata/mcpserver's RichSchema.
+const richSchema = `{"type":"object","$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}},"properties":{"mode":{"type":"string","enum":["fast","slow"]},"at":{"$ref":"#/$defs/point"},"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}}},"anyOf":[{"required":["mode"]},{"required":["at"]}],"description":"top-level keywords must survive"}`

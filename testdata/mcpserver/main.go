@@ -117,6 +117,9 @@
 //	    stderr "progress cancelled", isError result "cancelled".
 //	env {name: string}           text = os.Getenv(name), or "(unset)" if empty.
 //	cwd {}                       text = the working directory.
+//	schema_rich {...}            has the raw input schema RichSchema (top-level
+//	                             anyOf, $defs, enum, nested objects); returns
+//	                             its raw arguments as text.
 //	add_tool {name: string}      Registers tool <name> (no arguments; returns
 //	    text <name>); mcp-go sends notifications/tools/list_changed; returns
 //	    "added <name>".

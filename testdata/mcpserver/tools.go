@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -175,6 +176,13 @@ func (a *app) addTools() {
 		return text("(unset)"), nil
 	})
 
+	s.AddTool(mcp.NewToolWithRawSchema("schema_rich",
+		"Has a rich input schema (top-level anyOf, $defs, enums, nested objects); returns its arguments.",
+		json.RawMessage(RichSchema),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text(string(req.Params.RawArguments)), nil
+	})
+
 	s.AddTool(mcp.NewTool("cwd",
 		mcp.WithDescription("Returns the server's working directory."),
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -325,3 +333,7 @@ func isLogLevel(s string) bool {
 	}
 	return false
 }
+
+// RichSchema is the input schema of schema_rich, which clients must pass on
+// unchanged.
+const RichSchema = `{"type":"object","$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}},"properties":{"mode":{"type":"string","enum":["fast","slow"]},"at":{"$ref":"#/$defs/point"},"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}}},"anyOf":[{"required":["mode"]},{"required":["at"]}],"description":"top-level keywords must survive"}`
