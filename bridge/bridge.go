@@ -1,0 +1,235 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Caller is what the bridge needs of a session's MCP servers;
+// *mcpclient.Manager implements it. Implementations must be safe for
+// concurrent use.
+type Caller interface {
+	Tools() []mcpclient.ServerTool
+	CallTool(ctx context.Context, server, tool string, args any, opts ...mcpclient.CallOption) (*mcp.CallToolResult, error)
+}
+
+// Options configures the bridge. A nil *Options means all defaults.
+type Options struct {
+	// MaxResultBytes caps what the model sees of one result
+	// (DefaultMaxResultBytes); the user always sees all of it.
+	MaxResultBytes int
+	// Trusted reports whether a server's results may reach the model
+	// without the untrusted-content frame. Default: none is trusted.
+	Trusted func(server string) bool
+	// Logger receives warnings about suspicious results. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o *Options) framer() *framer {
+	f := &framer{maxBytes: DefaultMaxResultBytes, logger: slog.New(slog.DiscardHandler)}
+	if o != nil {
+		if o.MaxResultBytes > 0 {
+			f.maxBytes = o.MaxResultBytes
+		}
+		f.trusted = o.Trusted
+		if o.Logger != nil {
+			f.logger = o.Logger
+		}
+	}
+	return f
+}
+
+// Target is the MCP tool a bridged name stands for.
+type Target struct{ Server, Tool string }
+
+// Tools converts the tools c offers into gateway tools, in c's order, and
+// returns the map from each bridged name to its MCP tool. Names are never
+// parsed back: use the map.
+func Tools(c Caller, opts *Options) ([]gateway.Tool, map[string]Target) {
+	f := opts.framer()
+	namer := NewNamer()
+	st := c.Tools()
+	tools := make([]gateway.Tool, 0, len(st))
+	targets := make(map[string]Target, len(st))
+	for _, t := range st {
+		name := namer.Name(t.Server, t.Tool.Name)
+		targets[name] = Target{Server: t.Server, Tool: t.Tool.Name}
+		tools = append(tools, convertTool(c, f, name, t))
+	}
+	return tools, targets
+}
+
+// convertTool makes the gateway tool for one MCP tool.
+func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool) gateway.Tool {
+	server, tool := st.Server, st.Tool.Name
+	kind, ask := classify(st.Tool)
+	desc := strings.TrimSpace(st.Tool.Description)
+	if desc == "" {
+		desc = st.Tool.Title
+	}
+	return gateway.Tool{
+		Name:        name,
+		Title:       server + ": " + tool,
+		Description: fmt.Sprintf("[MCP server %s] %s", server, desc),
+		InputSchema: inputSchema(st.Tool),
+		Kind:        kind,
+		Annotations: annotations(st.Tool.Annotations),
+		AskApproval: ask,
+		Meta:        map[string]any{"server": server, "tool": tool},
+		Execute: func(ctx context.Context, args json.RawMessage, progress func(gateway.Progress)) (gateway.Result, error) {
+			res, err := c.CallTool(ctx, server, tool, args, mcpclient.WithProgress(func(p mcpclient.Progress) {
+				if progress != nil {
+					progress(gateway.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+				}
+			}))
+			if err != nil {
+				// Transport errors, timeouts and unavailable servers are
+				// results the model can read, never a failed turn.
+				return gateway.ErrorResult(fmt.Sprintf("The MCP tool %s of server %s could not be called: %v", tool, server, err)), nil
+			}
+			return f.convert(server, tool, res), nil
+		},
+	}
+}
+
+// inputSchema returns the tool's schema as the server sent it, normalised
+// only where a provider would reject it: a schema with no "type" gets
+// "type": "object", and an object schema with no "properties" gets empty
+// ones.
+func inputSchema(t mcp.Tool) json.RawMessage {
+	raw := t.RawInputSchema
+	if raw == nil {
+		raw, _ = json.Marshal(t.InputSchema)
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	changed := false
+	if _, ok := m["type"]; !ok {
+		m["type"] = json.RawMessage(`"object"`)
+		changed = true
+	}
+	if _, ok := m["properties"]; !ok && bytes.Equal(m["type"], []byte(`"object"`)) {
+		m["properties"] = json.RawMessage(`{}`)
+		changed = true
+	}
+	if !changed {
+		return raw
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+func annotations(a mcp.ToolAnnotation) gateway.Annotations {
+	return gateway.Annotations{
+		ReadOnly:    isTrue(a.ReadOnlyHint),
+		Destructive: a.DestructiveHint == nil || *a.DestructiveHint, // MCP default: destructive
+		Idempotent:  isTrue(a.IdempotentHint),
+		OpenWorld:   a.OpenWorldHint == nil || *a.OpenWorldHint, // MCP default: open world
+	}
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// classify maps a tool's annotations to the editor's kind and whether the
+// user is asked before it runs: read-only tools are read, search or fetch
+// and run without asking; others are delete (explicitly destructive), edit
+// (explicitly not destructive) or execute (unknown effects), and ask.
+func classify(t mcp.Tool) (gateway.ToolKind, bool) {
+	a := t.Annotations
+	if isTrue(a.ReadOnlyHint) {
+		name := strings.ToLower(t.Name)
+		switch {
+		case strings.Contains(name, "search") || strings.Contains(name, "find") || strings.Contains(name, "grep") || strings.Contains(name, "query"):
+			return gateway.KindSearch, false
+		case isTrue(a.OpenWorldHint) || strings.Contains(name, "fetch"):
+			return gateway.KindFetch, false
+		default:
+			return gateway.KindRead, false
+		}
+	}
+	switch {
+	case a.DestructiveHint != nil && *a.DestructiveHint:
+		return gateway.KindDelete, true
+	case a.DestructiveHint != nil:
+		return gateway.KindEdit, true
+	case a.ReadOnlyHint == nil && a.OpenWorldHint == nil && a.IdempotentHint == nil:
+		return gateway.KindOther, true
+	default:
+		return gateway.KindExecute, true
+	}
+}
+
+// Sync keeps the extra tools of one session in a gateway Registry in step
+// with its MCP servers. Safe for concurrent use.
+type Sync struct {
+	reg  *gateway.Registry
+	key  string
+	opts *Options
+
+	mu      sync.Mutex
+	caller  Caller
+	targets map[string]Target
+}
+
+// NewSync returns a Sync for session key of reg. Attach the session's
+// servers, and pass OnEvent as the Manager's event callback.
+func NewSync(reg *gateway.Registry, key string, opts *Options) *Sync {
+	return &Sync{reg: reg, key: key, opts: opts}
+}
+
+// Attach sets the session's servers and refreshes the session's tools.
+func (s *Sync) Attach(c Caller) {
+	s.mu.Lock()
+	s.caller = c
+	s.mu.Unlock()
+	s.Refresh()
+}
+
+// OnEvent refreshes the session's tools when a server's tools or state
+// changed (discovery, list_changed, restart, failure).
+func (s *Sync) OnEvent(e mcpclient.Event) {
+	if e.Kind == mcpclient.EventToolsChanged || e.Kind == mcpclient.EventStatus {
+		s.Refresh()
+	}
+}
+
+// Refresh sets the session's extra tools to its servers' current tools.
+func (s *Sync) Refresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.caller == nil {
+		return
+	}
+	tools, targets := Tools(s.caller, s.opts)
+	s.targets = targets
+	s.reg.SetExtraTools(s.key, tools)
+}
+
+// Target returns the MCP tool behind a bridged name.
+func (s *Sync) Target(name string) (Target, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.targets[name]
+	return t, ok
+}
+
+// Detach removes the session's extra tools from the Registry; later
+// events change nothing.
+func (s *Sync) Detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.caller = nil
+	s.targets = nil
+	s.reg.ClearExtraTools(s.key)
+}

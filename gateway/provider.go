@@ -1,0 +1,69 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// StopReason says why a turn (or one model call) ended.
+type StopReason string
+
+// The stop reasons.
+const (
+	StopEndTurn         StopReason = "end_turn"          // the model finished
+	StopToolUse         StopReason = "tool_use"          // the model called tools (model calls only)
+	StopMaxTokens       StopReason = "max_tokens"        // the model hit its token limit
+	StopMaxTurnRequests StopReason = "max_turn_requests" // the turn's model-call limit was hit
+	StopRefusal         StopReason = "refusal"           // the model refused
+	StopCancelled       StopReason = "cancelled"         // the turn's context was cancelled
+)
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+}
+
+// ToolSpec is a tool as offered to a model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema of the arguments
+}
+
+// ModelRequest is one call to a model.
+type ModelRequest struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+}
+
+// ModelResponse is a model's complete answer to one ModelRequest.
+type ModelResponse struct {
+	Message Message // RoleAssistant: text, thinking, tool calls
+	Stop    StopReason
+	Usage   Usage
+}
+
+// Delta is a piece of a streamed answer.
+type Delta struct {
+	Text     string
+	Thinking string
+}
+
+// Provider is a model. Implementations are safe for concurrent use.
+type Provider interface {
+	// Complete sends req to the model and returns its answer, passing text
+	// and thinking to onDelta as they stream in (onDelta is called from the
+	// calling goroutine). It honours ctx; errors wrap ErrProvider.
+	Complete(ctx context.Context, req ModelRequest, onDelta func(Delta)) (ModelResponse, error)
+}
+
+// ErrProvider is wrapped by errors a Provider returns.
+var ErrProvider = errors.New("model provider error")

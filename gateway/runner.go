@@ -1,0 +1,350 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// The kinds of Event, in the order a turn produces them.
+const (
+	EventText             EventKind = iota + 1 // Text: a chunk of the answer
+	EventThinking                              // Text: a chunk of reasoning
+	EventToolCallStarted                       // Call: the model asked for a tool (pending)
+	EventToolCallRunning                       // Call: approved, running
+	EventToolCallProgress                      // Call, Progress
+	EventToolCallFinished                      // Call, Result, Failed
+	EventUsage                                 // Usage: tokens of one model call
+)
+
+// CallInfo describes a tool call for events and approval.
+type CallInfo struct {
+	ID       string
+	Name     string // the tool's name
+	Title    string
+	Kind     ToolKind
+	RawInput json.RawMessage
+	Meta     map[string]any // the tool's Meta
+}
+
+// Event is something that happened in a turn.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	Call     *CallInfo
+	Progress Progress
+	Result   *Result
+	Failed   bool
+	Usage    Usage
+}
+
+// Sink receives a turn's events. The Runner never calls it concurrently and
+// calls it in order; it should return quickly.
+type Sink func(Event)
+
+// Decision is the answer to an approval request.
+type Decision int
+
+// The decisions.
+const (
+	Allow Decision = iota + 1
+	Reject
+)
+
+// Approver is asked before a tool runs. A Reject (or an error) means the
+// call is not made and the model is told so; the turn goes on.
+type Approver func(ctx context.Context, key string, call CallInfo, tool Tool) (Decision, error)
+
+// Policy decides whether a tool is exposed to the model and may be called
+// (by the model or directly).
+type Policy func(key string, tool Tool) bool
+
+// RunnerOptions configures a Runner. Zero fields take defaults.
+type RunnerOptions struct {
+	// Provider is the model; nil means none is configured, and a prompt
+	// gets NoModelMessage.
+	Provider Provider
+	// MaxModelCalls bounds the model calls of one turn (default 50).
+	MaxModelCalls int
+	// System is the system prompt.
+	System   string
+	Policy   Policy
+	Approver Approver
+	// NoModelMessage is the answer to a prompt when no model is configured.
+	NoModelMessage string
+	Logger         *slog.Logger
+}
+
+// DefaultNoModelMessage is the answer to a prompt when no model is set up.
+const DefaultNoModelMessage = "No model is configured, so I cannot answer prompts yet. " +
+	"Configure an OpenAI-compatible model (a model name, and an API key and base URL if needed) and start a new session. " +
+	"The slash commands work without a model: /mcp shows the MCP servers, /tools lists their tools, " +
+	"and /call <tool> <json-arguments> calls one."
+
+// Runner runs prompt turns against a Registry's tools. Safe for concurrent
+// use by different sessions; one session should run one turn at a time.
+type Runner struct {
+	reg  *Registry
+	opts RunnerOptions
+	seq  atomic.Uint64
+}
+
+// NewRunner returns a Runner over reg's tools.
+func NewRunner(reg *Registry, opts RunnerOptions) *Runner {
+	if opts.MaxModelCalls <= 0 {
+		opts.MaxModelCalls = 50
+	}
+	if opts.NoModelMessage == "" {
+		opts.NoModelMessage = DefaultNoModelMessage
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{reg: reg, opts: opts}
+}
+
+// TurnResult is the outcome of a turn.
+type TurnResult struct {
+	Stop StopReason
+	// Messages are the messages the turn added to the conversation: the
+	// user's, then the model's and the tool results, in order. Append them
+	// to the history.
+	Messages []Message
+	Usage    Usage
+}
+
+// ErrUnknownTool and ErrToolDenied are returned by Execute.
+var (
+	ErrUnknownTool = errors.New("unknown tool")
+	ErrToolDenied  = errors.New("tool not allowed")
+)
+
+// Run runs one prompt turn of session key: the model is called with the
+// history, the input and the session's tools; tool calls are run (several
+// concurrently, results in order) and their results given back, until the
+// model ends its turn, the model-call limit is hit, the model hits its
+// token limit or refuses, or ctx is cancelled. A provider error ends the
+// turn with an error; the messages so far are still returned.
+func (r *Runner) Run(ctx context.Context, key string, history []Message, input []Content, sink Sink) (TurnResult, error) {
+	sink = serialize(sink)
+	res := TurnResult{Messages: []Message{{Role: RoleUser, Content: input}}}
+	if r.opts.Provider == nil {
+		sink(Event{Kind: EventText, Text: r.opts.NoModelMessage})
+		res.Messages = append(res.Messages, Message{Role: RoleAssistant, Content: []Content{{Type: ContentText, Text: r.opts.NoModelMessage}}})
+		res.Stop = StopEndTurn
+		return res, nil
+	}
+	for calls := 0; ; calls++ {
+		if ctx.Err() != nil {
+			res.Stop = StopCancelled
+			return res, nil
+		}
+		if calls == r.opts.MaxModelCalls {
+			res.Stop = StopMaxTurnRequests
+			return res, nil
+		}
+		tools := r.exposed(key)
+		specs := make([]ToolSpec, len(tools))
+		for i, t := range tools {
+			specs[i] = ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}
+		}
+		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
+		resp, err := r.opts.Provider.Complete(ctx, req, func(d Delta) {
+			if d.Thinking != "" {
+				sink(Event{Kind: EventThinking, Text: d.Thinking})
+			}
+			if d.Text != "" {
+				sink(Event{Kind: EventText, Text: d.Text})
+			}
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Stop = StopCancelled
+				return res, nil
+			}
+			return res, err
+		}
+		res.Usage = res.Usage.Add(resp.Usage)
+		sink(Event{Kind: EventUsage, Usage: resp.Usage})
+		resp.Message.Role = RoleAssistant
+		res.Messages = append(res.Messages, resp.Message)
+		switch {
+		case resp.Stop == StopMaxTokens, resp.Stop == StopRefusal:
+			res.Stop = resp.Stop
+			return res, nil
+		case len(resp.Message.ToolCalls) == 0:
+			res.Stop = StopEndTurn
+			return res, nil
+		}
+		res.Messages = append(res.Messages, r.runCalls(ctx, key, resp.Message.ToolCalls, sink)...)
+	}
+}
+
+func concat(a, b []Message) []Message {
+	out := make([]Message, 0, len(a)+len(b))
+	return append(append(out, a...), b...)
+}
+
+// exposed returns the tools of key the policy lets the model see.
+func (r *Runner) exposed(key string) []Tool {
+	tools := r.reg.Tools(key)
+	if r.opts.Policy == nil {
+		return tools
+	}
+	out := tools[:0]
+	for _, t := range tools {
+		if r.opts.Policy(key, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Execute runs one tool of session key directly, with no model, through
+// the same policy, approval, events and result handling as a model's call.
+// It fails only if the tool is unknown or not allowed; a failed call is a
+// Result with IsError.
+func (r *Runner) Execute(ctx context.Context, key, name string, args json.RawMessage, sink Sink) (Result, error) {
+	tool, ok := r.reg.Lookup(key, name)
+	if !ok {
+		return Result{}, fmt.Errorf("%w %q (see /tools)", ErrUnknownTool, name)
+	}
+	if r.opts.Policy != nil && !r.opts.Policy(key, tool) {
+		return Result{}, fmt.Errorf("%w: %q is denied by the tool policy", ErrToolDenied, name)
+	}
+	msgs := r.runCalls(ctx, key, []ToolCall{{ID: r.newID(), Name: name, Arguments: args}}, serialize(sink))
+	return *msgs[0].Result, nil
+}
+
+func (r *Runner) newID() string {
+	return fmt.Sprintf("call_%d_%d", time.Now().UnixNano(), r.seq.Add(1))
+}
+
+// pendingCall is a tool call on its way through approval and execution.
+type pendingCall struct {
+	call   ToolCall
+	info   CallInfo
+	tool   Tool
+	result *Result // set when decided without running
+}
+
+// runCalls runs a model response's tool calls: each is announced, then
+// approved in order, then the approved ones run concurrently. It returns
+// one RoleTool message per call, in order.
+func (r *Runner) runCalls(ctx context.Context, key string, calls []ToolCall, sink Sink) []Message {
+	pending := make([]*pendingCall, len(calls))
+	for i, c := range calls {
+		if c.ID == "" {
+			c.ID = r.newID()
+		}
+		p := &pendingCall{call: c, info: CallInfo{ID: c.ID, Name: c.Name, Title: c.Name, Kind: KindOther, RawInput: c.Arguments}}
+		tool, ok := r.reg.Lookup(key, c.Name)
+		switch {
+		case !ok:
+			p.result = ptr(ErrorResult(fmt.Sprintf("There is no tool named %q.", c.Name)))
+		case r.opts.Policy != nil && !r.opts.Policy(key, tool):
+			p.result = ptr(ErrorResult(fmt.Sprintf("The tool %q is not allowed by policy.", c.Name)))
+		default:
+			p.tool = tool
+			p.info.Title, p.info.Kind, p.info.Meta = tool.Title, tool.Kind, tool.Meta
+			if p.info.Title == "" {
+				p.info.Title = tool.Name
+			}
+		}
+		if !json.Valid(c.Arguments) && len(c.Arguments) > 0 && p.result == nil {
+			p.result = ptr(ErrorResult(fmt.Sprintf("The arguments for %q are not valid JSON: %s", c.Name, c.Arguments)))
+		}
+		sink(Event{Kind: EventToolCallStarted, Call: &p.info})
+		pending[i] = p
+	}
+	for _, p := range pending {
+		if p.result != nil || r.opts.Approver == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			p.result = ptr(ErrorResult("Cancelled before it ran."))
+			continue
+		}
+		d, err := r.opts.Approver(ctx, key, p.info, p.tool)
+		switch {
+		case ctx.Err() != nil:
+			p.result = ptr(ErrorResult("Cancelled before it ran."))
+		case err != nil:
+			r.opts.Logger.Warn("approval failed; not running the tool", "tool", p.info.Name, "err", err)
+			p.result = ptr(ErrorResult(fmt.Sprintf("The tool call could not be approved: %v", err)))
+		case d != Allow:
+			p.result = ptr(ErrorResult("The user rejected this tool call. Do not retry it; continue without it or ask the user."))
+		}
+	}
+	finished := func(p *pendingCall) {
+		sink(Event{Kind: EventToolCallFinished, Call: &p.info, Result: p.result, Failed: p.result.IsError})
+	}
+	var wg sync.WaitGroup
+	for _, p := range pending {
+		if p.result != nil {
+			finished(p)
+			continue
+		}
+		sink(Event{Kind: EventToolCallRunning, Call: &p.info})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.result = ptr(r.execute(ctx, p, sink))
+			finished(p)
+		}()
+	}
+	wg.Wait()
+	msgs := make([]Message, len(pending))
+	for i, p := range pending {
+		msgs[i] = Message{Role: RoleTool, ToolCallID: p.call.ID, ToolName: p.call.Name, Result: p.result}
+	}
+	return msgs
+}
+
+// execute runs one approved call, turning errors and panics into failed
+// results.
+func (r *Runner) execute(ctx context.Context, p *pendingCall, sink Sink) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.opts.Logger.Error("tool panicked", "tool", p.info.Name, "panic", v)
+			res = ErrorResult(fmt.Sprintf("The tool %q crashed: %v", p.info.Name, v))
+		}
+	}()
+	args := p.call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	res, err := p.tool.Execute(ctx, args, func(pr Progress) {
+		sink(Event{Kind: EventToolCallProgress, Call: &p.info, Progress: pr})
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ErrorResult("Cancelled.")
+		}
+		return ErrorResult(err.Error())
+	}
+	return res
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// serialize makes sink safe to call from several goroutines, in order.
+func serialize(sink Sink) Sink {
+	if sink == nil {
+		return func(Event) {}
+	}
+	var mu sync.Mutex
+	return func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		sink(e)
+	}
+}

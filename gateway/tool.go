@@ -1,0 +1,157 @@
+// Package gateway is the agent runtime: the tool Registry (native tools plus
+// per-session extra tools), the model loop (Runner), the model Providers and
+// the conversation History. It knows nothing of MCP or ACP: tools arrive as
+// Tool values, events leave through a Sink.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ToolKind is how an editor should present a tool call.
+type ToolKind string
+
+// The kinds of tool, matching what editors know how to show.
+const (
+	KindRead    ToolKind = "read"
+	KindSearch  ToolKind = "search"
+	KindFetch   ToolKind = "fetch"
+	KindEdit    ToolKind = "edit"
+	KindDelete  ToolKind = "delete"
+	KindExecute ToolKind = "execute"
+	KindOther   ToolKind = "other"
+)
+
+// Annotations are hints about what a tool does. They are hints: a tool may
+// not honour them.
+type Annotations struct {
+	ReadOnly    bool // does not change its environment
+	Destructive bool // may delete or overwrite
+	Idempotent  bool // repeating a call has no further effect
+	OpenWorld   bool // reaches outside the local machine
+}
+
+// Tool is a tool the model (or a user, directly) can call. Tools are values;
+// Execute may be called concurrently.
+type Tool struct {
+	// Name is unique within a session's tool set and is what the model
+	// calls (at most 64 characters of [A-Za-z0-9_-]).
+	Name string
+	// Title is a short human title for the editor, e.g. "github: create_issue".
+	Title       string
+	Description string
+	// InputSchema is the JSON Schema of the arguments, passed to the model
+	// as is.
+	InputSchema json.RawMessage
+	Kind        ToolKind
+	Annotations Annotations
+	// AskApproval says whether, by default, the user should be asked before
+	// the tool runs.
+	AskApproval bool
+	// Meta is extra information about the tool for the caller's events
+	// (for example the MCP server and tool it bridges to).
+	Meta map[string]any
+	// Execute runs the tool. progress, if non-nil, reports progress; it is
+	// safe to call from any goroutine until Execute returns. An error is
+	// turned into a failed Result; it never ends the turn.
+	Execute func(ctx context.Context, args json.RawMessage, progress func(Progress)) (Result, error)
+}
+
+// Progress is a progress report from a running tool.
+type Progress struct {
+	Progress float64
+	Total    float64 // 0 when unknown
+	Message  string
+}
+
+// ContentType names a kind of content block.
+type ContentType string
+
+// The content block types.
+const (
+	ContentText         ContentType = "text"
+	ContentImage        ContentType = "image"
+	ContentAudio        ContentType = "audio"
+	ContentResource     ContentType = "resource"      // embedded resource
+	ContentResourceLink ContentType = "resource_link" // a link to a resource
+)
+
+// Content is one block of a tool result as the user should see it.
+type Content struct {
+	Type     ContentType `json:"type"`
+	Text     string      `json:"text,omitempty"`     // text, or the text of a text resource
+	Data     string      `json:"data,omitempty"`     // base64: image, audio, or a blob resource
+	MIMEType string      `json:"mimeType,omitempty"` // of Data or of the resource
+	URI      string      `json:"uri,omitempty"`      // resource and resource_link
+	Name     string      `json:"name,omitempty"`     // resource_link
+	Title    string      `json:"title,omitempty"`
+	// Description of a resource_link.
+	Description string `json:"description,omitempty"`
+	Size        *int64 `json:"size,omitempty"`
+}
+
+// Result is the outcome of a tool call.
+type Result struct {
+	// Content is what the user is shown: the raw content.
+	Content []Content `json:"content,omitempty"`
+	// Structured is the tool's structured output, if any.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	// IsError marks a failed call.
+	IsError bool `json:"isError,omitempty"`
+	// ForModel is what the model is given. If empty, the text of Content
+	// is used. (The bridge frames untrusted content here.)
+	ForModel string `json:"forModel,omitempty"`
+}
+
+// ErrorResult returns a failed result carrying msg.
+func ErrorResult(msg string) Result {
+	return Result{Content: []Content{{Type: ContentText, Text: msg}}, IsError: true}
+}
+
+// TextResult returns a successful result carrying text.
+func TextResult(text string) Result {
+	return Result{Content: []Content{{Type: ContentText, Text: text}}}
+}
+
+// modelText is the text the model is given for r.
+func (r *Result) modelText() string {
+	if r.ForModel != "" {
+		return r.ForModel
+	}
+	if t := PlainText(r.Content); t != "" {
+		return t
+	}
+	return "(empty result)"
+}
+
+// PlainText renders content as text for a model: text as is, everything
+// else as a bracketed note saying what it is.
+func PlainText(content []Content) string {
+	var b strings.Builder
+	for i, c := range content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch c.Type {
+		case ContentText:
+			b.WriteString(c.Text)
+		case ContentResource:
+			if c.Text != "" {
+				fmt.Fprintf(&b, "[resource %s]\n%s", c.URI, c.Text)
+			} else {
+				fmt.Fprintf(&b, "[resource %s: %s, %d bytes base64]", c.URI, c.MIMEType, len(c.Data))
+			}
+		case ContentResourceLink:
+			fmt.Fprintf(&b, "[resource link %s: %s]", c.Name, c.URI)
+			if c.Description != "" {
+				fmt.Fprintf(&b, " %s", c.Description)
+			}
+		default: // image, audio
+			fmt.Fprintf(&b, "[%s: %s, %d bytes base64]", c.Type, c.MIMEType, len(c.Data))
+		}
+	}
+	return b.String()
+}
