@@ -3,7 +3,7 @@ GO        ?= go
 BIN       ?= bin
 NPM_DIRS  := testdata/everything
 # go ./... skips testdata/; its Go packages are named here.
-TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin
+TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm
 STATICCHECK_VERSION := v0.8.2
 
 .PHONY: build test lint bench npm clean
@@ -21,7 +21,7 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 	@touch $@
 
 test: npm
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 ./... $(TESTDATA_PKGS)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -256,3 +256,7 @@ func TestSizeCap(t *testing.T) {
 		t.Errorf("small cap: %q", small.ForModel)
 	}
 }
+
+func echoResult(context.Context, string, string, any) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: "text", Text: "hello"}}}, nil
+}

@@ -116,8 +116,9 @@ func TextResult(text string) Result {
 	return Result{Content: []Content{{Type: ContentText, Text: text}}}
 }
 
-// modelText is the text the model is given for r.
-func (r *Result) modelText() string {
+// ModelText is the text the model is given for r: ForModel, else the
+// plain text of Content, else "(empty result)".
+func (r *Result) ModelText() string {
 	if r.ForModel != "" {
 		return r.ForModel
 	}

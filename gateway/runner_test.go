@@ -1,0 +1,437 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/testdata/fakellm"
+)
+
+// events records a turn's events.
+type events struct {
+	mu  sync.Mutex
+	all []gateway.Event
+}
+
+func (e *events) sink(ev gateway.Event) {
+	e.mu.Lock()
+	e.all = append(e.all, ev)
+	e.mu.Unlock()
+}
+
+func (e *events) kinds(k gateway.EventKind) []gateway.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []gateway.Event
+	for _, ev := range e.all {
+		if ev.Kind == k {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func (e *events) text(k gateway.EventKind) string {
+	var s string
+	for _, ev := range e.kinds(k) {
+		s += ev.Text
+	}
+	return s
+}
+
+func provider(t *testing.T, srv *fakellm.Server, cfg openaicompat.Config) gateway.Provider {
+	t.Helper()
+	cfg.BaseURL, cfg.Model = srv.URL, "fake-model"
+	p, err := openaicompat.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func userInput(s string) []gateway.Content {
+	return []gateway.Content{{Type: gateway.ContentText, Text: s}}
+}
+
+// slowTool blocks until its context ends or release is closed.
+func slowTool(name string, started chan<- string, release <-chan struct{}) gateway.Tool {
+	tl := namedTool(name)
+	tl.Execute = func(ctx context.Context, args json.RawMessage, _ func(gateway.Progress)) (gateway.Result, error) {
+		started <- name
+		select {
+		case <-release:
+			return gateway.TextResult(name + " done " + string(args)), nil
+		case <-ctx.Done():
+			return gateway.Result{}, ctx.Err()
+		}
+	}
+	return tl
+}
+
+func TestRunOneToolCall(t *testing.T) {
+	srv := fakellm.Start(
+		fakellm.Turn{Reasoning: "I should echo.", Text: "Let me check.", ToolCalls: []fakellm.ToolCall{{ID: "call_1", Name: "echo", Arguments: `{"text":"hi"}`}}},
+		fakellm.Turn{Text: "The tool said hi."},
+	)
+	defer srv.Close()
+	reg := gateway.NewRegistry()
+	echo := namedTool("echo")
+	echo.Title, echo.Kind = "srv: echo", gateway.KindRead
+	echo.Execute = func(_ context.Context, args json.RawMessage, progress func(gateway.Progress)) (gateway.Result, error) {
+		progress(gateway.Progress{Progress: 1, Message: "working"})
+		return gateway.Result{Content: []gateway.Content{{Type: gateway.ContentText, Text: "hi"}}, ForModel: "FRAMED(hi)"}, nil
+	}
+	reg.SetExtraTools("s", []gateway.Tool{echo})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{}), System: "be brief"})
+	var ev events
+	res, err := r.Run(context.Background(), "s", nil, userInput("say hi"), ev.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stop != gateway.StopEndTurn || len(res.Messages) != 4 {
+		t.Fatalf("stop %s, %d messages", res.Stop, len(res.Messages))
+	}
+	if got := ev.text(gateway.EventText); got != "Let me check.The tool said hi." {
+		t.Errorf("text %q", got)
+	}
+	if got := ev.text(gateway.EventThinking); got != "I should echo." {
+		t.Errorf("thinking %q", got)
+	}
+	started := ev.kinds(gateway.EventToolCallStarted)
+	if len(started) != 1 || started[0].Call.ID != "call_1" || started[0].Call.Title != "srv: echo" || started[0].Call.Kind != gateway.KindRead || string(started[0].Call.RawInput) != `{"text":"hi"}` {
+		t.Errorf("started %+v", started)
+	}
+	if p := ev.kinds(gateway.EventToolCallProgress); len(p) != 1 || p[0].Progress.Message != "working" {
+		t.Errorf("progress %+v", p)
+	}
+	if f := ev.kinds(gateway.EventToolCallFinished); len(f) != 1 || f[0].Failed || f[0].Result.Content[0].Text != "hi" {
+		t.Errorf("finished %+v", f)
+	}
+	if u := ev.kinds(gateway.EventUsage); len(u) != 2 || res.Usage.InputTokens != 20 {
+		t.Errorf("usage events %d, total %+v", len(u), res.Usage)
+	}
+	// What the model was sent: the tools, then the framed result.
+	reqs := srv.Requests()
+	if len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "echo" || reqs[0].Messages[0].Role != "system" {
+		t.Errorf("first request: %+v", reqs[0])
+	}
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != "tool" || last.ToolCallID != "call_1" || last.Content != "FRAMED(hi)" {
+		t.Errorf("tool message sent: %+v", last)
+	}
+	if asst := reqs[1].Messages[len(reqs[1].Messages)-2]; len(asst.ToolCalls) != 1 || asst.ToolCalls[0].Arguments != `{"text":"hi"}` {
+		t.Errorf("assistant message sent back: %+v", asst)
+	}
+}
+
+func TestRunParallelToolCallsInOrder(t *testing.T) {
+	srv := fakellm.Start(
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{
+			{ID: "a", Name: "slow_a", Arguments: `{"n":1}`},
+			{ID: "b", Name: "slow_b", Arguments: `{"n":2}`},
+			{ID: "c", Name: "missing", Arguments: `{}`},
+		}},
+		fakellm.Turn{Text: "ok"},
+	)
+	defer srv.Close()
+	started := make(chan string, 2)
+	release := make(chan struct{})
+	reg := gateway.NewRegistry(slowTool("slow_a", started, release), slowTool("slow_b", started, release))
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+	done := make(chan gateway.TurnResult)
+	go func() {
+		res, err := r.Run(context.Background(), "s", nil, userInput("go"), nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	// Both tools are running at once before either may finish.
+	<-started
+	<-started
+	close(release)
+	res := <-done
+	var got []string
+	for _, m := range res.Messages[2:5] {
+		got = append(got, m.ToolCallID+"="+m.Result.ModelText())
+	}
+	want := []string{`a=slow_a done {"n":1}`, `b=slow_b done {"n":2}`, `c=There is no tool named "missing".`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("results %v, want %v", got, want)
+	}
+	if !res.Messages[4].Result.IsError {
+		t.Error("unknown tool not failed")
+	}
+}
+
+func TestRunFailingToolApprovalAndPolicy(t *testing.T) {
+	srv := fakellm.Start(
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "1", Name: "boom"}, {ID: "2", Name: "guarded"}, {ID: "3", Name: "forbidden"}}},
+		fakellm.Turn{Text: "noted"},
+	)
+	defer srv.Close()
+	boom := namedTool("boom")
+	boom.Execute = func(context.Context, json.RawMessage, func(gateway.Progress)) (gateway.Result, error) {
+		return gateway.Result{}, errors.New("disk on fire")
+	}
+	guarded := namedTool("guarded")
+	guarded.AskApproval = true
+	reg := gateway.NewRegistry(boom, guarded, namedTool("forbidden"))
+	var asked []string
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{
+		Provider: provider(t, srv, openaicompat.Config{}),
+		Policy:   func(_ string, tl gateway.Tool) bool { return tl.Name != "forbidden" },
+		Approver: func(_ context.Context, _ string, c gateway.CallInfo, tl gateway.Tool) (gateway.Decision, error) {
+			asked = append(asked, c.Name)
+			if tl.AskApproval {
+				return gateway.Reject, nil
+			}
+			return gateway.Allow, nil
+		},
+	})
+	var ev events
+	res, err := r.Run(context.Background(), "s", nil, userInput("go"), ev.sink)
+	if err != nil || res.Stop != gateway.StopEndTurn {
+		t.Fatalf("%v %s", err, res.Stop)
+	}
+	if strings.Join(asked, ",") != "boom,guarded" {
+		t.Errorf("asked for %v", asked)
+	}
+	msgs := res.Messages[2:5]
+	for i, want := range []string{"disk on fire", "rejected", "not allowed by policy"} {
+		if !msgs[i].Result.IsError || !strings.Contains(msgs[i].Result.ModelText(), want) {
+			t.Errorf("call %d: %+v, want failure mentioning %q", i, msgs[i].Result, want)
+		}
+	}
+	for _, tl := range srv.Requests()[0].Tools {
+		if tl.Name == "forbidden" {
+			t.Error("a denied tool was offered to the model")
+		}
+	}
+	if n := len(ev.kinds(gateway.EventToolCallRunning)); n != 1 {
+		t.Errorf("%d calls ran, want 1", n)
+	}
+}
+
+func TestRunCancelDuringTool(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "1", Name: "slow"}}})
+	defer srv.Close()
+	started := make(chan string, 1)
+	reg := gateway.NewRegistry(slowTool("slow", started, nil))
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan gateway.TurnResult)
+	go func() {
+		res, _ := r.Run(ctx, "s", nil, userInput("go"), nil)
+		done <- res
+	}()
+	<-started
+	cancel()
+	res := <-done
+	if res.Stop != gateway.StopCancelled {
+		t.Errorf("stop %s", res.Stop)
+	}
+	if last := res.Messages[len(res.Messages)-1]; last.Role != gateway.RoleTool || !last.Result.IsError {
+		t.Errorf("the cancelled call must still get a result: %+v", last)
+	}
+	if srv.Remaining() != 0 || len(srv.Requests()) != 1 {
+		t.Errorf("model called again after cancel: %d requests", len(srv.Requests()))
+	}
+}
+
+func TestRunCancelDuringModel(t *testing.T) {
+	hold, started := make(chan struct{}), make(chan struct{})
+	srv := fakellm.Start(fakellm.Turn{Text: "never", Started: started, HoldMidStream: hold})
+	defer srv.Close()
+	defer close(hold)
+	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	res, err := r.Run(ctx, "s", nil, userInput("go"), nil)
+	if err != nil || res.Stop != gateway.StopCancelled {
+		t.Errorf("%v %s", err, res.Stop)
+	}
+}
+
+func TestRunTurnLimitAndStops(t *testing.T) {
+	loop := fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "x", Name: "echo", Arguments: `{}`}}}
+	srv := fakellm.Start(loop, loop, loop)
+	defer srv.Close()
+	r := gateway.NewRunner(gateway.NewRegistry(namedTool("echo")), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{}), MaxModelCalls: 3})
+	res, err := r.Run(context.Background(), "s", nil, userInput("loop"), nil)
+	if err != nil || res.Stop != gateway.StopMaxTurnRequests || len(srv.Requests()) != 3 {
+		t.Errorf("%v %s after %d requests", err, res.Stop, len(srv.Requests()))
+	}
+	for _, tc := range []struct {
+		turn fakellm.Turn
+		want gateway.StopReason
+	}{
+		{fakellm.Turn{Text: "cut", FinishReason: "length"}, gateway.StopMaxTokens},
+		{fakellm.Turn{Refusal: "I can't help with that."}, gateway.StopRefusal},
+		{fakellm.Turn{Text: "x", FinishReason: "content_filter"}, gateway.StopRefusal},
+	} {
+		srv := fakellm.Start(tc.turn)
+		var ev events
+		r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+		res, err := r.Run(context.Background(), "s", nil, userInput("q"), ev.sink)
+		srv.Close()
+		if err != nil || res.Stop != tc.want {
+			t.Errorf("%+v: %v %s", tc.turn, err, res.Stop)
+		}
+		if tc.turn.Refusal != "" && ev.text(gateway.EventText) != tc.turn.Refusal {
+			t.Errorf("refusal not shown: %q", ev.text(gateway.EventText))
+		}
+	}
+}
+
+func TestProviderErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		turns []fakellm.Turn
+		want  string // "" = success
+	}{
+		{"401", []fakellm.Turn{{Status: 401, ErrorMessage: "Incorrect API key provided"}}, "check the API key"},
+		{"404", []fakellm.Turn{{Status: 404, ErrorMessage: "The model `fake-model` does not exist"}}, `model "fake-model" not found`},
+		{"429 then ok", []fakellm.Turn{{Status: 429}, {Status: 429}, {Text: "fine"}}, ""},
+		{"500 then ok", []fakellm.Turn{{Status: 500}, {Text: "fine"}}, ""},
+		{"429 exhausted", []fakellm.Turn{{Status: 429}, {Status: 429}, {Status: 429}, {Status: 429}}, "rate limiting"},
+		{"500 exhausted", []fakellm.Turn{{Status: 500}, {Status: 502}, {Status: 503}, {Status: 500}}, "still after retries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakellm.Start(tc.turns...)
+			defer srv.Close()
+			r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+			res, err := r.Run(context.Background(), "s", nil, userInput("q"), nil)
+			if tc.want == "" {
+				if err != nil || res.Messages[1].Text() != "fine" {
+					t.Fatalf("%v %+v", err, res)
+				}
+				return
+			}
+			if !errors.Is(err, gateway.ErrProvider) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to say %q", err, tc.want)
+			}
+			if srv.Remaining() != 0 {
+				t.Errorf("%d scripted turns left: retries not bounded as expected", srv.Remaining())
+			}
+		})
+	}
+	// Nothing listening.
+	p, _ := openaicompat.New(openaicompat.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", MaxRetries: -1})
+	_, err := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: p}).Run(context.Background(), "s", nil, userInput("q"), nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the model provider at http://127.0.0.1:1/v1") {
+		t.Errorf("unreachable: %v", err)
+	}
+}
+
+func TestNoModelConfigured(t *testing.T) {
+	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
+	var ev events
+	res, err := r.Run(context.Background(), "s", nil, userInput("hello"), ev.sink)
+	if err != nil || res.Stop != gateway.StopEndTurn {
+		t.Fatal(err, res.Stop)
+	}
+	if got := ev.text(gateway.EventText); !strings.Contains(got, "No model is configured") || !strings.Contains(got, "/call") || !strings.Contains(got, "/tools") {
+		t.Errorf("message %q", got)
+	}
+}
+
+func TestExecuteDirect(t *testing.T) {
+	echo := namedTool("echo")
+	echo.AskApproval = true
+	reg := gateway.NewRegistry()
+	reg.SetExtraTools("s", []gateway.Tool{echo, namedTool("denied")})
+	approvals := 0
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{
+		Policy: func(_ string, tl gateway.Tool) bool { return tl.Name != "denied" },
+		Approver: func(context.Context, string, gateway.CallInfo, gateway.Tool) (gateway.Decision, error) {
+			approvals++
+			return gateway.Allow, nil
+		},
+	})
+	var ev events
+	res, err := r.Execute(context.Background(), "s", "echo", json.RawMessage(`{}`), ev.sink)
+	if err != nil || res.IsError || res.Content[0].Text != "echo" || approvals != 1 {
+		t.Fatalf("%+v %v approvals=%d", res, err, approvals)
+	}
+	var kinds []gateway.EventKind
+	for _, e := range ev.all {
+		kinds = append(kinds, e.Kind)
+	}
+	if len(kinds) != 3 || kinds[0] != gateway.EventToolCallStarted || kinds[2] != gateway.EventToolCallFinished {
+		t.Errorf("events %v", kinds)
+	}
+	if _, err := r.Execute(context.Background(), "s", "denied", nil, nil); !errors.Is(err, gateway.ErrToolDenied) {
+		t.Errorf("denied: %v", err)
+	}
+	if _, err := r.Execute(context.Background(), "other-session", "echo", nil, nil); !errors.Is(err, gateway.ErrUnknownTool) {
+		t.Errorf("other session's tool: %v", err)
+	}
+}
+
+func TestProviderStreamingAssembly(t *testing.T) {
+	calls := []fakellm.ToolCall{
+		{ID: "c1", Name: "first", Arguments: `{"path":"/a/b","deep":{"x":[1,2,3]},"s":"ünïcode"}`},
+		{ID: "c2", Name: "second", Arguments: `{"q":"a much longer argument string to split into many fragments"}`},
+		{ID: "c3", Name: "third", Arguments: ``},
+	}
+	for _, tc := range []struct {
+		name string
+		turn fakellm.Turn
+		cfg  openaicompat.Config
+	}{
+		{"interleaved", fakellm.Turn{ToolCalls: calls}, openaicompat.Config{}},
+		{"sequential", fakellm.Turn{ToolCalls: calls, SequentialToolCalls: true, InlineFinish: true}, openaicompat.Config{}},
+		{"non-streaming", fakellm.Turn{ToolCalls: calls}, openaicompat.Config{NoStream: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakellm.Start(tc.turn)
+			defer srv.Close()
+			tc.cfg.Headers = map[string]string{"X-Title": "acpgate-test"}
+			tc.cfg.APIKey = "sk-test"
+			p := provider(t, srv, tc.cfg)
+			resp, err := p.Complete(context.Background(), gateway.ModelRequest{Messages: []gateway.Message{{Role: gateway.RoleUser, Content: userInput("x")}}}, func(gateway.Delta) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Stop != gateway.StopToolUse || len(resp.Message.ToolCalls) != 3 {
+				t.Fatalf("%+v", resp)
+			}
+			for i, c := range resp.Message.ToolCalls {
+				want := calls[i].Arguments
+				if want == "" {
+					want = "{}"
+				}
+				if c.ID != calls[i].ID || c.Name != calls[i].Name || string(c.Arguments) != want {
+					t.Errorf("call %d: %+v", i, c)
+				}
+			}
+			h := srv.Requests()[0].Header
+			if h.Get("X-Title") != "acpgate-test" || h.Get("Authorization") != "Bearer sk-test" {
+				t.Errorf("headers %v", h)
+			}
+		})
+	}
+}
+
+func TestProviderSendsImagesAndHistory(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{Text: "seen"})
+	defer srv.Close()
+	p := provider(t, srv, openaicompat.Config{})
+	hist := []gateway.Message{
+		{Role: gateway.RoleUser, Content: []gateway.Content{{Type: gateway.ContentText, Text: "look"}, {Type: gateway.ContentImage, MIMEType: "image/png", Data: "aGk="}}},
+	}
+	if _, err := p.Complete(context.Background(), gateway.ModelRequest{Messages: hist}, func(gateway.Delta) {}); err != nil {
+		t.Fatal(err)
+	}
+	parts := srv.Requests()[0].Messages[0].Parts
+	if len(parts) != 2 || !strings.Contains(string(parts[1]), "data:image/png;base64,aGk=") {
+		t.Errorf("parts %s", parts)
+	}
+}
