@@ -1,0 +1,180 @@
+// Package acp is acpgate's ACP translator: it implements the acp-go-sdk
+// Agent (and AgentLoader) on top of the session store, the MCP client
+// manager, the bridge and the gateway Runner. It speaks ACP only; MCP and
+// model logic live in the packages it calls.
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/session"
+)
+
+// Options configures the agent. Store is required.
+type Options struct {
+	// Name and Version identify the agent in initialize.
+	Name, Version string
+	// Store persists sessions.
+	Store *session.Store
+	// Provider is the model; nil means none is configured.
+	Provider gateway.Provider
+	// System is the model's system prompt.
+	System string
+	// NoModelMessage answers prompts when Provider is nil.
+	NoModelMessage string
+	// StartupBudget bounds how long session/new and session/load wait for
+	// the session's MCP servers (default 5 s); servers still connecting go
+	// on in the background.
+	StartupBudget time.Duration
+	// MCP is the template of every session's MCP client options (limits,
+	// close bounds). Logger, Cwd and OnEvent are set per session.
+	MCP mcpclient.Options
+	// Bridge configures how MCP tools and results are bridged.
+	Bridge bridge.Options
+	// Logger receives the agent's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Agent serves one ACP connection. Its methods are called by the SDK,
+// concurrently; all state is guarded.
+type Agent struct {
+	opts   Options
+	logger *slog.Logger
+	conn   *acpsdk.AgentSideConnection
+	out    *lockedWriter
+	reg    *gateway.Registry
+	runner *gateway.Runner
+
+	mu       sync.Mutex
+	sessions map[string]*liveSession
+	closing  bool
+}
+
+var (
+	_ acpsdk.Agent       = (*Agent)(nil)
+	_ acpsdk.AgentLoader = (*Agent)(nil)
+)
+
+// Serve runs the agent on one connection (in: the client's messages, out:
+// ours) until the client closes its end or ctx ends. Then it closes every
+// session, which stops all their MCP servers, and syncs the store.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Store == nil {
+		return errors.New("acp: no session store")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.StartupBudget <= 0 {
+		opts.StartupBudget = 5 * time.Second
+	}
+	a := &Agent{
+		opts:     opts,
+		logger:   opts.Logger,
+		out:      &lockedWriter{w: out},
+		reg:      gateway.NewRegistry(),
+		sessions: map[string]*liveSession{},
+	}
+	a.runner = gateway.NewRunner(a.reg, gateway.RunnerOptions{
+		Provider:       opts.Provider,
+		System:         opts.System,
+		NoModelMessage: opts.NoModelMessage,
+		Approver:       a.approve,
+		Logger:         opts.Logger,
+	})
+	a.conn = acpsdk.NewAgentSideConnection(a, a.out, newInputFilter(in, a.out, a.logger))
+	a.conn.SetLogger(a.logger.With("component", "acp-sdk"))
+	select {
+	case <-a.conn.Done():
+		a.logger.Info("client closed the connection")
+	case <-ctx.Done():
+		a.logger.Info("shutting down", "cause", context.Cause(ctx))
+	}
+	return a.shutdown()
+}
+
+// shutdown closes every session, in parallel.
+func (a *Agent) shutdown() error {
+	a.mu.Lock()
+	a.closing = true
+	all := make([]*liveSession, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.sessions = map[string]*liveSession{}
+	a.mu.Unlock()
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = a.closeSession(s)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// lookup finds a live session or returns an invalid-params error naming it.
+func (a *Agent) lookup(id acpsdk.SessionId) (*liveSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[string(id)]; ok {
+		return s, nil
+	}
+	return nil, invalidParams("unknown session %q (create it with session/new or session/load first)", id)
+}
+
+// invalidParams is a JSON-RPC -32602 error with a readable message.
+func invalidParams(format string, args ...any) *acpsdk.RequestError {
+	msg := fmt.Sprintf(format, args...)
+	return &acpsdk.RequestError{Code: -32602, Message: "Invalid params: " + msg, Data: map[string]any{"error": msg}}
+}
+
+// internalError is a JSON-RPC -32603 error with a readable message.
+func internalError(format string, args ...any) *acpsdk.RequestError {
+	msg := fmt.Sprintf(format, args...)
+	return &acpsdk.RequestError{Code: -32603, Message: "Internal error: " + msg, Data: map[string]any{"error": msg}}
+}
+
+// Initialize implements acpsdk.Agent.
+func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	return acpsdk.InitializeResponse{
+		ProtocolVersion: acpsdk.ProtocolVersionNumber,
+		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
+		AuthMethods:     []acpsdk.AuthMethod{},
+		AgentCapabilities: acpsdk.AgentCapabilities{
+			LoadSession:        true,
+			McpCapabilities:    acpsdk.McpCapabilities{Http: true, Sse: true},
+			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			SessionCapabilities: acpsdk.SessionCapabilities{
+				List:   &acpsdk.SessionListCapabilities{},
+				Close:  &acpsdk.SessionCloseCapabilities{},
+				Resume: &acpsdk.SessionResumeCapabilities{},
+			},
+		},
+	}, nil
+}
+
+// Authenticate implements acpsdk.Agent: no authentication is needed.
+func (a *Agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, nil
+}
+
+// SetSessionConfigOption implements acpsdk.Agent: acpgate has no config
+// options.
+func (a *Agent) SetSessionConfigOption(_ context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("acpgate has no session config options")
+}

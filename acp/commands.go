@@ -1,0 +1,217 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/session"
+)
+
+// commandList is what available_commands_update advertises.
+func commandList() []acpsdk.AvailableCommand {
+	hint := func(h string) *acpsdk.AvailableCommandInput {
+		return &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: h}}
+	}
+	return []acpsdk.AvailableCommand{
+		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error"},
+		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
+		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
+	}
+}
+
+// slashCommand recognises "/mcp", "/tools [filter]" and "/call ..." as the
+// start of the prompt's text.
+func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
+	if len(input) == 0 || input[0].Type != gateway.ContentText {
+		return "", "", false
+	}
+	text := strings.TrimSpace(input[0].Text)
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	name, rest, _ := strings.Cut(text[1:], " ")
+	if name == "" {
+		name, rest, _ = strings.Cut(text[1:], "\n")
+	}
+	switch name {
+	case "mcp", "tools", "call":
+		return name, strings.TrimSpace(rest), true
+	}
+	return "", "", false
+}
+
+// command runs a slash command; its output is agent text and, for /call, a
+// tool call.
+func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, arg string) gateway.StopReason {
+	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
+	switch cmd {
+	case "mcp":
+		say(a.mcpReport(s))
+	case "tools":
+		say(a.toolsReport(s, arg))
+	case "call":
+		name, args, _ := strings.Cut(arg, " ")
+		if _, ok := a.reg.Lookup(s.id, name); !ok {
+			// It may belong to a server that is still connecting.
+			_ = s.mgr.Wait(ctx)
+		}
+		args = strings.TrimSpace(args)
+		if name == "" {
+			say("Usage: /call <tool> <json-arguments>, for example /call mcp__github__get_me {}. /tools lists the tools.")
+			break
+		}
+		if args == "" {
+			args = "{}"
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(args), &obj); err != nil {
+			say(fmt.Sprintf("The arguments for %s must be a JSON object: %v", name, err))
+			break
+		}
+		res, err := a.runner.Execute(ctx, s.id, name, json.RawMessage(args), t.sink)
+		switch {
+		case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
+			say(fmt.Sprintf("Cannot call %s: %v", name, err))
+		case err != nil:
+			say(fmt.Sprintf("Calling %s failed: %v", name, err))
+		case ctx.Err() != nil:
+			return gateway.StopCancelled
+		case res.IsError:
+			say(fmt.Sprintf("%s failed.", name))
+		}
+	}
+	if ctx.Err() != nil {
+		return gateway.StopCancelled
+	}
+	return gateway.StopEndTurn
+}
+
+// mcpReport describes each server of the session.
+func (a *Agent) mcpReport(s *liveSession) string {
+	statuses := s.mgr.Statuses()
+	if len(statuses) == 0 {
+		return "This session has no MCP servers. Pass them in mcpServers when the session is created."
+	}
+	var b strings.Builder
+	b.WriteString("MCP servers of this session:\n")
+	for _, st := range statuses {
+		fmt.Fprintf(&b, "\n- **%s** (%s): %s, %d tools", st.Name, st.Transport, st.State, st.Tools)
+		if st.ProtocolVersion != "" {
+			fmt.Fprintf(&b, ", protocol %s", st.ProtocolVersion)
+		}
+		if st.Restarts > 0 {
+			fmt.Fprintf(&b, ", %d restarts", st.Restarts)
+		}
+		if st.Error != "" {
+			fmt.Fprintf(&b, "\n  last error: %s", st.Error)
+		}
+		if st.Warning != "" {
+			fmt.Fprintf(&b, "\n  warning: %s", st.Warning)
+		}
+	}
+	return b.String()
+}
+
+// toolsReport lists the session's tools matching filter.
+func (a *Agent) toolsReport(s *liveSession, filter string) string {
+	tools := a.reg.Filter(s.id, filter)
+	if len(tools) == 0 {
+		if filter != "" {
+			return fmt.Sprintf("No tool matches %q.", filter)
+		}
+		return "This session has no tools."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tools:\n", len(tools))
+	for _, t := range tools {
+		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		fmt.Fprintf(&b, "\n- `%s` (%s) %s", t.Name, t.Kind, desc)
+	}
+	for _, st := range s.mgr.Statuses() {
+		if st.State == mcpclient.StateConnecting || st.State == mcpclient.StateRestarting {
+			fmt.Fprintf(&b, "\n\n(%s is %s; its tools are not listed yet)", st.Name, st.State)
+		}
+	}
+	return b.String()
+}
+
+// Permission option ids.
+const (
+	optAllowOnce    = "allow_once"
+	optAllowAlways  = "allow_always"
+	optRejectOnce   = "reject_once"
+	optRejectAlways = "reject_always"
+)
+
+// approve is the Runner's Approver: "always" decisions and auto mode
+// answer at once; read-only tools run; anything else asks the user.
+func (a *Agent) approve(ctx context.Context, key string, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
+	s, err := a.lookup(acpsdk.SessionId(key))
+	if err != nil {
+		return gateway.Reject, err
+	}
+	s.mu.Lock()
+	mode, always := s.mode, s.always[tool.Name]
+	s.mu.Unlock()
+	switch {
+	case always == "allow":
+		return gateway.Allow, nil
+	case always == "reject":
+		return gateway.Reject, nil
+	case mode == modeAuto || !tool.AskApproval:
+		return gateway.Allow, nil
+	}
+	kind := acpsdk.ToolKind(call.Kind)
+	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+		SessionId: acpsdk.SessionId(s.id),
+		ToolCall: acpsdk.ToolCallUpdate{
+			ToolCallId: acpsdk.ToolCallId(call.ID), Title: acpsdk.Ptr(call.Title), Kind: &kind,
+			Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending), RawInput: rawJSON(call.RawInput),
+		},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optAllowAlways, Name: "Always allow " + call.Title, Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+			{OptionId: optRejectAlways, Name: "Always reject " + call.Title, Kind: acpsdk.PermissionOptionKindRejectAlways},
+		},
+	})
+	if err != nil {
+		return gateway.Reject, fmt.Errorf("asking the client for permission: %w", err)
+	}
+	if resp.Outcome.Selected == nil {
+		return gateway.Reject, nil // cancelled
+	}
+	var decision gateway.Decision
+	var remember string
+	switch string(resp.Outcome.Selected.OptionId) {
+	case optAllowOnce:
+		decision = gateway.Allow
+	case optAllowAlways:
+		decision, remember = gateway.Allow, "allow"
+	case optRejectAlways:
+		decision, remember = gateway.Reject, "reject"
+	default:
+		decision = gateway.Reject
+	}
+	if remember != "" {
+		s.mu.Lock()
+		s.always[tool.Name] = remember
+		s.mu.Unlock()
+		if err := s.store.UpdateMeta(func(m *session.Meta) {
+			if m.Always == nil {
+				m.Always = map[string]string{}
+			}
+			m.Always[tool.Name] = remember
+		}); err != nil {
+			a.logger.Warn("saving a permission decision", "session", s.id, "err", err)
+		}
+	}
+	return decision, nil
+}

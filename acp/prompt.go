@@ -1,0 +1,223 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/session"
+)
+
+// Record kinds in the session log.
+const (
+	recUpdate  = "update"  // a session/update to replay (acpsdk.SessionUpdate)
+	recMessage = "message" // a model history message (gateway.Message)
+)
+
+// errBusy answers a prompt sent while another runs.
+var errBusy = &acpsdk.RequestError{Code: -32000, Message: "Session busy: a prompt is already running in this session; wait for it to end or send session/cancel"}
+
+// Prompt implements acpsdk.Agent: slash commands run directly, anything
+// else is a model turn. Runner events become session/updates as they
+// happen; the turn is persisted as it goes.
+func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+	s, err := a.lookup(p.SessionId)
+	if err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopOnClose := context.AfterFunc(s.ctx, cancel)
+	defer stopOnClose()
+	turn := make(chan struct{})
+	s.mu.Lock()
+	if s.cancel != nil || s.closed {
+		s.mu.Unlock()
+		return acpsdk.PromptResponse{}, errBusy
+	}
+	s.cancel, s.turn = cancel, turn
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel, s.turn = nil, nil
+		s.mu.Unlock()
+		close(turn)
+	}()
+
+	t := &turnLog{a: a, s: s}
+	input := fromACP(p.Prompt)
+	for _, b := range p.Prompt {
+		t.record(acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}})
+	}
+	a.setTitle(s, input)
+
+	var stop gateway.StopReason
+	if cmd, arg, ok := slashCommand(input); ok {
+		stop = a.command(ctx, s, t, cmd, arg)
+	} else {
+		// Servers still connecting get to join first, so the model sees
+		// their tools (bounded by their connect timeouts).
+		_ = s.mgr.Wait(ctx)
+		s.mu.Lock()
+		hist := s.history
+		s.mu.Unlock()
+		res, err := a.runner.Run(ctx, s.id, hist, input, t.sink)
+		if err != nil {
+			// A provider error: tell the user in the session, end the turn.
+			t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})
+			a.logger.Error("model turn failed", "session", s.id, "err", err)
+		}
+		stop = res.Stop
+		s.mu.Lock()
+		s.history = append(s.history, res.Messages...)
+		s.mu.Unlock()
+		for _, m := range res.Messages {
+			t.persist(recMessage, m)
+		}
+		if err != nil && stop == "" {
+			stop = gateway.StopEndTurn
+		}
+	}
+	t.flush()
+	if err := s.store.Sync(); err != nil {
+		a.logger.Error("saving the turn", "session", s.id, "err", err)
+	}
+	return acpsdk.PromptResponse{StopReason: stopReason(stop)}, nil
+}
+
+// setTitle names a session after its first prompt.
+func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
+	if s.store.Meta().Title != "" {
+		return
+	}
+	title := strings.Join(strings.Fields(gateway.PlainText(input)), " ")
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:80]) + "…"
+	}
+	if title == "" {
+		return
+	}
+	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Title = title }); err != nil {
+		a.logger.Warn("saving the session title", "session", s.id, "err", err)
+	}
+}
+
+// turnLog sends a turn's events to the client and records what a replay
+// needs: message chunks merged, tool calls in their final state.
+type turnLog struct {
+	a    *Agent
+	s    *liveSession
+	text strings.Builder // pending agent text not yet recorded
+	kind gateway.EventKind
+}
+
+// sink is the Runner's event sink (never called concurrently).
+func (t *turnLog) sink(e gateway.Event) {
+	switch e.Kind {
+	case gateway.EventText, gateway.EventThinking:
+		if t.kind != e.Kind {
+			t.flush()
+			t.kind = e.Kind
+		}
+		t.text.WriteString(e.Text)
+		t.a.update(t.s, chunk(e.Kind, e.Text))
+	case gateway.EventToolCallStarted:
+		t.flush()
+		t.a.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})
+	case gateway.EventToolCallRunning:
+		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+	case gateway.EventToolCallProgress:
+		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID))
+		u.ToolCallUpdate.Meta = map[string]any{"progress": map[string]any{"progress": e.Progress.Progress, "total": e.Progress.Total, "message": e.Progress.Message}}
+		t.a.update(t.s, u)
+	case gateway.EventToolCallFinished:
+		status := acpsdk.ToolCallStatusCompleted
+		if e.Failed {
+			status = acpsdk.ToolCallStatusFailed
+		}
+		out := map[string]any{"isError": e.Result.IsError}
+		if e.Result.Structured != nil {
+			out["structuredContent"] = e.Result.Structured
+		}
+		content := toolContent(e.Result.Content)
+		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID),
+			acpsdk.WithUpdateStatus(status), acpsdk.WithUpdateContent(content), acpsdk.WithUpdateRawOutput(out)))
+		final := toolCallStart(e.Call)
+		final.Status, final.Content, final.RawOutput = status, content, out
+		t.record(acpsdk.SessionUpdate{ToolCall: final})
+		if err := t.s.store.Sync(); err != nil { // each completed call is durable
+			t.a.logger.Error("saving a tool call", "session", t.s.id, "err", err)
+		}
+	}
+}
+
+func chunk(kind gateway.EventKind, text string) acpsdk.SessionUpdate {
+	if kind == gateway.EventThinking {
+		return acpsdk.UpdateAgentThoughtText(text)
+	}
+	return acpsdk.UpdateAgentMessageText(text)
+}
+
+// toolCallStart is the tool_call update announcing a call.
+func toolCallStart(c *gateway.CallInfo) *acpsdk.SessionUpdateToolCall {
+	u := acpsdk.StartToolCall(acpsdk.ToolCallId(c.ID), c.Title,
+		acpsdk.WithStartKind(acpsdk.ToolKind(c.Kind)),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending),
+		acpsdk.WithStartRawInput(rawJSON(c.RawInput)))
+	meta := map[string]any{"tool": c.Name}
+	for k, v := range c.Meta {
+		meta[k] = v
+	}
+	u.ToolCall.Meta = map[string]any{"acpgate": meta}
+	return u.ToolCall
+}
+
+// flush records the pending text as one chunk.
+func (t *turnLog) flush() {
+	if t.text.Len() == 0 {
+		return
+	}
+	t.record(chunk(t.kind, t.text.String()))
+	t.text.Reset()
+}
+
+func (t *turnLog) record(u acpsdk.SessionUpdate) { t.persist(recUpdate, u) }
+
+func (t *turnLog) persist(kind string, v any) {
+	if err := t.s.store.Append(kind, v); err != nil {
+		t.a.logger.Error("saving to the session log", "session", t.s.id, "err", err)
+	}
+}
+
+// replay sends a stored session's updates to the client.
+func (a *Agent) replay(s *liveSession, records []session.Record) {
+	for _, r := range records {
+		if r.Kind != recUpdate {
+			continue
+		}
+		var u acpsdk.SessionUpdate
+		if err := json.Unmarshal(r.Data, &u); err != nil {
+			a.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
+			continue
+		}
+		a.update(s, u)
+	}
+}
+
+// history rebuilds the model history from stored records.
+func history(records []session.Record) gateway.History {
+	var h gateway.History
+	for _, r := range records {
+		if r.Kind != recMessage {
+			continue
+		}
+		var m gateway.Message
+		if json.Unmarshal(r.Data, &m) == nil {
+			h = append(h, m)
+		}
+	}
+	return h
+}

@@ -1,0 +1,400 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
+
+	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/session"
+)
+
+// The permission modes of a session.
+const (
+	modeAsk  = "ask"
+	modeAuto = "auto"
+)
+
+// liveSession is a session open on this connection.
+type liveSession struct {
+	id    string
+	cwd   string
+	store *session.Session
+	mgr   *mcpclient.Manager
+	sync  *bridge.Sync
+	ctx   context.Context // the session's life; cancelled by close
+	stop  context.CancelFunc
+
+	mu      sync.Mutex
+	mode    string
+	always  map[string]string // tool name -> "allow" | "reject"
+	history gateway.History
+	cancel  context.CancelFunc // of the running turn; nil when idle
+	turn    chan struct{}      // closed when the running turn ends
+	failed  map[string]bool    // servers whose failure card was sent
+	closed  bool
+}
+
+// servers converts the client's mcpServers into specs, rejecting entries
+// the SDK could not make sense of and duplicate names.
+func servers(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
+	specs := make([]mcpclient.ServerSpec, 0, len(in))
+	seen := map[string]bool{}
+	for i, s := range in {
+		var spec mcpclient.ServerSpec
+		switch {
+		case s.Stdio != nil:
+			spec = mcpclient.ServerSpec{Name: s.Stdio.Name, Transport: mcpclient.TransportStdio, Command: s.Stdio.Command, Args: s.Stdio.Args}
+			if len(s.Stdio.Env) > 0 {
+				spec.Env = map[string]string{}
+				for _, e := range s.Stdio.Env {
+					spec.Env[e.Name] = e.Value
+				}
+			}
+		case s.Http != nil:
+			spec = mcpclient.ServerSpec{Name: s.Http.Name, Transport: mcpclient.TransportHTTP, URL: s.Http.Url, Headers: headers(s.Http.Headers)}
+		case s.Sse != nil:
+			spec = mcpclient.ServerSpec{Name: s.Sse.Name, Transport: mcpclient.TransportSSE, URL: s.Sse.Url, Headers: headers(s.Sse.Headers)}
+		default:
+			return nil, fmt.Errorf("mcpServers[%d]: unsupported server type (acpgate takes stdio, http and sse)", i)
+		}
+		switch {
+		case strings.TrimSpace(spec.Name) == "":
+			return nil, fmt.Errorf("mcpServers[%d]: missing name", i)
+		case seen[spec.Name]:
+			return nil, fmt.Errorf("mcpServers[%d]: duplicate server name %q", i, spec.Name)
+		case spec.Transport != mcpclient.TransportStdio && spec.URL == "":
+			return nil, fmt.Errorf("mcpServers[%d] (%s): needs a command (stdio) or a url (http, sse)", i, spec.Name)
+		}
+		seen[spec.Name] = true
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+func headers(hs []acpsdk.HttpHeader) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(hs))
+	for _, h := range hs {
+		m[h.Name] = h.Value
+	}
+	return m
+}
+
+// checkCwd requires an absolute working directory.
+func checkCwd(cwd string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return invalidParams("cwd must be an absolute path, got %q", cwd)
+	}
+	return nil
+}
+
+// NewSession implements acpsdk.Agent.
+func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	if err := checkCwd(p.Cwd); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	specs, err := servers(p.McpServers)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
+	}
+	id := "sess_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	st, err := a.opts.Store.Create(id, p.Cwd)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, internalError("creating the session: %v", err)
+	}
+	if err := st.UpdateMeta(func(m *session.Meta) { m.Mode = modeAsk }); err != nil {
+		return acpsdk.NewSessionResponse{}, internalError("saving the session: %v", err)
+	}
+	s, err := a.open(ctx, st, p.Cwd, specs, nil)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
+	// Failure cards and the command list follow the response, once the
+	// client knows the session.
+	a.out.afterResponse(id, func() { a.announce(s) })
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), Meta: s.serversMeta()}, nil
+}
+
+// open starts a session's servers (waiting at most the startup budget) and
+// registers it.
+func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, specs []mcpclient.ServerSpec, history gateway.History) (*liveSession, error) {
+	meta := st.Meta()
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s := &liveSession{
+		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop,
+		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
+	}
+	if s.mode != modeAuto {
+		s.mode = modeAsk
+	}
+	for k, v := range meta.Always {
+		s.always[k] = v
+	}
+	s.sync = bridge.NewSync(a.reg, s.id, &a.opts.Bridge)
+	mo := a.opts.MCP
+	mo.Logger = a.logger.With("session", s.id)
+	mo.Cwd = cwd
+	mo.OnEvent = func(e mcpclient.Event) {
+		s.sync.OnEvent(e)
+		a.serverEvent(s, e)
+	}
+	mgr, err := mcpclient.New(specs, &mo)
+	if err != nil {
+		stop()
+		_ = st.Close()
+		return nil, invalidParams("%v", err)
+	}
+	s.mgr = mgr
+	s.sync.Attach(mgr)
+	a.mu.Lock()
+	if a.closing {
+		a.mu.Unlock()
+		_ = a.closeSession(s)
+		return nil, internalError("the agent is shutting down")
+	}
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
+	defer cancel()
+	_ = mgr.Start(bctx) // servers still connecting go on; their tools join later
+	return s, nil
+}
+
+// serversMeta is the _meta of a session/new or load response: each
+// server's state and tool count.
+func (s *liveSession) serversMeta() map[string]any {
+	var list []map[string]any
+	for _, st := range s.mgr.Statuses() {
+		e := map[string]any{"name": st.Name, "transport": string(st.Transport), "state": string(st.State), "tools": st.Tools}
+		if st.Error != "" {
+			e["error"] = st.Error
+		}
+		if st.Warning != "" {
+			e["warning"] = st.Warning
+		}
+		list = append(list, e)
+	}
+	return map[string]any{"acpgate": map[string]any{"mcpServers": list}}
+}
+
+func (s *liveSession) modes() *acpsdk.SessionModeState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	askDesc := "Ask before running tools that are not read-only"
+	autoDesc := "Run every tool without asking"
+	return &acpsdk.SessionModeState{
+		CurrentModeId: acpsdk.SessionModeId(s.mode),
+		AvailableModes: []acpsdk.SessionMode{
+			{Id: modeAsk, Name: "Ask", Description: &askDesc},
+			{Id: modeAuto, Name: "Auto-approve", Description: &autoDesc},
+		},
+	}
+}
+
+// announce sends what a client wants right after a session opens: the
+// slash commands and a card for every server that failed.
+func (a *Agent) announce(s *liveSession) {
+	a.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: commandList()}})
+	for _, st := range s.mgr.Statuses() {
+		if st.State == mcpclient.StateFailed {
+			a.failureCard(s, st)
+		}
+	}
+}
+
+// serverEvent reports servers that fail, at start or after restarts.
+func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
+	if e.Kind == mcpclient.EventStatus && e.Status.State == mcpclient.StateFailed {
+		a.failureCard(s, e.Status)
+	}
+}
+
+// failureCard shows a failed server in the session as a failed tool call.
+func (a *Agent) failureCard(s *liveSession, st mcpclient.Status) {
+	s.mu.Lock()
+	if s.failed[st.Name] || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.failed[st.Name] = true
+	s.mu.Unlock()
+	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
+	if strings.Contains(st.Error, "gave up after") {
+		title = fmt.Sprintf("MCP server %s failed", st.Name)
+	}
+	text := st.Error
+	if st.Stderr != "" {
+		text += "\n\nstderr (last lines):\n" + st.Stderr
+	}
+	a.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId("mcp-server-failed-"+st.Name), title,
+		acpsdk.WithStartKind(acpsdk.ToolKindOther),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusFailed),
+		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
+		acpsdk.WithStartRawOutput(map[string]any{"server": st.Name, "state": string(st.State), "error": st.Error, "stderr": st.Stderr}),
+	))
+}
+
+// update sends one session/update; failures are logged (the client is gone).
+func (a *Agent) update(s *liveSession, u acpsdk.SessionUpdate) {
+	if err := a.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
+		a.logger.Debug("session/update not sent", "session", s.id, "err", err)
+	}
+}
+
+// LoadSession implements acpsdk.AgentLoader: the history is replayed to the
+// client before the response.
+func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	s, records, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers)
+	if err != nil {
+		return acpsdk.LoadSessionResponse{}, err
+	}
+	a.replay(s, records)
+	a.announce(s)
+	return acpsdk.LoadSessionResponse{Modes: s.modes(), Meta: s.serversMeta()}, nil
+}
+
+// ResumeSession implements acpsdk.Agent: like load, without the replay.
+func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	s, _, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers)
+	if err != nil {
+		return acpsdk.ResumeSessionResponse{}, err
+	}
+	a.announce(s)
+	return acpsdk.ResumeSessionResponse{Modes: s.modes(), Meta: s.serversMeta()}, nil
+}
+
+// reopen opens a stored session with the servers of the request.
+func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServer) (*liveSession, []session.Record, error) {
+	if err := checkCwd(cwd); err != nil {
+		return nil, nil, err
+	}
+	specs, err := servers(mcp)
+	if err != nil {
+		return nil, nil, invalidParams("%v", err)
+	}
+	a.mu.Lock()
+	_, live := a.sessions[id]
+	a.mu.Unlock()
+	if live {
+		return nil, nil, invalidParams("session %q is already open on this connection", id)
+	}
+	st, records, err := a.opts.Store.Resume(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, nil, invalidParams("unknown session %q", id)
+	}
+	if err != nil {
+		return nil, nil, internalError("loading session %q: %v", id, err)
+	}
+	s, err := a.open(ctx, st, cwd, specs, history(records))
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, records, nil
+}
+
+// ListSessions implements acpsdk.Agent.
+func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
+	var cwd, cursor string
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	if p.Cursor != nil {
+		cursor = *p.Cursor
+	}
+	metas, next, err := a.opts.Store.List(cwd, cursor, 50)
+	if err != nil {
+		return acpsdk.ListSessionsResponse{}, invalidParams("%v", err)
+	}
+	resp := acpsdk.ListSessionsResponse{Sessions: []acpsdk.SessionInfo{}}
+	for _, m := range metas {
+		info := acpsdk.SessionInfo{SessionId: acpsdk.SessionId(m.ID), Cwd: m.Cwd, UpdatedAt: acpsdk.Ptr(m.Updated.UTC().Format(time.RFC3339Nano))}
+		if m.Title != "" {
+			info.Title = acpsdk.Ptr(m.Title)
+		}
+		resp.Sessions = append(resp.Sessions, info)
+	}
+	if next != "" {
+		resp.NextCursor = &next
+	}
+	return resp, nil
+}
+
+// CloseSession implements acpsdk.Agent: cancels the running turn, stops the
+// servers, clears the session's tools and closes its store.
+func (a *Agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[string(p.SessionId)]
+	delete(a.sessions, string(p.SessionId))
+	a.mu.Unlock()
+	if !ok {
+		return acpsdk.CloseSessionResponse{}, invalidParams("unknown session %q", p.SessionId)
+	}
+	if err := a.closeSession(s); err != nil {
+		return acpsdk.CloseSessionResponse{}, internalError("closing session %q: %v", s.id, err)
+	}
+	return acpsdk.CloseSessionResponse{}, nil
+}
+
+// closeSession tears a session down: turn, servers, tools, store.
+func (a *Agent) closeSession(s *liveSession) error {
+	s.mu.Lock()
+	s.closed = true
+	cancel, turn := s.cancel, s.turn
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-turn
+	}
+	s.stop()
+	err := s.mgr.Close(context.Background())
+	s.sync.Detach()
+	return errors.Join(err, s.store.Close())
+}
+
+// SetSessionMode implements acpsdk.Agent.
+func (a *Agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
+	s, err := a.lookup(p.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionModeResponse{}, err
+	}
+	mode := string(p.ModeId)
+	if mode != modeAsk && mode != modeAuto {
+		return acpsdk.SetSessionModeResponse{}, invalidParams("unknown mode %q (want %q or %q)", mode, modeAsk, modeAuto)
+	}
+	s.mu.Lock()
+	s.mode = mode
+	s.mu.Unlock()
+	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Mode = mode }); err != nil {
+		return acpsdk.SetSessionModeResponse{}, internalError("saving the mode: %v", err)
+	}
+	a.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	return acpsdk.SetSessionModeResponse{}, nil
+}
+
+// Cancel implements acpsdk.Agent: the running turn ends with cancelled and
+// its MCP calls are cancelled at their servers.
+func (a *Agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
+	s, err := a.lookup(p.SessionId)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}

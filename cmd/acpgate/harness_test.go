@@ -1,0 +1,258 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/testbin"
+)
+
+// Binaries built once by TestMain.
+var agentBin, serverBin string
+
+func TestMain(m *testing.M) {
+	b, err := testbin.New()
+	if err == nil {
+		agentBin, err = b.Build("./cmd/acpgate")
+	}
+	if err == nil {
+		serverBin, err = b.Build("./testdata/mcpserver")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	b.Cleanup()
+	os.Exit(code)
+}
+
+// client is the test's ACP client: it records updates and answers
+// permission requests with answer.
+type client struct {
+	mu      sync.Mutex
+	updates []acpsdk.SessionNotification
+	wake    chan struct{}
+	answer  func(acpsdk.RequestPermissionRequest) string // option id; "" = cancelled
+	asked   []acpsdk.RequestPermissionRequest
+}
+
+func newClient() *client { return &client{wake: make(chan struct{}, 1)} }
+
+func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *client) RequestPermission(_ context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, p)
+	answer := c.answer
+	c.mu.Unlock()
+	id := ""
+	if answer != nil {
+		id = answer(p)
+	}
+	if id == "" {
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{}}}, nil
+	}
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(id)}}}, nil
+}
+
+func (c *client) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	return acpsdk.ReadTextFileResponse{}, acpsdk.NewMethodNotFound("fs/read_text_file")
+}
+func (c *client) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	return acpsdk.WriteTextFileResponse{}, acpsdk.NewMethodNotFound("fs/write_text_file")
+}
+func (c *client) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/create")
+}
+func (c *client) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/kill")
+}
+func (c *client) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, acpsdk.NewMethodNotFound("terminal/output")
+}
+func (c *client) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/release")
+}
+func (c *client) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
+}
+
+// all returns the updates received so far.
+func (c *client) all() []acpsdk.SessionNotification {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]acpsdk.SessionNotification(nil), c.updates...)
+}
+
+// waitUpdate waits until an update matches.
+func (c *client) waitUpdate(t *testing.T, what string, match func(acpsdk.SessionUpdate) bool) acpsdk.SessionUpdate {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		for _, n := range c.all() {
+			if match(n.Update) {
+				return n.Update
+			}
+		}
+		select {
+		case <-c.wake:
+		case <-timeout:
+			t.Fatalf("timed out waiting for update: %s", what)
+		}
+	}
+}
+
+// agentText is the concatenated agent message text of the updates.
+func agentText(ns []acpsdk.SessionNotification) string {
+	var b strings.Builder
+	for _, n := range ns {
+		if u := n.Update.AgentMessageChunk; u != nil && u.Content.Text != nil {
+			b.WriteString(u.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+// agent is a running acpgate with a connected client.
+type agent struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	conn   *acpsdk.ClientSideConnection
+	client *client
+	stderr *syncBuf
+	exited chan struct{}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// startAgent runs acpgate with args and connects a client; the agent is
+// stopped (stdin closed, then killed) at the end of the test.
+func startAgent(t *testing.T, stateDir string, args ...string) *agent {
+	t.Helper()
+	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "2s"}, args...)...)
+	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test-key")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &syncBuf{}, exited: make(chan struct{})}
+	cmd.Stderr = a.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(a.exited) }()
+	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, stdout)
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		select {
+		case <-a.exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-a.exited
+			t.Errorf("acpgate did not exit after stdin EOF; stderr:\n%s", a.stderr.String())
+		}
+		if t.Failed() {
+			t.Logf("acpgate stderr:\n%s", a.stderr.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := a.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return a
+}
+
+// stdioServer is an ACP mcpServers entry running the test MCP server.
+func stdioServer(name string, args ...string) acpsdk.McpServer {
+	return acpsdk.McpServer{Stdio: &acpsdk.McpServerStdio{Name: name, Command: serverBin, Args: append([]string{"-name", name}, args...), Env: []acpsdk.EnvVariable{}}}
+}
+
+func ctx30(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func prompt(t *testing.T, a *agent, sid acpsdk.SessionId, text string) acpsdk.PromptResponse {
+	t.Helper()
+	resp, err := a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(text)}})
+	if err != nil {
+		t.Fatalf("prompt %q: %v", text, err)
+	}
+	return resp
+}
+
+// netServer runs the test MCP server over http or sse on 127.0.0.1.
+func netServer(t *testing.T, mode string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(serverBin, append([]string{"-transport", mode}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, "URL "))
+}
+
+// recordFile is a path for a test server's -record file, and a reader.
+func recordFile(t *testing.T) (string, func() string) {
+	p := filepath.Join(t.TempDir(), "record")
+	return p, func() string { b, _ := os.ReadFile(p); return string(b) }
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

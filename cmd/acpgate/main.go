@@ -1,0 +1,157 @@
+// Command acpgate is an ACP agent: editors launch it and speak the Agent
+// Client Protocol to it over stdin and stdout. The MCP servers a client
+// passes to a session are connected for that session only, their tools are
+// offered to the model, and every process is torn down when the session
+// ends. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lmittmann/tint"
+
+	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/session"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// config is what the command line and environment say.
+type config struct {
+	stateDir, logLevel, logFile, logFormat string
+	model, baseURL, apiKey                 string
+	startupBudget                          time.Duration
+	showVersion                            bool
+}
+
+func parseFlags(args []string, getenv func(string) string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("acpgate", flag.ContinueOnError)
+	fs.StringVar(&c.stateDir, "state-dir", "", "where sessions are stored (default $XDG_STATE_HOME/acpgate, else ~/.local/state/acpgate)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFile, "log-file", "", "write logs to this file instead of stderr")
+	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&c.model, "model", getenv("ACPGATE_MODEL"), "model name (env ACPGATE_MODEL); none: prompts explain how to configure one")
+	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "OpenAI-compatible API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+")")
+	fs.DurationVar(&c.startupBudget, "startup-budget", 5*time.Second, "how long session/new waits for the session's MCP servers before answering (the rest keep connecting)")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	c.apiKey = getenv("OPENAI_API_KEY")
+	switch c.logFormat {
+	case "text", "json":
+	default:
+		return c, fmt.Errorf("--log-format must be text or json, not %q", c.logFormat)
+	}
+	return c, nil
+}
+
+// newLogger builds the logger: tint on stderr (colour only on a terminal),
+// or JSON, or a log file.
+func newLogger(c config) (*slog.Logger, io.Closer, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, nil, fmt.Errorf("--log-level: %w", err)
+	}
+	var w io.Writer = os.Stderr
+	var closer io.Closer = io.NopCloser(nil)
+	color := isTerminal(os.Stderr)
+	if c.logFile != "" {
+		f, err := os.OpenFile(c.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--log-file: %w", err)
+		}
+		w, closer, color = f, f, false
+	}
+	if c.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+	}
+	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !color})), closer, nil
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func run(args []string) int {
+	c, err := parseFlags(args, os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acpgate:", err)
+		return 2
+	}
+	if c.showVersion {
+		fmt.Fprintln(os.Stdout, "acpgate", version)
+		return 0
+	}
+	logger, closer, err := newLogger(c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acpgate:", err)
+		return 2
+	}
+	defer closer.Close()
+	// Libraries that log through the default logger (mcp-go does) must
+	// not reach stdout, which is the protocol.
+	slog.SetDefault(logger)
+
+	dir := c.stateDir
+	if dir == "" {
+		if dir, err = session.DefaultDir(); err != nil {
+			logger.Error("no state directory", "err", err)
+			return 1
+		}
+	}
+	store, err := session.Open(dir)
+	if err != nil {
+		logger.Error("opening the session store", "dir", dir, "err", err)
+		return 1
+	}
+	var provider gateway.Provider
+	if c.model != "" {
+		if provider, err = openaicompat.New(openaicompat.Config{BaseURL: c.baseURL, APIKey: c.apiKey, Model: c.model}); err != nil {
+			logger.Error("model provider", "err", err)
+			return 1
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	logger.Info("acpgate starting", "version", version, "state_dir", dir, "model", c.model)
+	err = acp.Serve(ctx, os.Stdin, os.Stdout, acp.Options{
+		Name: "acpgate", Version: version,
+		Store: store, Provider: provider, Logger: logger,
+		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
+	})
+	if err != nil {
+		logger.Error("shutting down", "err", err)
+	}
+	logger.Info("acpgate stopped")
+	return 0
+}
+
+const noModelMessage = "No model is configured, so I cannot answer prompts. Start acpgate with a model: " +
+	"`--model NAME` (or ACPGATE_MODEL), plus OPENAI_API_KEY for OpenAI, or `--base-url` (OPENAI_BASE_URL) " +
+	"for any OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1). " +
+	"Without a model the slash commands still work: /mcp shows the MCP servers, /tools lists their tools, " +
+	"and /call <tool> <json-arguments> calls one."
+
+func main() { os.Exit(run(os.Args[1:])) }
