@@ -187,3 +187,43 @@ func TestCancelMidCall(t *testing.T) {
 	}
 	waitFor(t, "the server to see the cancellation", func() bool { return strings.Contains(record(), "cancelled sleep") })
 }
+
+// TestSignalsAndEOFLeaveNoProcess ends acpgate by SIGTERM, SIGINT and stdin
+// EOF with live sessions: it exits 0 and no server process survives.
+func TestSignalsAndEOFLeaveNoProcess(t *testing.T) {
+	for _, how := range []string{"SIGTERM", "SIGINT", "EOF"} {
+		t.Run(how, func(t *testing.T) {
+			a := startAgent(t, t.TempDir())
+			rec, record := recordFile(t)
+			for i := 0; i < 2; i++ {
+				if _, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
+					stdioServer(fmt.Sprintf("s%d", i), "-record", rec),
+				}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "servers recorded", func() bool { return len(pids(record())) == 2 })
+			switch how {
+			case "SIGTERM":
+				_ = a.cmd.Process.Signal(syscall.SIGTERM)
+			case "SIGINT":
+				_ = a.cmd.Process.Signal(syscall.SIGINT)
+			default:
+				_ = a.stdin.Close()
+			}
+			select {
+			case <-a.exited:
+			case <-time.After(20 * time.Second):
+				t.Fatal("acpgate did not exit")
+			}
+			if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit code %d", code)
+			}
+			for _, pid := range pids(record()) {
+				if alive(pid) {
+					t.Errorf("server pid %d survived", pid)
+				}
+			}
+		})
+	}
+}

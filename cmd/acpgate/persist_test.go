@@ -1,0 +1,240 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/fakellm"
+)
+
+// replayable reduces updates to what a replay must reproduce: the user's
+// and the agent's text, thoughts, and each tool call's final state.
+func replayable(ns []acpsdk.SessionNotification) string {
+	var b strings.Builder
+	calls := map[string]string{}
+	var order []string
+	for _, n := range ns {
+		u := n.Update
+		switch {
+		case u.UserMessageChunk != nil:
+			// The client sent these itself; replay checks them apart.
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			b.WriteString("agent:" + u.AgentMessageChunk.Content.Text.Text + "\n")
+		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil:
+			b.WriteString("thought:" + u.AgentThoughtChunk.Content.Text.Text + "\n")
+		case u.ToolCall != nil && !strings.HasPrefix(string(u.ToolCall.ToolCallId), "mcp-server-failed"):
+			id := string(u.ToolCall.ToolCallId)
+			if _, ok := calls[id]; !ok {
+				order = append(order, id)
+			}
+			calls[id] = mustJSON(map[string]any{"title": u.ToolCall.Title, "kind": u.ToolCall.Kind, "status": u.ToolCall.Status, "content": u.ToolCall.Content, "in": u.ToolCall.RawInput, "out": u.ToolCall.RawOutput})
+		case u.ToolCallUpdate != nil:
+			id := string(u.ToolCallUpdate.ToolCallId)
+			var c map[string]any
+			_ = json.Unmarshal([]byte(calls[id]), &c)
+			if s := u.ToolCallUpdate.Status; s != nil {
+				c["status"] = *s
+			}
+			if u.ToolCallUpdate.Content != nil {
+				c["content"] = u.ToolCallUpdate.Content
+			}
+			if u.ToolCallUpdate.RawOutput != nil {
+				c["out"] = u.ToolCallUpdate.RawOutput
+			}
+			calls[id] = mustJSON(c)
+		}
+	}
+	// Merge adjacent chunks the way a reader sees them.
+	text := b.String()
+	for _, k := range []string{"agent:", "thought:"} {
+		for strings.Contains(text, "\n"+k) {
+			before := text
+			text = mergeRuns(text, k)
+			if text == before {
+				break
+			}
+		}
+	}
+	for _, id := range order {
+		text += "call " + id + " " + calls[id] + "\n"
+	}
+	return text
+}
+
+// mergeRuns joins consecutive lines that start with prefix.
+func mergeRuns(text, prefix string) string {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	var out []string
+	for _, l := range lines {
+		if n := len(out); n > 0 && strings.HasPrefix(l, prefix) && strings.HasPrefix(out[n-1], prefix) {
+			out[n-1] += strings.TrimPrefix(l, prefix)
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+func TestRestartListLoadReplay(t *testing.T) {
+	state := t.TempDir()
+	cwd := t.TempDir()
+	llm := fakellm.Start(
+		fakellm.Turn{Reasoning: "Let me look.", Text: "Checking…", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__s__echo", Arguments: `{"text":"remembered"}`}}},
+		fakellm.Turn{Text: "It said remembered."},
+		fakellm.Turn{Text: "Yes, I remember: remembered."},
+	)
+	defer llm.Close()
+	args := []string{"--model", "fake-model", "--base-url", llm.URL}
+
+	a := startAgent(t, state, args...)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	prompt(t, a, sid, "echo something for me")
+	prompt(t, a, sid, `/call mcp__s__add {"a":1,"b":2}`)
+	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_always" }
+	prompt(t, a, sid, `/call mcp__s__add {"a":1,"b":2}`)
+	live := a.client.all()
+
+	// stdin EOF: acpgate exits 0 and leaves nothing behind.
+	_ = a.stdin.Close()
+	select {
+	case <-a.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("acpgate did not exit on stdin EOF")
+	}
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, a.stderr.String())
+	}
+
+	b := startAgent(t, state, args...)
+	list, err := b.conn.ListSessions(ctx30(t), acpsdk.ListSessionsRequest{Cwd: &cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != sid || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "echo something for me" || list.Sessions[0].UpdatedAt == nil {
+		t.Fatalf("list: %s", mustJSON(list))
+	}
+	other := "/nowhere"
+	if l, _ := b.conn.ListSessions(ctx30(t), acpsdk.ListSessionsRequest{Cwd: &other}); len(l.Sessions) != 0 {
+		t.Errorf("cwd filter: %s", mustJSON(l))
+	}
+	load, err := b.conn.LoadSession(ctx30(t), acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load.Modes == nil || load.Modes.CurrentModeId != "ask" {
+		t.Errorf("modes after load: %+v", load.Modes)
+	}
+	var users []string
+	for _, n := range b.client.all() {
+		if u := n.Update.UserMessageChunk; u != nil && u.Content.Text != nil {
+			users = append(users, u.Content.Text.Text)
+		}
+	}
+	if got := strings.Join(users, "|"); got != `echo something for me|/call mcp__s__add {"a":1,"b":2}|/call mcp__s__add {"a":1,"b":2}` {
+		t.Errorf("replayed user messages: %s", got)
+	}
+	if got, want := replayable(b.client.all()), replayable(live); got != want {
+		t.Errorf("replay differs\n got:\n%s\nwant:\n%s", got, want)
+	}
+	// The model history was restored: the next model call carries it.
+	before := len(b.client.all())
+	prompt(t, b, sid, "do you remember?")
+	if text := agentText(b.client.all()[before:]); !strings.Contains(text, "I remember") {
+		t.Errorf("answer %q", text)
+	}
+	msgs := llm.Requests()[2].Messages
+	if len(msgs) < 5 || msgs[len(msgs)-1].Content != "do you remember?" || !strings.Contains(mustJSON(msgs), "remembered") {
+		t.Errorf("history sent after load: %s", mustJSON(msgs))
+	}
+	// The "always allow" decision survived the restart: no question now.
+	b.client.answer = nil
+	prompt(t, b, sid, `/call mcp__s__add {"a":2,"b":2}`)
+	if len(b.client.asked) != 0 {
+		t.Errorf("asked again after allow_always: %d", len(b.client.asked))
+	}
+}
+
+// TestBadInput writes raw lines: every bad request gets a clear JSON-RPC
+// error and the agent keeps serving.
+func TestBadInput(t *testing.T) {
+	cmd := exec.Command(agentBin, "--state-dir", t.TempDir())
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	send := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading answer to %s: %v", line, err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("agent wrote a non-JSON line: %q", l)
+			}
+			if _, isNote := m["method"]; !isNote {
+				return m
+			}
+		}
+	}
+	errOf := func(m map[string]any) (float64, string) {
+		e, _ := m["error"].(map[string]any)
+		if e == nil {
+			return 0, ""
+		}
+		return e["code"].(float64), mustJSON(e)
+	}
+	cwd := t.TempDir()
+	for _, tc := range []struct {
+		line string
+		code float64
+		text string
+	}{
+		{`{this is not json`, -32700, "Parse error"},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, 0, ""},
+		{`{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}`, -32601, "Method not found"},
+		{`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_nope","prompt":[{"type":"text","text":"hi"}]}}`, -32602, "unknown session"},
+		{`{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}`, -32602, "cwd must be an absolute path"},
+		{`{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"a","command":"x"},{"name":"a","command":"y"}]}}`, -32602, `duplicate server name \"a\"`},
+		{`{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"nothing"}]}}`, -32602, "needs a command (stdio) or a url"},
+		{`{"jsonrpc":"2.0","id":7,"method":"session/set_mode","params":{"sessionId":"sess_nope","modeId":"auto"}}`, -32602, "unknown session"},
+		// Liberal mcpServers shapes, as real clients send them.
+		{`{"jsonrpc":"2.0","id":8,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[` +
+			`{"name":"bare","command":"` + serverBin + `"},` +
+			`{"type":"stdio","name":"typed","command":"` + serverBin + `","args":["-name","typed"]},` +
+			`{"name":"envobj","command":"` + serverBin + `","env":{"X":"1"}},` +
+			`{"type":"http","name":"web","url":"` + netServer(t, "http") + `"}]}}`, 0, ""},
+	} {
+		m := send(tc.line)
+		code, text := errOf(m)
+		if code != tc.code || !strings.Contains(text, tc.text) {
+			t.Errorf("%s\n  -> %s, want code %v mentioning %q", tc.line, mustJSON(m), tc.code, tc.text)
+		}
+		if tc.code == 0 && strings.Contains(tc.line, "mcpServers") {
+			meta := mustJSON(m["result"])
+			for _, name := range []string{"bare", "typed", "envobj", "web"} {
+				if !containsFields(meta, `"name":"`+name+`","state":"ready"`) {
+					t.Errorf("server %s not ready: %s", name, meta)
+				}
+			}
+		}
+	}
+}

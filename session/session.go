@@ -1,0 +1,212 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+)
+
+// Session is a session open for appending, from Store.Create or
+// Store.Resume. It is safe for concurrent use; appends are written in the
+// order their calls take the session's lock.
+type Session struct {
+	store *Store
+	id    string
+	dir   string
+
+	mu       sync.Mutex
+	f        *os.File
+	size     int64 // length of the log: where the next line starts
+	meta     Meta
+	dirty    bool // meta changed since it was last written
+	unsynced bool // log written since it was last fsynced
+	closed   bool
+	broken   error // sticky: the log can no longer be trusted
+	dropped  *Dropped
+}
+
+// Dropped describes the torn last line of a log that Store.Resume
+// discarded. It is plain data; Session.Dropped returns a fresh copy.
+type Dropped struct {
+	Line   int    // 1-based line number of the torn line
+	Offset int64  // byte offset where it began; the log was truncated there
+	Size   int64  // number of bytes discarded
+	Reason string // "unterminated line" or "unparsable line: ..."
+}
+
+// ID returns the session's id. It is safe for concurrent use.
+func (ss *Session) ID() string { return ss.id }
+
+// Meta returns a copy of the session's metadata, including changes not yet
+// written (Updated bumped by Append). It is safe for concurrent use.
+func (ss *Session) Meta() Meta {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.meta.clone()
+}
+
+// Dropped returns what Store.Resume discarded from the end of the log, or
+// nil if nothing was (always nil for a session from Store.Create). It is
+// safe for concurrent use.
+func (ss *Session) Dropped() *Dropped {
+	if ss.dropped == nil {
+		return nil
+	}
+	d := *ss.dropped
+	return &d
+}
+
+// usable reports why the session cannot be written to, if it cannot.
+// ss.mu must be held.
+func (ss *Session) usable() error {
+	if ss.closed {
+		return ErrClosed
+	}
+	return ss.broken
+}
+
+// Append marshals v with encoding/json into the Data of a new Record of the
+// given kind (non-empty), stamped with the current time, and writes it to
+// the log as one line. It does not fsync (see Sync). It bumps the in-memory
+// Updated time. If the write fails part-way the partial line is cut off
+// again; if that fails too, every later Append, Sync and Close fails. It is
+// safe for concurrent use. After Close it returns ErrClosed.
+func (ss *Session) Append(kind string, v any) error {
+	if kind == "" {
+		return fmt.Errorf("session: %s: append: empty record kind", ss.id)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("session: %s: append %q: %w", ss.id, kind, err)
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if err := ss.usable(); err != nil {
+		return err
+	}
+	now := ss.store.now()
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line) // Encode ends the line with '\n'
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(Record{Kind: kind, Time: now, Data: data}); err != nil {
+		return fmt.Errorf("session: %s: append %q: %w", ss.id, kind, err)
+	}
+	n, err := ss.f.Write(line.Bytes())
+	if err != nil {
+		if n > 0 {
+			if terr := ss.f.Truncate(ss.size); terr != nil {
+				ss.broken = fmt.Errorf("session: %s: log ends with a partial line after a failed append (%v): %w", ss.id, err, terr)
+			}
+		}
+		return fmt.Errorf("session: %s: append %q: %w", ss.id, kind, err)
+	}
+	ss.size += int64(n)
+	ss.unsynced = true
+	ss.meta.Updated = now
+	ss.dirty = true
+	return nil
+}
+
+// Sync fsyncs the log, then writes the metadata (atomically) if it changed
+// since it was last written. Call it at each completed tool call and at
+// the end of a turn. A failed fsync makes the session unusable: every later
+// Append, Sync and Close fails, since the kernel may have dropped the
+// unwritten data. It is safe for concurrent use. After Close it returns
+// ErrClosed.
+func (ss *Session) Sync() error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closed {
+		return ErrClosed
+	}
+	return ss.syncLocked()
+}
+
+func (ss *Session) syncLocked() error {
+	if ss.broken != nil {
+		return ss.broken
+	}
+	if ss.unsynced {
+		if err := ss.f.Sync(); err != nil {
+			ss.broken = fmt.Errorf("session: %s: sync log: %w", ss.id, err)
+			return ss.broken
+		}
+		ss.unsynced = false
+	}
+	if ss.dirty {
+		if err := writeMeta(ss.dir, ss.meta); err != nil {
+			return fmt.Errorf("session: %s: %w", ss.id, err)
+		}
+		ss.dirty = false
+	}
+	return nil
+}
+
+// UpdateMeta applies fn to a copy of the metadata, with Updated already set
+// to the current time and Always and Extra non-nil, and writes the result
+// atomically before returning. fn may change any field but ID; Always
+// values must be AlwaysAllow or AlwaysReject, and Extra must be
+// JSON-encodable. If fn breaks these rules or the write fails, an error is
+// returned and the metadata, on disk and in memory, is unchanged. fn runs
+// with the session locked and must not call the Session's methods. It is
+// safe for concurrent use. After Close it returns ErrClosed.
+func (ss *Session) UpdateMeta(fn func(*Meta)) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if err := ss.usable(); err != nil {
+		return err
+	}
+	m := ss.meta.clone()
+	m.Updated = ss.store.now()
+	if m.Always == nil {
+		m.Always = make(map[string]string)
+	}
+	if m.Extra == nil {
+		m.Extra = make(map[string]any)
+	}
+	fn(&m)
+	if len(m.Always) == 0 {
+		m.Always = nil
+	}
+	if len(m.Extra) == 0 {
+		m.Extra = nil
+	}
+	if m.ID != ss.id {
+		return fmt.Errorf("session: %s: update metadata: the ID cannot change (to %q)", ss.id, m.ID)
+	}
+	for tool, d := range m.Always {
+		if d != AlwaysAllow && d != AlwaysReject {
+			return fmt.Errorf("session: %s: update metadata: always[%q] = %q, want %q or %q",
+				ss.id, tool, d, AlwaysAllow, AlwaysReject)
+		}
+	}
+	if err := writeMeta(ss.dir, m); err != nil {
+		return fmt.Errorf("session: %s: update metadata: %w", ss.id, err)
+	}
+	ss.meta = m
+	ss.dirty = false
+	return nil
+}
+
+// Close syncs the session (see Sync), closes its log and makes the id
+// available to Store.Resume again. The log is closed even if the sync
+// fails; the sync's error is returned. Close is idempotent: later calls
+// return nil. It is safe for concurrent use.
+func (ss *Session) Close() error {
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return nil
+	}
+	err := ss.syncLocked()
+	if cerr := ss.f.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("session: %s: close log: %w", ss.id, cerr))
+	}
+	ss.closed = true
+	ss.mu.Unlock()
+	ss.store.release(ss)
+	return err
+}
