@@ -44,9 +44,9 @@ type liveSession struct {
 	closed  bool
 }
 
-// servers converts the client's mcpServers into specs, rejecting entries
+// serverSpecs converts the client's mcpServers into specs, rejecting entries
 // the SDK could not make sense of and duplicate names.
-func servers(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
+func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
 	specs := make([]mcpclient.ServerSpec, 0, len(in))
 	seen := map[string]bool{}
 	for i, s := range in {
@@ -105,7 +105,7 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err := checkCwd(p.Cwd); err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	specs, err := servers(p.McpServers)
+	specs, err := serverSpecs(p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
 	}
@@ -280,7 +280,7 @@ func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServ
 	if err := checkCwd(cwd); err != nil {
 		return nil, nil, err
 	}
-	specs, err := servers(mcp)
+	specs, err := serverSpecs(mcp)
 	if err != nil {
 		return nil, nil, invalidParams("%v", err)
 	}
