@@ -22,6 +22,7 @@ type Session struct {
 	size     int64 // length of the log: where the next line starts
 	meta     Meta
 	dirty    bool // meta changed since it was last written
+	touched  bool // Updated moved by Append since the metadata was written
 	unsynced bool // log written since it was last fsynced
 	closed   bool
 	broken   error // sticky: the log can no longer be trusted
@@ -105,13 +106,17 @@ func (ss *Session) Append(kind string, v any) error {
 	}
 	ss.size += int64(n)
 	ss.unsynced = true
+	// Only in memory: the log's own times (and its mtime, for List) say
+	// when it was last written, so a Sync need not rewrite the metadata
+	// file for this; Close does.
 	ss.meta.Updated = now
-	ss.dirty = true
+	ss.touched = true
 	return nil
 }
 
 // Sync fsyncs the log, then writes the metadata (atomically) if it changed
-// since it was last written. Call it at each completed tool call and at
+// since it was last written, other than by appends moving Updated (that is
+// written by Close, and recovered from the log after a crash). Call it at each completed tool call and at
 // the end of a turn. A failed fsync makes the session unusable: every later
 // Append, Sync and Close fails, since the kernel may have dropped the
 // unwritten data. It is safe for concurrent use. After Close it returns
@@ -130,7 +135,7 @@ func (ss *Session) syncLocked() error {
 		return ss.broken
 	}
 	if ss.unsynced {
-		if err := ss.f.Sync(); err != nil {
+		if err := datasync(ss.f); err != nil {
 			ss.broken = fmt.Errorf("session: %s: sync log: %w", ss.id, err)
 			return ss.broken
 		}
@@ -140,7 +145,7 @@ func (ss *Session) syncLocked() error {
 		if err := writeMeta(ss.dir, ss.meta); err != nil {
 			return fmt.Errorf("session: %s: %w", ss.id, err)
 		}
-		ss.dirty = false
+		ss.dirty, ss.touched = false, false
 	}
 	return nil
 }
@@ -187,7 +192,7 @@ func (ss *Session) UpdateMeta(fn func(*Meta)) error {
 		return fmt.Errorf("session: %s: update metadata: %w", ss.id, err)
 	}
 	ss.meta = m
-	ss.dirty = false
+	ss.dirty, ss.touched = false, false
 	return nil
 }
 
@@ -200,6 +205,9 @@ func (ss *Session) Close() error {
 	if ss.closed {
 		ss.mu.Unlock()
 		return nil
+	}
+	if ss.touched {
+		ss.dirty = true
 	}
 	err := ss.syncLocked()
 	if cerr := ss.f.Close(); cerr != nil {

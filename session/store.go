@@ -27,6 +27,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -462,6 +463,11 @@ func (s *Store) readMeta(id string) (Meta, error) {
 	if m.ID != id {
 		return Meta{}, fmt.Errorf("session: %s: metadata is for session %q", path, m.ID)
 	}
+	// Appends synced after the metadata was last written (the session is
+	// open in another process, or one crashed before Close) are newer.
+	if t, ok := lastRecordTime(filepath.Join(dir, logName)); ok && t.After(m.Updated) {
+		m.Updated = t
+	}
 	return m, nil
 }
 
@@ -560,4 +566,39 @@ func decodeCursor(c string) (listKey, error) {
 		return listKey{}, fmt.Errorf("%w %q", ErrInvalidCursor, c)
 	}
 	return k, nil
+}
+
+// lastRecordTime reads the time of the last complete record of a log from
+// its tail.
+func lastRecordTime(path string) (time.Time, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return time.Time{}, false
+	}
+	const tail = 64 << 10
+	off := max(fi.Size()-tail, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return time.Time{}, false
+	}
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	start := bytes.LastIndexByte(buf[:end], '\n') + 1
+	if start == 0 && off > 0 {
+		return time.Time{}, false // the last line is longer than the tail read
+	}
+	var r struct {
+		Time time.Time `json:"t"`
+	}
+	if json.Unmarshal(buf[start:end], &r) != nil {
+		return time.Time{}, false
+	}
+	return r.Time, true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,6 +179,7 @@ func startAgent(t *testing.T, stateDir string, args ...string) *agent {
 	}
 	go func() { _ = cmd.Wait(); close(a.exited) }()
 	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, stdout)
+	a.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		_ = stdin.Close()
 		select {
