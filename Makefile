@@ -1,16 +1,27 @@
 # acpgate — see README.md. `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       ?= bin
-NPM_DIRS  := testdata/everything
+NPM_DIRS  := testdata/everything testdata/acpnode
 # go ./... skips testdata/; its Go packages are named here.
 TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test lint bench npm clean
+.PHONY: build test lint bench npm demo clean
 
 build:
 	$(GO) build ./...
+	$(GO) build -o $(BIN)/acpgate ./cmd/acpgate
+	$(GO) build -o $(BIN)/acpcli ./cmd/acpcli
 	$(GO) build -o $(BIN)/mcpserver ./testdata/mcpserver
+
+# demo: acpgate launched by acpcli with the test MCP server as a session
+# server; shows /mcp, /tools and a /call (no model needed).
+demo: build
+	@state=$$(mktemp -d); \
+	printf '%s\n' '/mcp' '/tools' '/call mcp__demo__add {"a":2,"b":40}' | \
+	  $(BIN)/acpcli --agent "$(BIN)/acpgate --state-dir $$state --log-level warn" \
+	    --mcp demo='$(CURDIR)/$(BIN)/mcpserver -name demo' --yes; \
+	status=$$?; rm -rf $$state; exit $$status
 
 # npm: install the pinned Node packages the integration tests run
 # (package-lock.json files), once per lock-file change.

@@ -3,13 +3,16 @@ module github.com/acpgate/acpgate
 go 1.26.0
 
 require (
-	github.com/coder/acp-go-sdk v0.13.0 // indirect
+	github.com/coder/acp-go-sdk v0.13.0
+	github.com/google/uuid v1.6.0
+	github.com/lmittmann/tint v1.2.1
+	github.com/mark3labs/mcp-go v1.2.1
+	github.com/openai/openai-go/v3 v3.96.0
+)
+
+require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/google/jsonschema-go v0.4.2 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/lmittmann/tint v1.2.1 // indirect
-	github.com/mark3labs/mcp-go v1.2.1 // indirect
-	github.com/openai/openai-go/v3 v3.96.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect

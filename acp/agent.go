@@ -93,8 +93,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		Approver:       a.approve,
 		Logger:         opts.Logger,
 	})
-	a.conn = acpsdk.NewAgentSideConnection(a, a.out, newInputFilter(in, a.out, a.logger))
+	input := newInputFilter(in, a.out, a.logger)
+	a.conn = acpsdk.NewAgentSideConnection(a, a.out, input)
 	a.conn.SetLogger(a.logger.With("component", "acp-sdk"))
+	input.start()
 	select {
 	case <-a.conn.Done():
 		a.logger.Info("client closed the connection")

@@ -60,6 +60,7 @@ func (l *lockedWriter) afterResponse(id string, fn func()) {
 // into the shapes the SDK decodes correctly (see normalizeServers). Not
 // safe for concurrent use (the SDK has one reader).
 type inputFilter struct {
+	ready   chan struct{} // closed by start: nothing is read before
 	r       *bufio.Reader
 	out     io.Writer
 	logger  *slog.Logger
@@ -67,12 +68,20 @@ type inputFilter struct {
 	pending []byte
 }
 
+// newInputFilter returns a filter that reads nothing until start is called
+// (see start).
 func newInputFilter(r io.Reader, out io.Writer, logger *slog.Logger) *inputFilter {
-	return &inputFilter{r: bufio.NewReaderSize(r, 64<<10), out: out, logger: logger}
+	return &inputFilter{ready: make(chan struct{}), r: bufio.NewReaderSize(r, 64<<10), out: out, logger: logger}
 }
+
+// start lets reading begin. The SDK's connection starts reading in its
+// constructor, before the caller has the connection (or could set its
+// logger): holding input back until then means no handler runs early.
+func (f *inputFilter) start() { close(f.ready) }
 
 // Read implements io.Reader.
 func (f *inputFilter) Read(p []byte) (int, error) {
+	<-f.ready
 	for len(f.pending) == 0 {
 		line, err := f.next()
 		if len(line) > 0 {

@@ -15,7 +15,9 @@ import (
 // mcpServers the way the SDK does, then converts them like NewSession.
 func decodeServers(t testing.TB, line string) ([]acpsdk.McpServer, error) {
 	var out bytes.Buffer
-	got, _ := io.ReadAll(newInputFilter(strings.NewReader(line+"\n"), &out, slog.New(slog.DiscardHandler)))
+	f := newInputFilter(strings.NewReader(line+"\n"), &out, slog.New(slog.DiscardHandler))
+	f.start()
+	got, _ := io.ReadAll(f)
 	var msg struct {
 		Params acpsdk.NewSessionRequest `json:"params"`
 	}
@@ -82,7 +84,9 @@ func mustJSONT(t testing.TB, v any) string {
 func TestInputFilterErrors(t *testing.T) {
 	var out bytes.Buffer
 	in := "not json\n\n" + `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" + strings.Repeat("x", maxFrame+10) + "\n"
-	got, err := io.ReadAll(newInputFilter(strings.NewReader(in), &out, slog.New(slog.DiscardHandler)))
+	f := newInputFilter(strings.NewReader(in), &out, slog.New(slog.DiscardHandler))
+	f.start()
+	got, err := io.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +117,9 @@ func FuzzInput(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out bytes.Buffer
-		passed, err := io.ReadAll(newInputFilter(bytes.NewReader(data), &out, slog.New(slog.DiscardHandler)))
+		in := newInputFilter(bytes.NewReader(data), &out, slog.New(slog.DiscardHandler))
+		in.start()
+		passed, err := io.ReadAll(in)
 		if err != nil {
 			t.Fatal(err)
 		}
