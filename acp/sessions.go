@@ -114,9 +114,6 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, internalError("creating the session: %v", err)
 	}
-	if err := st.UpdateMeta(func(m *session.Meta) { m.Mode = modeAsk }); err != nil {
-		return acpsdk.NewSessionResponse{}, internalError("saving the session: %v", err)
-	}
 	s, err := a.open(ctx, st, p.Cwd, specs, nil)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
@@ -169,6 +166,9 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, specs
 	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
 	defer cancel()
 	_ = mgr.Start(bctx) // servers still connecting go on; their tools join later
+	// Events reach the bridge asynchronously: make sure the tools of every
+	// server ready now are in place before the client is answered.
+	s.sync.Refresh()
 	return s, nil
 }
 

@@ -55,6 +55,15 @@ type Target struct{ Server, Tool string }
 // returns the map from each bridged name to its MCP tool. Names are never
 // parsed back: use the map.
 func Tools(c Caller, opts *Options) ([]gateway.Tool, map[string]Target) {
+	return tools(c, opts, nil)
+}
+
+// schemaCache remembers normalised schemas by their raw bytes, so that
+// re-bridging a session's tools after every server event does not parse
+// every schema again.
+type schemaCache map[string]json.RawMessage
+
+func tools(c Caller, opts *Options, cache schemaCache) ([]gateway.Tool, map[string]Target) {
 	f := opts.framer()
 	namer := NewNamer()
 	st := c.Tools()
@@ -63,13 +72,13 @@ func Tools(c Caller, opts *Options) ([]gateway.Tool, map[string]Target) {
 	for _, t := range st {
 		name := namer.Name(t.Server, t.Tool.Name)
 		targets[name] = Target{Server: t.Server, Tool: t.Tool.Name}
-		tools = append(tools, convertTool(c, f, name, t))
+		tools = append(tools, convertTool(c, f, name, t, cache))
 	}
 	return tools, targets
 }
 
 // convertTool makes the gateway tool for one MCP tool.
-func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool) gateway.Tool {
+func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cache schemaCache) gateway.Tool {
 	server, tool := st.Server, st.Tool.Name
 	kind, ask := classify(st.Tool)
 	desc := strings.TrimSpace(st.Tool.Description)
@@ -80,7 +89,7 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool) gate
 		Name:        name,
 		Title:       server + ": " + tool,
 		Description: fmt.Sprintf("[MCP server %s] %s", server, desc),
-		InputSchema: inputSchema(st.Tool),
+		InputSchema: cachedSchema(st.Tool, cache),
 		Kind:        kind,
 		Annotations: annotations(st.Tool.Annotations),
 		AskApproval: ask,
@@ -99,6 +108,21 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool) gate
 			return f.convert(server, tool, res), nil
 		},
 	}
+}
+
+// cachedSchema is inputSchema, looked up in cache (if any) by the raw
+// schema first.
+func cachedSchema(t mcp.Tool, cache schemaCache) json.RawMessage {
+	if cache == nil || t.RawInputSchema == nil {
+		return inputSchema(t)
+	}
+	key := string(t.RawInputSchema)
+	if s, ok := cache[key]; ok {
+		return s
+	}
+	s := inputSchema(t)
+	cache[key] = s
+	return s
 }
 
 // inputSchema returns the tool's schema as the server sent it, normalised
@@ -180,6 +204,7 @@ type Sync struct {
 	mu      sync.Mutex
 	caller  Caller
 	targets map[string]Target
+	schemas schemaCache
 }
 
 // NewSync returns a Sync for session key of reg. Attach the session's
@@ -211,7 +236,10 @@ func (s *Sync) Refresh() {
 	if s.caller == nil {
 		return
 	}
-	tools, targets := Tools(s.caller, s.opts)
+	if s.schemas == nil {
+		s.schemas = schemaCache{}
+	}
+	tools, targets := tools(s.caller, s.opts, s.schemas)
 	s.targets = targets
 	s.reg.SetExtraTools(s.key, tools)
 }
