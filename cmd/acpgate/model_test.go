@@ -89,3 +89,50 @@ func TestNoModelMessage(t *testing.T) {
 		t.Errorf("said %q", text)
 	}
 }
+
+func TestPromptContentAndResume(t *testing.T) {
+	llm := fakellm.Start(fakellm.Turn{Text: "seen"}, fakellm.Turn{Text: "still here"})
+	defer llm.Close()
+	state, cwd := t.TempDir(), t.TempDir()
+	args := []string{"--model", "fake-model", "--base-url", llm.URL}
+	a := startAgent(t, state, args...)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mime := "text/plain"
+	_, err = a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{
+		acpsdk.TextBlock("look at these"),
+		acpsdk.ImageBlock("aW1hZ2U=", "image/png"),
+		acpsdk.ResourceLinkBlock("notes", "file:///tmp/notes.md"),
+		acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///a.go", Text: "package a", MimeType: &mime}}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := mustJSON(llm.Requests()[0].Messages)
+	for _, want := range []string{"look at these", "data:image/png;base64,aW1hZ2U=", "file:///tmp/notes.md", "package a"} {
+		if !strings.Contains(user, want) {
+			t.Errorf("model input lacks %q: %s", want, user)
+		}
+	}
+	_ = a.stdin.Close()
+	<-a.exited
+
+	b := startAgent(t, state, args...)
+	if _, err := b.conn.ResumeSession(ctx30(t), acpsdk.ResumeSessionRequest{SessionId: resp.SessionId, Cwd: cwd}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range b.client.all() {
+		if n.Update.UserMessageChunk != nil || n.Update.AgentMessageChunk != nil {
+			t.Errorf("resume replayed history: %s", mustJSON(n.Update))
+		}
+	}
+	prompt(t, b, resp.SessionId, "still there?")
+	if msgs := llm.Requests()[1].Messages; len(msgs) < 3 || msgs[len(msgs)-2].Content != "seen" {
+		t.Errorf("history not restored on resume: %s", mustJSON(msgs))
+	}
+	if _, err := b.conn.ResumeSession(ctx30(t), acpsdk.ResumeSessionRequest{SessionId: "sess_unknown", Cwd: cwd}); err == nil || !strings.Contains(err.Error(), "unknown session") {
+		t.Errorf("resume of an unknown session: %v", err)
+	}
+}
