@@ -32,6 +32,19 @@ type Options struct {
 	Trusted func(server string) bool
 	// Logger receives warnings about suspicious results. Default: discard.
 	Logger *slog.Logger
+	// Prefix returns the name to use for server in bridged tool names
+	// (mcp__<prefix>__<tool>); "" or a nil Prefix means the server's name.
+	Prefix func(server string) string
+}
+
+// prefix is the name standing for server in bridged names.
+func (o *Options) prefix(server string) string {
+	if o != nil && o.Prefix != nil {
+		if p := o.Prefix(server); p != "" {
+			return p
+		}
+	}
+	return server
 }
 
 func (o *Options) framer() *framer {
@@ -70,7 +83,7 @@ func tools(c Caller, opts *Options, cache schemaCache) ([]gateway.Tool, map[stri
 	tools := make([]gateway.Tool, 0, len(st))
 	targets := make(map[string]Target, len(st))
 	for _, t := range st {
-		name := namer.Name(t.Server, t.Tool.Name)
+		name := namer.Name(opts.prefix(t.Server), t.Tool.Name)
 		targets[name] = Target{Server: t.Server, Tool: t.Tool.Name}
 		tools = append(tools, convertTool(c, f, name, t, cache))
 	}

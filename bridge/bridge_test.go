@@ -260,3 +260,16 @@ func TestSizeCap(t *testing.T) {
 func echoResult(context.Context, string, string, any) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{Type: "text", Text: "hello"}}}, nil
 }
+
+func TestPrefixOption(t *testing.T) {
+	c := &fakeCaller{tools: []mcpclient.ServerTool{tool("github-enterprise", "search"), tool("other", "x")}}
+	tools, targets := bridge.Tools(c, &bridge.Options{Prefix: func(s string) string {
+		if s == "github-enterprise" {
+			return "gh"
+		}
+		return ""
+	}})
+	if tools[0].Name != "mcp__gh__search" || targets["mcp__gh__search"] != (bridge.Target{Server: "github-enterprise", Tool: "search"}) || tools[1].Name != "mcp__other__x" {
+		t.Errorf("names %s %s", tools[0].Name, tools[1].Name)
+	}
+}

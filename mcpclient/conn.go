@@ -81,24 +81,26 @@ var clientInfo = mcp.Implementation{Name: "acpgate", Version: "0.1.0"}
 
 // dial starts the transport for s and completes the initialize handshake.
 // life bounds the connection (transport goroutines); ctx bounds the dial.
-func (s *server) dial(life, ctx context.Context) (*conn, error) {
-	switch s.spec.Transport {
+// spec is the server's spec as prepared for this connection (secrets
+// resolved).
+func (s *server) dial(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	switch spec.Transport {
 	case TransportStdio:
-		return s.dialStdio(life, ctx)
+		return s.dialStdio(life, ctx, spec)
 	case TransportSSE:
-		return s.dialSSE(life, ctx)
+		return s.dialSSE(life, ctx, spec)
 	default:
-		c, err := s.dialStreamable(life, ctx)
+		c, err := s.dialStreamable(life, ctx, spec)
 		if errors.Is(err, transport.ErrLegacySSEServer) {
 			s.logger.Info("server answered like a legacy SSE server; falling back to SSE")
-			return s.dialSSE(life, ctx)
+			return s.dialSSE(life, ctx, spec)
 		}
 		return c, err
 	}
 }
 
-func (s *server) dialStdio(life, ctx context.Context) (*conn, error) {
-	p, err := startProcess(&s.spec, s.m.opts.Cwd, s.logger, s.m.opts.StderrTail)
+func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	p, err := startProcess(spec, s.m.opts.Cwd, s.logger, s.m.opts.StderrTail)
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +136,9 @@ func (s *server) httpClient() *http.Client {
 	return &http.Client{} // per server: no connection sharing between sessions
 }
 
-func (s *server) dialStreamable(life, ctx context.Context) (*conn, error) {
-	t, err := transport.NewStreamableHTTP(s.spec.URL,
-		transport.WithHTTPHeaders(s.spec.Headers),
+func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	t, err := transport.NewStreamableHTTP(spec.URL,
+		transport.WithHTTPHeaders(spec.Headers),
 		//lint:ignore SA1019 we pin 2025-11-25, where the GET stream is how list_changed and server requests arrive.
 		transport.WithContinuousListening(),
 		transport.WithHTTPBasicClient(s.httpClient()),
@@ -148,9 +150,9 @@ func (s *server) dialStreamable(life, ctx context.Context) (*conn, error) {
 	return s.dialHTTP(life, ctx, t, TransportHTTP)
 }
 
-func (s *server) dialSSE(life, ctx context.Context) (*conn, error) {
-	t, err := transport.NewSSE(s.spec.URL,
-		transport.WithHeaders(s.spec.Headers),
+func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	t, err := transport.NewSSE(spec.URL,
+		transport.WithHeaders(spec.Headers),
 		transport.WithHTTPClient(s.httpClient()),
 		transport.WithSSELogger(s.quietLogger()),
 	)

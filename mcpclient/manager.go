@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -43,6 +45,13 @@ type Options struct {
 	// Backoff is the wait before restart attempt n (1-based). Default:
 	// 1s, 2s, 4s, 8s, 16s, then 30s.
 	Backoff func(n int) time.Duration
+	// Prepare, if set, is called before every start of a server (the first
+	// and each restart) with its spec, and returns the spec to start it
+	// with: this is where secret references in Env and Headers are
+	// resolved, as late as possible. An error fails that start; the
+	// server's status carries the error, which must not contain secret
+	// values.
+	Prepare func(ctx context.Context, spec ServerSpec) (ServerSpec, error)
 	// MaxMessageSize bounds one message line from a stdio server
 	// (DefaultMaxMessageSize). StderrTail is how much stderr Status keeps
 	// (DefaultStderrTail).
@@ -99,11 +108,10 @@ func (o *Options) withDefaults() Options {
 // Manager owns the MCP servers of one session. All methods are safe for
 // concurrent use. Close must be called to stop its servers.
 type Manager struct {
-	opts    Options
-	logger  *slog.Logger
-	servers []*server // in spec order
-	byName  map[string]*server
-	events  *eventQueue
+	opts   Options
+	logger *slog.Logger
+	cur    atomic.Pointer[serverList] // replaced whole by Reconfigure
+	events *eventQueue
 
 	ctx    context.Context // the servers' life; cancelled by Close
 	cancel context.CancelFunc
@@ -128,38 +136,132 @@ func New(specs []ServerSpec, opts *Options) (*Manager, error) {
 	m := &Manager{
 		opts:      o,
 		logger:    o.Logger,
-		byName:    make(map[string]*server, len(specs)),
 		hurry:     make(chan struct{}),
 		closed:    make(chan struct{}),
 		changedCh: make(chan struct{}),
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.events = newEventQueue(o.OnEvent)
+	list, err := m.buildList(specs, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.cur.Store(list)
+	return m, nil
+}
+
+// serverList is the Manager's servers, in spec order. It is never modified
+// once published.
+type serverList struct {
+	servers []*server
+	byName  map[string]*server
+}
+
+// list returns the current servers.
+func (m *Manager) list() *serverList { return m.cur.Load() }
+
+// buildList makes the servers for specs, reusing those of keep (by name)
+// whose spec is unchanged.
+func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serverList, error) {
+	l := &serverList{byName: make(map[string]*server, len(specs))}
 	enabled := 0
 	for i, spec := range specs {
 		if spec.Name == "" {
 			return nil, fmt.Errorf("%w: server #%d has no name", ErrInvalidSpec, i+1)
 		}
-		if _, dup := m.byName[spec.Name]; dup {
+		if _, dup := l.byName[spec.Name]; dup {
 			return nil, fmt.Errorf("%w: duplicate server name %q", ErrInvalidSpec, spec.Name)
 		}
-		s := newServer(m, spec.withDefaults(o.CallsPerMinute))
+		full := spec.withDefaults(m.opts.CallsPerMinute)
+		if old, ok := keep[spec.Name]; ok && reflect.DeepEqual(old.spec, full) {
+			if !spec.Disabled {
+				enabled++
+			}
+			l.servers = append(l.servers, old)
+			l.byName[spec.Name] = old
+			continue
+		}
+		s := newServer(m, full)
 		switch {
 		case spec.Disabled:
 			s.st.State = StateClosed
 			s.st.Warning = "disabled"
 		case spec.validate() != nil:
 			s.st.State, s.st.Error = StateFailed, spec.validate().Error()
-		case enabled >= o.MaxServers:
+		case enabled >= m.opts.MaxServers:
 			s.st.State = StateFailed
-			s.st.Error = fmt.Sprintf("%v: at most %d servers per session; %q was not started", ErrLimit, o.MaxServers, spec.Name)
+			s.st.Error = fmt.Sprintf("%v: at most %d servers per session; %q was not started", ErrLimit, m.opts.MaxServers, spec.Name)
 		default:
 			enabled++
 		}
-		m.servers = append(m.servers, s)
-		m.byName[spec.Name] = s
+		l.servers = append(l.servers, s)
+		l.byName[spec.Name] = s
 	}
-	return m, nil
+	return l, nil
+}
+
+// Reconfigure changes the Manager's servers to specs: servers whose spec is
+// unchanged keep running untouched; changed and removed ones are stopped
+// (as by Close), and changed and new ones are started. It waits like Start
+// and returns the names of the servers it (re)started. Safe for concurrent
+// use with everything but Close.
+func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string, error) {
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return nil, ErrClosed
+	}
+	started := m.started
+	m.mu.Unlock()
+	old := m.list()
+	next, err := m.buildList(specs, old.byName)
+	if err != nil {
+		return nil, err
+	}
+	var stopped []*server
+	for _, s := range old.servers {
+		if next.byName[s.spec.Name] != s {
+			stopped = append(stopped, s)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range stopped {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.stop() }()
+	}
+	wg.Wait()
+	var restarted []string
+	m.mu.Lock()
+	m.cur.Store(next)
+	for _, s := range next.servers {
+		if old.byName[s.spec.Name] == s {
+			continue
+		}
+		restarted = append(restarted, s.spec.Name)
+		if started && s.st.State == StateConnecting {
+			m.launch(s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range next.servers {
+		if old.byName[s.spec.Name] != s {
+			m.changed(s, EventStatus, true)
+		}
+	}
+	for _, s := range stopped {
+		if next.byName[s.spec.Name] == nil {
+			m.changed(s, EventToolsChanged, true)
+		}
+	}
+	return restarted, m.Wait(ctx)
+}
+
+// launch starts s's run goroutine. Called with m.mu held.
+func (m *Manager) launch(s *server) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	s.cancel = cancel
+	m.wg.Add(1)
+	go s.run(ctx)
 }
 
 // Start connects every enabled server in parallel and waits until each is
@@ -171,10 +273,9 @@ func (m *Manager) Start(ctx context.Context) error {
 	m.mu.Lock()
 	if !m.started && !m.closing {
 		m.started = true
-		for _, s := range m.servers {
+		for _, s := range m.list().servers {
 			if s.st.State == StateConnecting {
-				m.wg.Add(1)
-				go s.run(m.ctx)
+				m.launch(s)
 			}
 		}
 	}
@@ -201,7 +302,7 @@ func (m *Manager) Wait(ctx context.Context) error {
 }
 
 func (m *Manager) anyConnecting() bool {
-	for _, s := range m.servers {
+	for _, s := range m.list().servers {
 		if s.status().State == StateConnecting {
 			return true
 		}
@@ -222,7 +323,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	neverStarted := !m.started
 	m.mu.Unlock()
 	if first && neverStarted {
-		for _, s := range m.servers {
+		for _, s := range m.list().servers {
 			if s.status().State == StateConnecting {
 				s.setState(StateClosed, nil, nil, nil)
 			}
@@ -255,11 +356,11 @@ func (m *Manager) noteCloseErr(err error) {
 
 // server finds a server by name.
 func (m *Manager) server(name string) (*server, error) {
-	if s, ok := m.byName[name]; ok {
+	if s, ok := m.list().byName[name]; ok {
 		return s, nil
 	}
-	names := make([]string, len(m.servers))
-	for i, s := range m.servers {
+	names := make([]string, len(m.list().servers))
+	for i, s := range m.list().servers {
 		names[i] = s.spec.Name
 	}
 	return nil, fmt.Errorf("%w %q (this session has: %v)", ErrUnknownServer, name, names)
@@ -267,8 +368,8 @@ func (m *Manager) server(name string) (*server, error) {
 
 // Statuses returns every server's status, in spec order.
 func (m *Manager) Statuses() []Status {
-	out := make([]Status, len(m.servers))
-	for i, s := range m.servers {
+	out := make([]Status, len(m.list().servers))
+	for i, s := range m.list().servers {
 		out[i] = s.status()
 	}
 	return out
@@ -276,7 +377,7 @@ func (m *Manager) Statuses() []Status {
 
 // Status returns the named server's status.
 func (m *Manager) Status(name string) (Status, bool) {
-	s, ok := m.byName[name]
+	s, ok := m.list().byName[name]
 	if !ok {
 		return Status{}, false
 	}
@@ -293,7 +394,7 @@ type ServerTool struct {
 // server's order, within the tool limit.
 func (m *Manager) Tools() []ServerTool {
 	var out []ServerTool
-	for _, s := range m.servers {
+	for _, s := range m.list().servers {
 		s.mu.Lock()
 		if s.st.State == StateReady {
 			for _, t := range s.cat.tools[:s.kept] {
@@ -328,7 +429,7 @@ func (m *Manager) Prompts() []ServerResource[mcp.Prompt] {
 
 func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 	var out []ServerResource[T]
-	for _, s := range m.servers {
+	for _, s := range m.list().servers {
 		s.mu.Lock()
 		if s.st.State == StateReady {
 			for _, it := range pick(&s.cat) {
@@ -360,7 +461,7 @@ func (m *Manager) changed(s *server, kind EventKind, toolsChanged bool) {
 // Called with m.mu held.
 func (m *Manager) allocateTools() {
 	left := m.opts.MaxTools
-	for _, s := range m.servers {
+	for _, s := range m.list().servers {
 		if s.spec.Disabled {
 			continue
 		}

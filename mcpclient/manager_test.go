@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -629,3 +630,66 @@ func TestInputSchemaVerbatim(t *testing.T) {
 
 // richSchema is testdata/mcpserver's RichSchema.
 const richSchema = `{"type":"object","$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}},"properties":{"mode":{"type":"string","enum":["fast","slow"]},"at":{"$ref":"#/$defs/point"},"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}}},"anyOf":[{"required":["mode"]},{"required":["at"]}],"description":"top-level keywords must survive"}`
+
+func TestPrepareRunsAtEveryStart(t *testing.T) {
+	opts, _ := fastOpts(t)
+	var mu sync.Mutex
+	starts := 0
+	opts.Prepare = func(_ context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		starts++
+		if spec.Name == "bad" {
+			return spec, errors.New("env TOKEN: secret://env/NOPE: not set")
+		}
+		spec.Env = map[string]string{"RESOLVED": fmt.Sprintf("value-%d", starts)}
+		return spec, nil
+	}
+	m := start(t, opts, stdio("good"), stdio("bad"))
+	if got := text(t, call(t, m, "good", "env", map[string]any{"name": "RESOLVED"})); !strings.HasPrefix(got, "value-") {
+		t.Errorf("prepared env not used: %q", got)
+	}
+	bad, _ := m.Status("bad")
+	if bad.State != mcpclient.StateFailed || !strings.Contains(bad.Error, "secret://env/NOPE") {
+		t.Errorf("bad: %+v", bad)
+	}
+	_, _ = m.CallTool(context.Background(), "good", "crash", nil)
+	waitFor(t, "restart with a fresh prepare", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		st, _ := m.Status("good")
+		return starts >= 3 && st.State == mcpclient.StateReady
+	})
+}
+
+func TestReconfigure(t *testing.T) {
+	opts, _ := fastOpts(t)
+	rec, lines := recordFile(t)
+	events := newEventLog()
+	opts.OnEvent = events.add
+	keep := stdio("keep", "-record", rec)
+	change := stdio("change")
+	m := start(t, opts, keep, change, stdio("drop"))
+	before := recordedPIDs(t, lines(), "started")
+	change.Env = map[string]string{"NEW": "1"}
+	restarted, err := m.Reconfigure(context.Background(), []mcpclient.ServerSpec{keep, change, stdio("added")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(restarted, ",") != "change,added" {
+		t.Errorf("restarted %v", restarted)
+	}
+	mustReady(t, m, "keep", "change", "added")
+	if _, ok := m.Status("drop"); ok || hasTool(m, "drop", "echo") {
+		t.Error("dropped server still listed")
+	}
+	if got := text(t, call(t, m, "change", "env", map[string]any{"name": "NEW"})); got != "1" {
+		t.Errorf("changed server runs the old spec: NEW=%q", got)
+	}
+	if after := recordedPIDs(t, lines(), "started"); len(after) != len(before) {
+		t.Errorf("unchanged server was restarted: %v -> %v", before, after)
+	}
+	if _, err := m.Reconfigure(context.Background(), []mcpclient.ServerSpec{keep, keep}); !errors.Is(err, mcpclient.ErrInvalidSpec) {
+		t.Errorf("duplicate names: %v", err)
+	}
+}

@@ -30,6 +30,9 @@ type server struct {
 	logger  *slog.Logger
 	limiter *rateLimiter
 
+	cancel context.CancelFunc // stops run; set by launch
+	done   chan struct{}      // closed when run has returned
+
 	refreshCh  chan struct{} // capacity 1: something asked for a refresh
 	refreshReq atomic.Uint32 // the refreshKinds asked for
 
@@ -51,6 +54,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 		spec:      spec,
 		logger:    m.logger.With("server", spec.Name),
 		refreshCh: make(chan struct{}, 1),
+		done:      make(chan struct{}),
 		st: Status{
 			Name:      spec.Name,
 			Transport: spec.Transport,
@@ -113,6 +117,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 // it after a crash or connection loss as the spec allows.
 func (s *server) run(ctx context.Context) {
 	defer s.m.wg.Done()
+	defer close(s.done)
 	restarts := 0
 	everReady := false
 	for {
@@ -158,6 +163,16 @@ func (s *server) run(ctx context.Context) {
 	}
 }
 
+// stop stops a running server and waits until it is down (a no-op for one
+// never started).
+func (s *server) stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+}
+
 func (s *server) setRestarts(n int) {
 	s.mu.Lock()
 	s.st.Restarts = n
@@ -169,7 +184,14 @@ func (s *server) setRestarts(n int) {
 func (s *server) connect(ctx context.Context) (*conn, catalog, error) {
 	dctx, cancel := context.WithTimeout(ctx, s.spec.ConnectTimeout)
 	defer cancel()
-	c, err := s.dial(ctx, dctx)
+	spec := s.spec
+	if prepare := s.m.opts.Prepare; prepare != nil {
+		var err error
+		if spec, err = prepare(dctx, spec); err != nil {
+			return nil, catalog{}, err
+		}
+	}
+	c, err := s.dial(ctx, dctx, &spec)
 	if err != nil {
 		return nil, catalog{}, err
 	}
