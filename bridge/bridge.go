@@ -257,6 +257,14 @@ func (s *Sync) Refresh() {
 	s.reg.SetExtraTools(s.key, tools)
 }
 
+// SetOptions replaces the bridge options and refreshes the tools.
+func (s *Sync) SetOptions(opts *Options) {
+	s.mu.Lock()
+	s.opts = opts
+	s.mu.Unlock()
+	s.Refresh()
+}
+
 // Target returns the MCP tool behind a bridged name.
 func (s *Sync) Target(name string) (Target, bool) {
 	s.mu.Lock()

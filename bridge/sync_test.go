@@ -3,8 +3,6 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,17 +16,7 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
-	b, err := testbin.New()
-	if err == nil {
-		serverBin, err = b.Build("./testdata/mcpserver")
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	b.Cleanup()
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{"./testdata/mcpserver": &serverBin})
 }
 
 func names(reg *gateway.Registry, key string) string {

@@ -29,19 +29,7 @@ func TestMain(m *testing.M) {
 		oldServer()
 		os.Exit(0)
 	}
-	b, err := testbin.New()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin, err = b.Build("./testdata/mcpserver")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	b.Cleanup()
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{"./testdata/mcpserver": &serverBin})
 }
 
 // stdio returns a spec running the test server over stdio with args.

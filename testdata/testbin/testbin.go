@@ -57,3 +57,26 @@ func ModuleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// Main is a TestMain body: it builds each package of bins (module-relative
+// path -> where to store the binary's path), runs the tests and removes the
+// binaries. It does not return.
+func Main(m interface{ Run() int }, bins map[string]*string) {
+	b, err := New()
+	for pkg, dst := range bins {
+		if err != nil {
+			break
+		}
+		*dst, err = b.Build(pkg)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if b != nil {
+			b.Cleanup()
+		}
+		os.Exit(1)
+	}
+	code := m.Run()
+	b.Cleanup()
+	os.Exit(code)
+}
