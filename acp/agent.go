@@ -15,6 +15,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -44,6 +46,15 @@ type Options struct {
 	Bridge bridge.Options
 	// Logger receives the agent's logs. Default: discard.
 	Logger *slog.Logger
+	// Config returns the configuration in force (it may change between
+	// calls: hot reload); nil means no configuration file.
+	Config func() *config.Config
+	// Profile is the configuration profile of sessions whose request names
+	// none (in _meta.profile).
+	Profile string
+	// Secrets resolves secret references in servers' env and headers when
+	// they start; nil uses the values as they are.
+	Secrets *secrets.Resolver
 }
 
 // Agent serves one ACP connection. Its methods are called by the SDK,
@@ -55,6 +66,7 @@ type Agent struct {
 	out    *lockedWriter
 	reg    *gateway.Registry
 	runner *gateway.Runner
+	shared *mcpclient.Manager // servers configured shared: true; nil if none
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
@@ -91,8 +103,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		System:         opts.System,
 		NoModelMessage: opts.NoModelMessage,
 		Approver:       a.approve,
+		Policy:         a.policy,
 		Logger:         opts.Logger,
 	})
+	if err := a.startShared(ctx); err != nil {
+		return err
+	}
 	input := newInputFilter(in, a.out, a.logger)
 	a.conn = acpsdk.NewAgentSideConnection(a, a.out, input)
 	a.conn.SetLogger(a.logger.With("component", "acp-sdk"))
@@ -126,7 +142,63 @@ func (a *Agent) shutdown() error {
 		}()
 	}
 	wg.Wait()
+	if a.shared != nil {
+		errs = append(errs, a.shared.Close(context.Background()))
+	}
 	return errors.Join(errs...)
+}
+
+// startShared starts the servers configured shared: true, one instance for
+// every session, in parallel, waiting at most the startup budget.
+func (a *Agent) startShared(ctx context.Context) error {
+	sc, err := a.sessionConfigFor(a.opts.Profile)
+	if err != nil {
+		return err
+	}
+	cfg := a.config()
+	if cfg == nil {
+		return nil
+	}
+	eff, err := cfg.Effective(a.opts.Profile)
+	if err != nil {
+		return err
+	}
+	var specs []mcpclient.ServerSpec
+	for _, s := range eff.Servers {
+		if s.Shared {
+			specs = append(specs, specFromConfig(s))
+		}
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	mo := a.opts.MCP
+	sc.applyLimits(&mo, specs)
+	mo.Logger = a.logger.With("session", "shared")
+	mo.Prepare = a.prepare
+	mo.OnEvent = func(mcpclient.Event) { a.refreshAll() }
+	m, err := mcpclient.New(specs, &mo)
+	if err != nil {
+		return fmt.Errorf("shared MCP servers: %w", err)
+	}
+	a.shared = m
+	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
+	defer cancel()
+	_ = m.Start(bctx)
+	return nil
+}
+
+// refreshAll re-bridges every session's tools (a shared server changed).
+func (a *Agent) refreshAll() {
+	a.mu.Lock()
+	all := make([]*liveSession, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		all = append(all, s)
+	}
+	a.mu.Unlock()
+	for _, s := range all {
+		s.sync.Refresh()
+	}
 }
 
 // lookup finds a live session or returns an invalid-params error naming it.

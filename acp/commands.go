@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -23,6 +24,7 @@ func commandList() []acpsdk.AvailableCommand {
 		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error"},
 		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
 		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
+		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed"},
 	}
 }
 
@@ -41,7 +43,7 @@ func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
 		name, rest, _ = strings.Cut(text[1:], "\n")
 	}
 	switch name {
-	case "mcp", "tools", "call":
+	case "mcp", "tools", "call", "reload":
 		return name, strings.TrimSpace(rest), true
 	}
 	return "", "", false
@@ -54,6 +56,8 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 	switch cmd {
 	case "mcp":
 		say(a.mcpReport(s))
+	case "reload":
+		say(a.reload(ctx, s))
 	case "tools":
 		say(a.toolsReport(s, arg))
 	case "call":
@@ -121,7 +125,7 @@ func (a *Agent) mcpReport(s *liveSession) string {
 
 // toolsReport lists the session's tools matching filter.
 func (a *Agent) toolsReport(s *liveSession, filter string) string {
-	tools := a.reg.Filter(s.id, filter)
+	tools := slices.DeleteFunc(a.reg.Filter(s.id, filter), func(t gateway.Tool) bool { return !a.policy(s.id, t) })
 	if len(tools) == 0 {
 		if filter != "" {
 			return fmt.Sprintf("No tool matches %q.", filter)
@@ -166,6 +170,12 @@ func (a *Agent) approve(ctx context.Context, key string, call gateway.CallInfo, 
 	case always == "reject":
 		return gateway.Reject, nil
 	case mode == modeAuto || !tool.AskApproval:
+		return gateway.Allow, nil
+	}
+	s.mu.Lock()
+	auto := s.cfg.policy.AutoApproved(tool.Name)
+	s.mu.Unlock()
+	if auto {
 		return gateway.Allow, nil
 	}
 	kind := acpsdk.ToolKind(call.Kind)
@@ -214,4 +224,31 @@ func (a *Agent) approve(ctx context.Context, key string, call gateway.CallInfo, 
 		}
 	}
 	return decision, nil
+}
+
+// reload applies the current configuration to a session: its configured
+// servers whose spec changed are restarted, its policy and bridge options
+// replaced, its tools refreshed.
+func (a *Agent) reload(ctx context.Context, s *liveSession) string {
+	s.mu.Lock()
+	profile := s.cfg.profile
+	s.mu.Unlock()
+	sc, err := a.sessionConfigFor(profile)
+	if err != nil {
+		return fmt.Sprintf("Reload failed: %v", err)
+	}
+	specs := a.merge(sc.servers, s.client)
+	sc.applyLimits(&mcpclient.Options{}, specs) // timeouts; other limits stay
+	restarted, err := s.mgr.Reconfigure(ctx, specs)
+	if err != nil {
+		return fmt.Sprintf("Reload failed: %v", err)
+	}
+	s.mu.Lock()
+	s.cfg = sc
+	s.mu.Unlock()
+	s.sync.SetOptions(sc.bridgeOptions(a.opts.Bridge))
+	if len(restarted) == 0 {
+		return "Configuration reloaded; no server changed."
+	}
+	return fmt.Sprintf("Configuration reloaded; restarted: %s.", strings.Join(restarted, ", "))
 }

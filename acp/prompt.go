@@ -187,6 +187,12 @@ func (t *turnLog) flush() {
 func (t *turnLog) record(u acpsdk.SessionUpdate) { t.persist(recUpdate, u) }
 
 func (t *turnLog) persist(kind string, v any) {
+	if r := t.a.opts.Secrets; r != nil && r.Redactor != nil {
+		// Resolved secrets never reach the disk either.
+		if data, err := json.Marshal(v); err == nil {
+			v = json.RawMessage(r.Redactor.RedactBytes(data))
+		}
+	}
 	if err := t.s.store.Append(kind, v); err != nil {
 		t.a.logger.Error("saving to the session log", "session", t.s.id, "err", err)
 	}

@@ -34,7 +34,10 @@ type liveSession struct {
 	ctx   context.Context // the session's life; cancelled by close
 	stop  context.CancelFunc
 
+	client []mcpclient.ServerSpec // the servers the client passed
+
 	mu      sync.Mutex
+	cfg     sessionConfig // what the configuration says (replaced by /reload)
 	mode    string
 	always  map[string]string // tool name -> "allow" | "reject"
 	history gateway.History
@@ -109,12 +112,22 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
 	}
+	profile := a.profile(p.Meta, "")
+	sc, err := a.sessionConfigFor(profile)
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
+	}
 	id := "sess_" + strings.ReplaceAll(uuid.NewString(), "-", "")
 	st, err := a.opts.Store.Create(id, p.Cwd)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, internalError("creating the session: %v", err)
 	}
-	s, err := a.open(ctx, st, p.Cwd, specs, nil)
+	if profile != "" {
+		if err := st.UpdateMeta(func(m *session.Meta) { m.Extra["profile"] = profile }); err != nil {
+			return acpsdk.NewSessionResponse{}, internalError("saving the session: %v", err)
+		}
+	}
+	s, err := a.open(ctx, st, p.Cwd, specs, sc, nil)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
@@ -126,23 +139,26 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 
 // open starts a session's servers (waiting at most the startup budget) and
 // registers it.
-func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, specs []mcpclient.ServerSpec, history gateway.History) (*liveSession, error) {
+func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, client []mcpclient.ServerSpec, sc sessionConfig, history gateway.History) (*liveSession, error) {
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop,
+		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 	}
+	specs := a.merge(sc.servers, client)
 	if s.mode != modeAuto {
 		s.mode = modeAsk
 	}
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(a.reg, s.id, &a.opts.Bridge)
+	s.sync = bridge.NewSync(a.reg, s.id, sc.bridgeOptions(a.opts.Bridge))
 	mo := a.opts.MCP
+	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = cwd
+	mo.Prepare = a.prepare
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)
@@ -154,7 +170,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, specs
 		return nil, invalidParams("%v", err)
 	}
 	s.mgr = mgr
-	s.sync.Attach(mgr)
+	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
@@ -163,7 +179,11 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, specs
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
+	budget := a.opts.StartupBudget
+	if sc.limits.StartupBudget != nil {
+		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
+	}
+	bctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	_ = mgr.Start(bctx) // servers still connecting go on; their tools join later
 	// Events reach the bridge asynchronously: make sure the tools of every
@@ -256,7 +276,7 @@ func (a *Agent) update(s *liveSession, u acpsdk.SessionUpdate) {
 // LoadSession implements acpsdk.AgentLoader: the history is replayed to the
 // client before the response.
 func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
-	s, records, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers)
+	s, records, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -267,7 +287,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 
 // ResumeSession implements acpsdk.Agent: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
-	s, _, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers)
+	s, _, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
@@ -276,7 +296,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 }
 
 // reopen opens a stored session with the servers of the request.
-func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServer) (*liveSession, []session.Record, error) {
+func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServer, reqMeta map[string]any) (*liveSession, []session.Record, error) {
 	if err := checkCwd(cwd); err != nil {
 		return nil, nil, err
 	}
@@ -297,7 +317,13 @@ func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServ
 	if err != nil {
 		return nil, nil, internalError("loading session %q: %v", id, err)
 	}
-	s, err := a.open(ctx, st, cwd, specs, history(records))
+	stored, _ := st.Meta().Extra["profile"].(string)
+	sc, err := a.sessionConfigFor(a.profile(reqMeta, stored))
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, invalidParams("%v", err)
+	}
+	s, err := a.open(ctx, st, cwd, specs, sc, history(records))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -397,4 +423,28 @@ func (a *Agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 		cancel()
 	}
 	return nil
+}
+
+// profile is the configuration profile of a session: the request's
+// _meta.profile, else the one the session was created with, else the
+// agent's default (--profile).
+func (a *Agent) profile(reqMeta map[string]any, stored string) string {
+	if p, ok := reqMeta["profile"].(string); ok && p != "" {
+		return p
+	}
+	if stored != "" {
+		return stored
+	}
+	return a.opts.Profile
+}
+
+// policy is the Runner's tool policy: the session's allow/deny globs.
+func (a *Agent) policy(key string, tool gateway.Tool) bool {
+	s, err := a.lookup(acpsdk.SessionId(key))
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.policy.Allowed(tool.Name)
 }

@@ -79,7 +79,7 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 		t.Errorf("card: %s", mustJSON(card.ToolCall))
 	}
 	a.client.waitUpdate(t, "commands", func(u acpsdk.SessionUpdate) bool {
-		return u.AvailableCommandsUpdate != nil && len(u.AvailableCommandsUpdate.AvailableCommands) == 3
+		return u.AvailableCommandsUpdate != nil && len(u.AvailableCommandsUpdate.AvailableCommands) == 4
 	})
 
 	sid := resp.SessionId

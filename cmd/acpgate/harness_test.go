@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -24,20 +23,7 @@ import (
 var agentBin, serverBin string
 
 func TestMain(m *testing.M) {
-	b, err := testbin.New()
-	if err == nil {
-		agentBin, err = b.Build("./cmd/acpgate")
-	}
-	if err == nil {
-		serverBin, err = b.Build("./testdata/mcpserver")
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	b.Cleanup()
-	os.Exit(code)
+	testbin.Main(m, map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/mcpserver": &serverBin})
 }
 
 // client is the test's ACP client: it records updates and answers
@@ -143,6 +129,7 @@ type agent struct {
 	conn   *acpsdk.ClientSideConnection
 	client *client
 	stderr *syncBuf
+	stdout *syncBuf // every byte the agent wrote to the client
 	exited chan struct{}
 }
 
@@ -162,8 +149,15 @@ func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b
 // stopped (stdin closed, then killed) at the end of the test.
 func startAgent(t *testing.T, stateDir string, args ...string) *agent {
 	t.Helper()
+	return startAgentEnv(t, stateDir, nil, args...)
+}
+
+// startAgentEnv is startAgent with extra environment variables.
+func startAgentEnv(t *testing.T, stateDir string, env []string, args ...string) *agent {
+	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "2s"}, args...)...)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY=sk-test-key")
+	// No configuration file unless a test gives one.
+	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -172,13 +166,13 @@ func startAgent(t *testing.T, stateDir string, args ...string) *agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &syncBuf{}, exited: make(chan struct{})}
+	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &syncBuf{}, stdout: &syncBuf{}, exited: make(chan struct{})}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(a.exited) }()
-	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, stdout)
+	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, io.TeeReader(stdout, a.stdout))
 	a.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		_ = stdin.Close()

@@ -21,6 +21,7 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/session"
@@ -29,16 +30,17 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// config is what the command line and environment say.
-type config struct {
+// cliConfig is what the command line and environment say.
+type cliConfig struct {
 	stateDir, logLevel, logFile, logFormat string
 	model, baseURL, apiKey                 string
+	configPath, profile                    string
 	startupBudget                          time.Duration
 	showVersion                            bool
 }
 
-func parseFlags(args []string, getenv func(string) string) (config, error) {
-	var c config
+func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
+	var c cliConfig
 	fs := flag.NewFlagSet("acpgate", flag.ContinueOnError)
 	fs.StringVar(&c.stateDir, "state-dir", "", "where sessions are stored (default $XDG_STATE_HOME/acpgate, else ~/.local/state/acpgate)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -47,6 +49,8 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&c.model, "model", getenv("ACPGATE_MODEL"), "model name (env ACPGATE_MODEL); none: prompts explain how to configure one")
 	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "OpenAI-compatible API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+")")
 	fs.DurationVar(&c.startupBudget, "startup-budget", 5*time.Second, "how long session/new waits for the session's MCP servers before answering (the rest keep connecting)")
+	fs.StringVar(&c.configPath, "config", "", "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json; a missing default file is fine)")
+	fs.StringVar(&c.profile, "profile", "", "agent profile (agents.list[].id) for sessions that name none in _meta.profile")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -65,7 +69,7 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 
 // newLogger builds the logger: tint on stderr (colour only on a terminal),
 // or JSON, or a log file.
-func newLogger(c config) (*slog.Logger, io.Closer, error) {
+func newLogger(c cliConfig, red *secrets.Redactor) (*slog.Logger, io.Closer, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level: %w", err)
@@ -81,9 +85,9 @@ func newLogger(c config) (*slog.Logger, io.Closer, error) {
 		w, closer, color = f, f, false
 	}
 	if c.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})), closer, nil
+		return slog.New(red.Handler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))), closer, nil
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{Level: level, NoColor: !color})), closer, nil
+	return slog.New(red.Handler(tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !color}))), closer, nil
 }
 
 func isTerminal(f *os.File) bool {
@@ -92,6 +96,9 @@ func isTerminal(f *os.File) bool {
 }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == "config" {
+		return configCommand(args[1:], os.Stdout, os.Stderr)
+	}
 	c, err := parseFlags(args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -104,7 +111,10 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stdout, "acpgate", version)
 		return 0
 	}
-	logger, closer, err := newLogger(c)
+	// Every secret resolved from here on is redacted from the logs and
+	// from everything sent to the client.
+	redactor := secrets.NewRedactor()
+	logger, closer, err := newLogger(c, redactor)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "acpgate:", err)
 		return 2
@@ -113,6 +123,20 @@ func run(args []string) int {
 	// Libraries that log through the default logger (mcp-go does) must
 	// not reach stdout, which is the protocol.
 	slog.SetDefault(logger)
+
+	cfg, warnings, cfgPath, err := loadConfig(c.configPath)
+	logWarnings(logger, warnings)
+	if err != nil {
+		logger.Error("configuration", "file", cfgPath, "err", err)
+		return 1
+	}
+	if _, err := cfg.Effective(c.profile); err != nil {
+		logger.Error("configuration", "file", cfgPath, "err", err)
+		return 1
+	}
+	live := &liveConfig{}
+	live.p.Store(cfg)
+	resolver := &secrets.Resolver{Redactor: redactor}
 
 	dir := c.stateDir
 	if dir == "" {
@@ -126,20 +150,27 @@ func run(args []string) int {
 		logger.Error("opening the session store", "dir", dir, "err", err)
 		return 1
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	baseURL, model, apiKey, headers, err := modelSettings(ctx, c, cfg, c.profile, resolver)
+	if err != nil {
+		logger.Error("model settings", "err", err)
+		return 1
+	}
 	var provider gateway.Provider
-	if c.model != "" {
-		if provider, err = openaicompat.New(openaicompat.Config{BaseURL: c.baseURL, APIKey: c.apiKey, Model: c.model}); err != nil {
+	if model != "" {
+		if provider, err = openaicompat.New(openaicompat.Config{BaseURL: baseURL, APIKey: apiKey, Model: model, Headers: headers}); err != nil {
 			logger.Error("model provider", "err", err)
 			return 1
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	logger.Info("acpgate starting", "version", version, "state_dir", dir, "model", c.model)
-	err = acp.Serve(ctx, os.Stdin, os.Stdout, acp.Options{
+	go live.watch(ctx, cfgPath, logger)
+	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", model)
+	err = acp.Serve(ctx, os.Stdin, redactor.Writer(os.Stdout), acp.Options{
 		Name: "acpgate", Version: version,
 		Store: store, Provider: provider, Logger: logger,
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
+		Config: live.get, Profile: c.profile, Secrets: resolver,
 	})
 	if err != nil {
 		logger.Error("shutting down", "err", err)

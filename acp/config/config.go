@@ -1,0 +1,243 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Config is a parsed and validated configuration file. Its zero value is an
+// empty configuration. The package never modifies a Config it returned: it is
+// safe for concurrent reads as long as callers do not modify it either (use
+// [Config.Effective], which returns copies, or [Config.Redacted]).
+type Config struct {
+	// Model holds the default model settings.
+	Model Model `json:"model,omitzero"`
+	// Limits holds the limits of every session, whatever the profile.
+	Limits Limits `json:"limits,omitzero"`
+	// Agents holds the default agent settings and the profiles.
+	Agents Agents `json:"agents,omitzero"`
+	// MCPServers are default servers in the Claude Desktop / Cursor format
+	// (the top-level "mcpServers" object).
+	MCPServers map[string]Server `json:"mcpServers,omitzero"`
+	// Servers are default servers in the VS Code format (the top-level
+	// "servers" object).
+	Servers map[string]Server `json:"servers,omitzero"`
+}
+
+// Model holds the settings of the OpenAI-compatible model endpoint. Empty
+// fields are unset. APIKey and Headers values may be secret references,
+// which this package keeps verbatim. A Model value is plain data: not safe
+// for concurrent modification.
+type Model struct {
+	// BaseURL is the endpoint, as http://127.0.0.1:11434/v1.
+	BaseURL string `json:"baseUrl,omitzero"`
+	// Model is the model name.
+	Model string `json:"model,omitzero"`
+	// APIKey is the API key or a reference to it.
+	APIKey string `json:"apiKey,omitzero"`
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string `json:"headers,omitzero"`
+}
+
+// Limits bounds what a session may use. A nil field is not set (the caller
+// applies its default). Durations are in milliseconds. A Limits value is
+// plain data: not safe for concurrent modification.
+type Limits struct {
+	// MaxServers bounds the MCP servers started per session (> 0).
+	MaxServers *int `json:"maxServers,omitempty"`
+	// MaxTools bounds the tools offered per session (> 0).
+	MaxTools *int `json:"maxTools,omitempty"`
+	// CallsPerMinute limits the tool calls per server and minute (>= 0);
+	// 0 disables the rate limit.
+	CallsPerMinute *int `json:"callsPerMinute,omitempty"`
+	// MaxResultBytes caps what the model sees of one tool result (> 0).
+	MaxResultBytes *int `json:"maxResultBytes,omitempty"`
+	// StartupBudget is how long a new session waits for its servers (> 0 ms).
+	StartupBudget *int `json:"startupBudget,omitempty"`
+	// ConnectTimeout is the default connect timeout of a server (> 0 ms).
+	ConnectTimeout *int `json:"connectTimeout,omitempty"`
+	// CallTimeout is the default timeout of one tool call (> 0 ms).
+	CallTimeout *int `json:"callTimeout,omitempty"`
+}
+
+// Agents holds the "agents" object: the defaults and the profiles. It is
+// plain data: not safe for concurrent modification.
+type Agents struct {
+	// Defaults apply to every profile, and alone to the "" profile.
+	Defaults Defaults `json:"defaults,omitzero"`
+	// List holds the profiles, in file order; their IDs are unique.
+	List []Profile `json:"list,omitzero"`
+}
+
+// Defaults holds "agents.defaults": the default servers and tool policy. It
+// is plain data: not safe for concurrent modification.
+type Defaults struct {
+	// MCP holds the default servers.
+	MCP MCP `json:"mcp,omitzero"`
+	// Tools is the default tool policy.
+	Tools ToolPolicy `json:"tools,omitzero"`
+}
+
+// MCP holds an "mcp" object: servers by name. It is plain data: not safe for
+// concurrent modification.
+type MCP struct {
+	// Servers maps a server name to its settings.
+	Servers map[string]Server `json:"servers,omitzero"`
+}
+
+// Profile is one entry of "agents.list". Its settings are merged over the
+// defaults by [Config.Effective]. It is plain data: not safe for concurrent
+// modification.
+type Profile struct {
+	// ID names the profile; it is non-empty and unique.
+	ID string `json:"id"`
+	// Model overrides the top-level model settings field by field.
+	Model Model `json:"model,omitzero"`
+	// MCP adds servers, replacing defaults of the same name.
+	MCP MCP `json:"mcp,omitzero"`
+	// Tools replaces the default tool policy list by list.
+	Tools ToolPolicy `json:"tools,omitzero"`
+}
+
+// Transport names how acpgate reaches an MCP server.
+type Transport string
+
+// The transports a server may use.
+const (
+	// TransportStdio runs the server as a child process.
+	TransportStdio Transport = "stdio"
+	// TransportHTTP is MCP streamable HTTP.
+	TransportHTTP Transport = "http"
+	// TransportSSE is the legacy HTTP+SSE transport.
+	TransportSSE Transport = "sse"
+)
+
+// DefaultMaxRestarts is the restart bound of a server that sets none.
+const DefaultMaxRestarts = 5
+
+// Server is one MCP server's settings. In a [Config], unset fields are zero
+// or nil, and Transport is "" unless the file names one ("type" is folded
+// into Transport). [Config.Effective] fills in Transport, Enabled,
+// RestartOnCrash and MaxRestarts. Env and Headers values may be secret
+// references, which this package keeps verbatim. A Server value is plain
+// data: not safe for concurrent modification.
+type Server struct {
+	// Enabled is false for a server kept out of sessions; nil means true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Transport is stdio, http or sse; "" means inferred (see ResolvedTransport).
+	Transport Transport `json:"transport,omitzero"`
+	// Command, Args, Env and Cwd describe a stdio server.
+	Command string            `json:"command,omitzero"`
+	Args    []string          `json:"args,omitzero"`
+	Env     map[string]string `json:"env,omitzero"`
+	Cwd     string            `json:"cwd,omitzero"`
+	// URL and Headers describe an http or sse server.
+	URL     string            `json:"url,omitzero"`
+	Headers map[string]string `json:"headers,omitzero"`
+	// Timeout is the connect timeout in milliseconds; 0 means unset.
+	Timeout int `json:"timeout,omitzero"`
+	// ToolTimeout is the tool-call timeout in milliseconds; 0 means unset.
+	ToolTimeout int `json:"toolTimeout,omitzero"`
+	// RestartOnCrash is false for a server never restarted; nil means true.
+	RestartOnCrash *bool `json:"restartOnCrash,omitempty"`
+	// MaxRestarts bounds consecutive restarts (>= 0); nil means
+	// DefaultMaxRestarts.
+	MaxRestarts *int `json:"maxRestarts,omitempty"`
+	// ToolPrefix replaces the server name in the names of its tools.
+	ToolPrefix string `json:"toolPrefix,omitzero"`
+	// Trusted marks a server whose tools run without asking.
+	Trusted bool `json:"trusted,omitzero"`
+	// Shared runs one instance per agent process instead of one per session.
+	Shared bool `json:"shared,omitzero"`
+	// AllowInsecureHTTP allows plain http to a host other than loopback.
+	AllowInsecureHTTP bool `json:"allowInsecureHttp,omitzero"`
+}
+
+// IsEnabled reports whether the server is enabled (Enabled nil or true).
+func (s Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// ResolvedTransport returns Transport, or, when it is empty, http for a
+// server with a URL and no command and stdio otherwise.
+func (s Server) ResolvedTransport() Transport {
+	if s.Transport != "" {
+		return s.Transport
+	}
+	if s.Command == "" && s.URL != "" {
+		return TransportHTTP
+	}
+	return TransportStdio
+}
+
+// Warning is a problem of a configuration file that does not prevent its
+// use, such as an unknown key. It is plain data.
+type Warning struct {
+	// Path is the JSON path of the offending value, as mcpServers.fs.env.TOKEN.
+	Path string
+	// Message says what is wrong.
+	Message string
+}
+
+// String returns "path: message" (only the message when Path is empty).
+func (w Warning) String() string {
+	if w.Path == "" {
+		return w.Message
+	}
+	return w.Path + ": " + w.Message
+}
+
+// FieldError is one validation error, at a JSON path. Err, when set, is the
+// underlying error (such as path.ErrBadPattern), returned by Unwrap. It is
+// plain data.
+type FieldError struct {
+	// Path is the JSON path of the offending value, as agents.list[0].id.
+	Path string
+	// Message says what is wrong, as `missing`.
+	Message string
+	// Err is the underlying error, or nil.
+	Err error
+}
+
+// Error returns "path: message" (only the message when Path is empty).
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
+
+// Unwrap returns the underlying error, or nil.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// DefaultPath returns the default location of the configuration file:
+// $XDG_CONFIG_HOME/acpgate/config.json when XDG_CONFIG_HOME is an absolute
+// path, else ~/.config/acpgate/config.json. It reads the environment and is
+// safe for concurrent use.
+func DefaultPath() (string, error) {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "acpgate", "config.json"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("locating the configuration file: %w", err)
+	}
+	return filepath.Join(home, ".config", "acpgate", "config.json"), nil
+}
+
+// Load reads and parses the configuration file at path (see [Parse]; the
+// path is the source named by syntax errors). A missing file yields an empty
+// configuration when mustExist is false, and an error naming the path
+// otherwise. On a validation error the warnings found are still returned.
+// Load is safe for concurrent use.
+func Load(path string, mustExist bool) (*Config, []Warning, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !mustExist && errors.Is(err, fs.ErrNotExist) {
+			return &Config{}, nil, nil
+		}
+		return nil, nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	return Parse(data, path)
+}

@@ -1,0 +1,82 @@
+// Package config reads acpgate's JSON configuration file: the model, the
+// limits, agent profiles with their MCP servers and tool policies, and the
+// MCP servers of the Claude Desktop, Cursor and VS Code formats.
+//
+// # File format
+//
+// Every key is optional:
+//
+//	{
+//	  "model": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "qwen3",
+//	            "apiKey": "secret://env/OPENAI_API_KEY", "headers": {"X-Title": "acpgate"}},
+//	  "limits": {"maxServers": 10, "maxTools": 100, "callsPerMinute": 100,
+//	             "maxResultBytes": 102400, "startupBudget": 5000,
+//	             "connectTimeout": 30000, "callTimeout": 60000},
+//	  "agents": {
+//	    "defaults": {
+//	      "mcp": {"servers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+//	                                     "env": {"GITHUB_TOKEN": "secret://env/GH_TOKEN"}}}},
+//	      "tools": {"allow": ["*"], "deny": ["mcp__github__delete_*"], "autoApprove": ["mcp__github__get_*"]}
+//	    },
+//	    "list": [
+//	      {"id": "work", "model": {"model": "gpt-4.1"},
+//	       "mcp": {"servers": {"tavily": {"transport": "sse", "url": "https://mcp.tavily.com/sse",
+//	                                      "headers": {"Authorization": "Bearer ${TAVILY_KEY}"}}}},
+//	       "tools": {"deny": ["mcp__github__*"]}}
+//	    ]
+//	  },
+//	  "mcpServers": {"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+//	                 "remote": {"type": "http", "url": "http://127.0.0.1:9000/mcp"}}
+//	}
+//
+// Durations (the limits startupBudget, connectTimeout and callTimeout, and
+// a server's timeout and toolTimeout) are integer milliseconds. A JSON null
+// is the same as an absent key. A top-level "$schema" key is ignored.
+//
+// The top-level "mcpServers" object (Claude Desktop, Cursor) and "servers"
+// object (VS Code) hold default servers, like "agents.defaults.mcp.servers";
+// when a name is defined in more than one of them, agents.defaults wins over
+// mcpServers, which wins over servers, with a warning.
+//
+// # Servers
+//
+// A server object has these keys: enabled (default true; "disabled", as Cline
+// writes it, is accepted as its inverse), transport ("stdio", "http" or
+// "sse"; also spelled "type", which accepts "streamable-http" and
+// "streamableHttp" for http), command, args, env, cwd, url, headers, timeout
+// (connect timeout), toolTimeout (call timeout), restartOnCrash (default
+// true), maxRestarts (default 5), toolPrefix ([A-Za-z0-9_-]+), trusted, shared
+// (one instance per agent process rather than one per session) and
+// allowInsecureHttp. Without a transport, a server with a url and no command
+// is http, any other stdio.
+//
+// # Profiles
+//
+// [Config.Effective] merges the defaults with one profile of agents.list:
+// a profile's server replaces the default server of the same name entirely,
+// a tool-policy list set in the profile replaces the defaults' list, and the
+// profile's model settings override the top-level ones field by field.
+//
+// # Secrets
+//
+// Values such as secret://env/NAME and ${VAR} are kept verbatim; they are
+// resolved when a server starts, by another package. A literal value for
+// model.apiKey, or for an env or headers key whose name looks like a
+// credential (it contains token, secret, password, key or auth), draws a
+// warning. [Config.Redacted] hides literal values for display.
+//
+// # Errors and warnings
+//
+// [Parse] and [Load] report every problem at once (joined with
+// [errors.Join], in document order), each as a [*FieldError] naming the
+// JSON path, such as
+//
+//	agents.list[1].mcp.servers.tavily: transport "sse" requires "url"
+//
+// Unknown keys, duplicate keys and literal credentials are [Warning]s, not
+// errors. A JSON syntax error names the source, line and column.
+//
+// A [*Config] is not modified by any function or method of this package
+// once returned; it may then be read from any number of goroutines, as long
+// as no caller modifies it either.
+package config

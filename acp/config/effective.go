@@ -1,0 +1,214 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ErrUnknownProfile is wrapped by the error of [Config.Effective] for a
+// profile that agents.list does not define.
+var ErrUnknownProfile = errors.New("unknown profile")
+
+// Effective is the configuration in force for one profile: the defaults
+// merged with the profile. It shares no memory with the Config it came from
+// and is plain data: not safe for concurrent modification.
+type Effective struct {
+	// Profile is the profile's ID, "" for the defaults alone.
+	Profile string
+	// Servers are the servers, sorted by name, with Transport, Enabled,
+	// RestartOnCrash and MaxRestarts filled in. Disabled servers are
+	// included.
+	Servers []NamedServer
+	// Tools is the tool policy.
+	Tools ToolPolicy
+	// Model holds the model settings.
+	Model Model
+	// Limits holds the limits (top-level only).
+	Limits Limits
+}
+
+// NamedServer is a server with its name. It is plain data: not safe for
+// concurrent modification.
+type NamedServer struct {
+	// Name is the server's key in its "servers" object.
+	Name string
+	Server
+}
+
+// Profiles returns the profile IDs in file order. It is safe for concurrent
+// use on an unmodified Config; a nil Config has none.
+func (c *Config) Profiles() []string {
+	if c == nil {
+		return nil
+	}
+	ids := make([]string, 0, len(c.Agents.List))
+	for _, p := range c.Agents.List {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+// Effective returns the configuration in force for profile: servers merged
+// by name (top-level servers < mcpServers < agents.defaults.mcp.servers <
+// the profile's, each replacing the previous one of the same name
+// entirely), the tool policy (each list the profile sets, even empty,
+// replaces the defaults'; a nil one inherits), the model settings (the
+// profile's non-empty fields override the top-level ones; its headers, when
+// set, replace them) and the limits. Profile "" means the defaults alone; a
+// profile not defined is an error wrapping [ErrUnknownProfile] that lists
+// the known ones. A nil Config is empty. Effective is safe for concurrent
+// use on an unmodified Config.
+func (c *Config) Effective(profile string) (Effective, error) {
+	if c == nil {
+		c = &Config{}
+	}
+	var prof *Profile
+	if profile != "" {
+		i := slices.IndexFunc(c.Agents.List, func(p Profile) bool { return p.ID == profile })
+		if i < 0 {
+			known := "none are defined"
+			if ids := c.Profiles(); len(ids) > 0 {
+				known = "known: " + strings.Join(ids, ", ")
+			}
+			return Effective{}, fmt.Errorf("%w %q (%s)", ErrUnknownProfile, profile, known)
+		}
+		prof = &c.Agents.List[i]
+	}
+
+	servers := map[string]Server{}
+	maps.Copy(servers, c.Servers)
+	maps.Copy(servers, c.MCPServers)
+	maps.Copy(servers, c.Agents.Defaults.MCP.Servers)
+	tools := c.Agents.Defaults.Tools
+	model := c.Model
+	if prof != nil {
+		maps.Copy(servers, prof.MCP.Servers)
+		if prof.Tools.Allow != nil {
+			tools.Allow = prof.Tools.Allow
+		}
+		if prof.Tools.Deny != nil {
+			tools.Deny = prof.Tools.Deny
+		}
+		if prof.Tools.AutoApprove != nil {
+			tools.AutoApprove = prof.Tools.AutoApprove
+		}
+		model = model.over(prof.Model)
+	}
+
+	eff := Effective{Profile: profile, Tools: tools.clone(), Model: model.clone(), Limits: c.Limits.clone()}
+	for _, name := range sortedKeys(servers) {
+		eff.Servers = append(eff.Servers, NamedServer{Name: name, Server: servers[name].withDefaults()})
+	}
+	return eff, nil
+}
+
+// over returns m with the set fields of o over it.
+func (m Model) over(o Model) Model {
+	if o.BaseURL != "" {
+		m.BaseURL = o.BaseURL
+	}
+	if o.Model != "" {
+		m.Model = o.Model
+	}
+	if o.APIKey != "" {
+		m.APIKey = o.APIKey
+	}
+	if o.Headers != nil {
+		m.Headers = o.Headers
+	}
+	return m
+}
+
+// withDefaults returns a deep copy of s with its defaults filled in.
+func (s Server) withDefaults() Server {
+	s = s.clone()
+	s.Transport = s.ResolvedTransport()
+	s.Enabled = ptr(s.IsEnabled())
+	if s.RestartOnCrash == nil {
+		s.RestartOnCrash = ptr(true)
+	}
+	if s.MaxRestarts == nil {
+		s.MaxRestarts = ptr(DefaultMaxRestarts)
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// clonePtr returns a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	return ptr(*p)
+}
+
+func (s Server) clone() Server {
+	s.Enabled = clonePtr(s.Enabled)
+	s.RestartOnCrash = clonePtr(s.RestartOnCrash)
+	s.MaxRestarts = clonePtr(s.MaxRestarts)
+	s.Args = slices.Clone(s.Args)
+	s.Env = maps.Clone(s.Env)
+	s.Headers = maps.Clone(s.Headers)
+	return s
+}
+
+func (m Model) clone() Model {
+	m.Headers = maps.Clone(m.Headers)
+	return m
+}
+
+func (l Limits) clone() Limits {
+	return Limits{
+		MaxServers:     clonePtr(l.MaxServers),
+		MaxTools:       clonePtr(l.MaxTools),
+		CallsPerMinute: clonePtr(l.CallsPerMinute),
+		MaxResultBytes: clonePtr(l.MaxResultBytes),
+		StartupBudget:  clonePtr(l.StartupBudget),
+		ConnectTimeout: clonePtr(l.ConnectTimeout),
+		CallTimeout:    clonePtr(l.CallTimeout),
+	}
+}
+
+func (t ToolPolicy) clone() ToolPolicy {
+	return ToolPolicy{Allow: slices.Clone(t.Allow), Deny: slices.Clone(t.Deny), AutoApprove: slices.Clone(t.AutoApprove)}
+}
+
+func cloneServers(m map[string]Server) map[string]Server {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]Server, len(m))
+	for k, s := range m {
+		out[k] = s.clone()
+	}
+	return out
+}
+
+// clone returns a deep copy of c.
+func (c *Config) clone() *Config {
+	out := &Config{
+		Model:      c.Model.clone(),
+		Limits:     c.Limits.clone(),
+		MCPServers: cloneServers(c.MCPServers),
+		Servers:    cloneServers(c.Servers),
+		Agents: Agents{Defaults: Defaults{
+			MCP:   MCP{Servers: cloneServers(c.Agents.Defaults.MCP.Servers)},
+			Tools: c.Agents.Defaults.Tools.clone(),
+		}},
+	}
+	if c.Agents.List != nil {
+		out.Agents.List = make([]Profile, len(c.Agents.List))
+		for i, p := range c.Agents.List {
+			out.Agents.List[i] = Profile{ID: p.ID, Model: p.Model.clone(), MCP: MCP{Servers: cloneServers(p.MCP.Servers)}, Tools: p.Tools.clone()}
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,178 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/mcpclient"
+)
+
+// sessionConfig is what the configuration file says about one session: its
+// configured servers, tool policy and limits.
+type sessionConfig struct {
+	profile string
+	servers []mcpclient.ServerSpec // configured, per-session (not shared)
+	policy  config.ToolPolicy
+	trusted map[string]bool
+	prefix  map[string]string
+	limits  config.Limits
+}
+
+// sessionConfigFor resolves profile against the current configuration.
+func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
+	sc := sessionConfig{profile: profile, trusted: map[string]bool{}, prefix: map[string]string{}}
+	cfg := a.config()
+	if cfg == nil {
+		if profile != "" {
+			return sc, fmt.Errorf("unknown profile %q: no configuration file is loaded", profile)
+		}
+		return sc, nil
+	}
+	eff, err := cfg.Effective(profile)
+	if err != nil {
+		return sc, err
+	}
+	sc.policy, sc.limits = eff.Tools, eff.Limits
+	for _, s := range eff.Servers {
+		sc.trusted[s.Name] = s.Trusted
+		if s.ToolPrefix != "" {
+			sc.prefix[s.Name] = s.ToolPrefix
+		}
+		if s.Shared {
+			continue
+		}
+		sc.servers = append(sc.servers, specFromConfig(s))
+	}
+	return sc, nil
+}
+
+// config returns the configuration in force, or nil.
+func (a *Agent) config() *config.Config {
+	if a.opts.Config == nil {
+		return nil
+	}
+	return a.opts.Config()
+}
+
+// specFromConfig converts a configured server.
+func specFromConfig(s config.NamedServer) mcpclient.ServerSpec {
+	spec := mcpclient.ServerSpec{
+		Name: s.Name, Transport: mcpclient.Transport(s.Transport),
+		Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
+		URL: s.URL, Headers: s.Headers, AllowInsecureHTTP: s.AllowInsecureHTTP,
+		ConnectTimeout: time.Duration(s.Timeout) * time.Millisecond,
+		CallTimeout:    time.Duration(s.ToolTimeout) * time.Millisecond,
+		Disabled:       !s.IsEnabled(),
+		NoRestart:      s.RestartOnCrash != nil && !*s.RestartOnCrash,
+	}
+	if s.MaxRestarts != nil {
+		spec.MaxRestarts = *s.MaxRestarts
+		if *s.MaxRestarts == 0 {
+			spec.NoRestart = true
+		}
+	}
+	return spec
+}
+
+// merge puts the client's servers over the configured ones, by name.
+func (a *Agent) merge(configured, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
+	out := make([]mcpclient.ServerSpec, 0, len(configured)+len(client))
+	for _, c := range configured {
+		if i := slices.IndexFunc(client, func(s mcpclient.ServerSpec) bool { return s.Name == c.Name }); i >= 0 {
+			a.logger.Info("a server passed by the client replaces the configured one", "server", c.Name)
+			continue
+		}
+		out = append(out, c)
+	}
+	return append(out, client...)
+}
+
+// applyLimits sets the configured limits on a session's MCP options and
+// the default timeouts of its specs.
+func (sc *sessionConfig) applyLimits(mo *mcpclient.Options, specs []mcpclient.ServerSpec) {
+	l := sc.limits
+	if l.MaxServers != nil {
+		mo.MaxServers = *l.MaxServers
+	}
+	if l.MaxTools != nil {
+		mo.MaxTools = *l.MaxTools
+	}
+	if l.CallsPerMinute != nil {
+		mo.CallsPerMinute = *l.CallsPerMinute
+		if *l.CallsPerMinute == 0 {
+			mo.CallsPerMinute = mcpclient.Unlimited
+		}
+	}
+	for i := range specs {
+		if specs[i].ConnectTimeout == 0 && l.ConnectTimeout != nil {
+			specs[i].ConnectTimeout = time.Duration(*l.ConnectTimeout) * time.Millisecond
+		}
+		if specs[i].CallTimeout == 0 && l.CallTimeout != nil {
+			specs[i].CallTimeout = time.Duration(*l.CallTimeout) * time.Millisecond
+		}
+	}
+}
+
+// bridgeOptions are the session's bridge options: trusted servers, tool
+// prefixes and the result cap.
+func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {
+	o := base
+	trusted, prefix := sc.trusted, sc.prefix
+	o.Trusted = func(server string) bool { return trusted[server] }
+	o.Prefix = func(server string) string { return prefix[server] }
+	if sc.limits.MaxResultBytes != nil {
+		o.MaxResultBytes = *sc.limits.MaxResultBytes
+	}
+	return &o
+}
+
+// prepare resolves the secret references of a spec at server start.
+func (a *Agent) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+	if a.opts.Secrets == nil {
+		return spec, nil
+	}
+	env, err := a.opts.Secrets.ResolveMap(ctx, spec.Env)
+	if err != nil {
+		return spec, fmt.Errorf("resolving secrets: %w", err)
+	}
+	headers, err := a.opts.Secrets.ResolveMap(ctx, spec.Headers)
+	if err != nil {
+		return spec, fmt.Errorf("resolving secrets: %w", err)
+	}
+	spec.Env, spec.Headers = env, headers
+	return spec, nil
+}
+
+// sessionCaller offers a session's own servers and the agent's shared
+// ones as one set of tools; the session's win on a name clash.
+type sessionCaller struct {
+	own, shared *mcpclient.Manager
+}
+
+func (c sessionCaller) Tools() []mcpclient.ServerTool {
+	tools := c.own.Tools()
+	if c.shared == nil {
+		return tools
+	}
+	for _, t := range c.shared.Tools() {
+		if _, mine := c.own.Status(t.Server); !mine {
+			tools = append(tools, t)
+		}
+	}
+	return tools
+}
+
+func (c sessionCaller) CallTool(ctx context.Context, server, tool string, args any, opts ...mcpclient.CallOption) (*mcp.CallToolResult, error) {
+	if _, mine := c.own.Status(server); !mine && c.shared != nil {
+		if _, shared := c.shared.Status(server); shared {
+			return c.shared.CallTool(ctx, server, tool, args, opts...)
+		}
+	}
+	return c.own.CallTool(ctx, server, tool, args, opts...)
+}

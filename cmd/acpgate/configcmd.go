@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/acp/secrets"
+)
+
+// loadConfig reads the configuration file: path if given (it must exist),
+// else the default path (which may be missing).
+func loadConfig(path string) (*config.Config, []config.Warning, string, error) {
+	mustExist := path != ""
+	if path == "" {
+		var err error
+		if path, err = config.DefaultPath(); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	cfg, warnings, err := config.Load(path, mustExist)
+	return cfg, warnings, path, err
+}
+
+// configCommand runs `acpgate config check|show [--config F] [--profile P]`.
+func configCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "check" && args[0] != "show") {
+		fmt.Fprintln(stderr, "usage: acpgate config check|show [--config FILE] [--profile ID]")
+		return 2
+	}
+	fs := flag.NewFlagSet("acpgate config "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json)")
+	profile := fs.String("profile", "", "agent profile to check or show")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	cfg, warnings, file, err := loadConfig(*path)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", file, w)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", file, err)
+		return 1
+	}
+	if _, err := cfg.Effective(*profile); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", file, err)
+		return 1
+	}
+	if args[0] == "show" {
+		_, _ = stdout.Write(cfg.Redacted().JSON())
+		fmt.Fprintln(stdout)
+		return 0
+	}
+	eff, _ := cfg.Effective(*profile)
+	fmt.Fprintf(stdout, "%s: OK (%d servers; profiles: %s)\n", file, len(eff.Servers), strings.Join(cfg.Profiles(), ", "))
+	return 0
+}
+
+// liveConfig holds the configuration in force; the watcher replaces it.
+type liveConfig struct{ p atomic.Pointer[config.Config] }
+
+func (l *liveConfig) get() *config.Config { return l.p.Load() }
+
+// watch keeps l current with the file at path until ctx ends. A broken edit
+// keeps the last good configuration and is logged.
+func (l *liveConfig) watch(ctx context.Context, path string, logger *slog.Logger) {
+	config.Watch(ctx, path, time.Second, func(c *config.Config, warnings []config.Warning) {
+		logWarnings(logger, warnings)
+		l.p.Store(c)
+		logger.Info("configuration reloaded; new sessions use it, /reload applies it to a session", "file", path)
+	}, func(err error) {
+		logger.Error("configuration not reloaded; keeping the last good one", "file", path, "err", err)
+	})
+}
+
+func logWarnings(logger *slog.Logger, warnings []config.Warning) {
+	for _, w := range warnings {
+		logger.Warn("configuration: " + w.String())
+	}
+}
+
+// modelSettings merges the model settings: flags and environment override
+// the configuration file. The API key may be a secret reference.
+func modelSettings(ctx context.Context, c cliConfig, cfg *config.Config, profile string, res *secrets.Resolver) (baseURL, model, apiKey string, headers map[string]string, err error) {
+	var m config.Model
+	if cfg != nil {
+		eff, err := cfg.Effective(profile)
+		if err != nil {
+			return "", "", "", nil, err
+		}
+		m = eff.Model
+	}
+	baseURL, model, apiKey, headers = m.BaseURL, m.Model, m.APIKey, m.Headers
+	if c.baseURL != "" {
+		baseURL = c.baseURL
+	}
+	if c.model != "" {
+		model = c.model
+	}
+	if c.apiKey != "" {
+		apiKey = c.apiKey
+		res.Redactor.Add(apiKey)
+	}
+	if apiKey != "" {
+		if apiKey, err = res.ResolveKey(ctx, "apiKey", apiKey); err != nil {
+			return "", "", "", nil, fmt.Errorf("model API key: %w", err)
+		}
+	}
+	if headers, err = res.ResolveMap(ctx, headers); err != nil {
+		return "", "", "", nil, fmt.Errorf("model headers: %w", err)
+	}
+	return baseURL, model, apiKey, headers, nil
+}
