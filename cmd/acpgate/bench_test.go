@@ -122,20 +122,9 @@ func BenchmarkSessionNew10Slow(b *testing.B) {
 func BenchmarkStartToInitialize(b *testing.B) {
 	dir := b.TempDir()
 	for b.Loop() {
-		cmd := exec.Command(agentBin, "--state-dir", dir, "--log-level", "error")
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		conn := acpsdk.NewClientSideConnection(newClient(), stdin, stdout)
-		conn.SetLogger(slog.New(slog.DiscardHandler))
-		if _, err := conn.Initialize(context.Background(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
-			b.Fatal(err)
-		}
+		_, stop := benchAgentIn(b, dir) // exec + initialize
 		b.StopTimer()
-		_ = stdin.Close()
-		_ = cmd.Wait()
+		stop()
 		b.StartTimer()
 	}
 }
