@@ -1,0 +1,99 @@
+package openaicompat_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/testdata/fakellm"
+)
+
+func provider(t *testing.T, srv *fakellm.Server, cfg openaicompat.Config) gateway.Provider {
+	t.Helper()
+	cfg.BaseURL, cfg.Model = srv.URL, "fake-model"
+	p, err := openaicompat.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func userInput(s string) []gateway.Content {
+	return []gateway.Content{{Type: gateway.ContentText, Text: s}}
+}
+
+func TestProviderStreamingAssembly(t *testing.T) {
+	calls := []fakellm.ToolCall{
+		{ID: "c1", Name: "first", Arguments: `{"path":"/a/b","deep":{"x":[1,2,3]},"s":"ünïcode"}`},
+		{ID: "c2", Name: "second", Arguments: `{"q":"a much longer argument string to split into many fragments"}`},
+		{ID: "c3", Name: "third", Arguments: ``},
+	}
+	for _, tc := range []struct {
+		name string
+		turn fakellm.Turn
+		cfg  openaicompat.Config
+	}{
+		{"interleaved", fakellm.Turn{ToolCalls: calls}, openaicompat.Config{}},
+		{"sequential", fakellm.Turn{ToolCalls: calls, SequentialToolCalls: true, InlineFinish: true}, openaicompat.Config{}},
+		{"non-streaming", fakellm.Turn{ToolCalls: calls}, openaicompat.Config{NoStream: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakellm.Start(tc.turn)
+			defer srv.Close()
+			tc.cfg.Headers = map[string]string{"X-Title": "acpgate-test"}
+			tc.cfg.APIKey = "sk-test"
+			p := provider(t, srv, tc.cfg)
+			resp, err := p.Complete(context.Background(), gateway.ModelRequest{Messages: []gateway.Message{{Role: gateway.RoleUser, Content: userInput("x")}}}, func(gateway.Delta) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Stop != gateway.StopToolUse || len(resp.Message.ToolCalls) != 3 {
+				t.Fatalf("%+v", resp)
+			}
+			for i, c := range resp.Message.ToolCalls {
+				want := calls[i].Arguments
+				if want == "" {
+					want = "{}"
+				}
+				if c.ID != calls[i].ID || c.Name != calls[i].Name || string(c.Arguments) != want {
+					t.Errorf("call %d: %+v", i, c)
+				}
+			}
+			h := srv.Requests()[0].Header
+			if h.Get("X-Title") != "acpgate-test" || h.Get("Authorization") != "Bearer sk-test" {
+				t.Errorf("headers %v", h)
+			}
+		})
+	}
+}
+
+func TestProviderSendsImagesAndHistory(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{Text: "seen"})
+	defer srv.Close()
+	p := provider(t, srv, openaicompat.Config{})
+	hist := []gateway.Message{
+		{Role: gateway.RoleUser, Content: []gateway.Content{{Type: gateway.ContentText, Text: "look"}, {Type: gateway.ContentImage, MIMEType: "image/png", Data: "aGk="}}},
+	}
+	if _, err := p.Complete(context.Background(), gateway.ModelRequest{Messages: hist}, func(gateway.Delta) {}); err != nil {
+		t.Fatal(err)
+	}
+	parts := srv.Requests()[0].Messages[0].Parts
+	if len(parts) != 2 || !strings.Contains(string(parts[1]), "data:image/png;base64,aGk=") {
+		t.Errorf("parts %s", parts)
+	}
+}
+
+func TestNewNeedsAModel(t *testing.T) {
+	if _, err := openaicompat.New(openaicompat.Config{}); err == nil || !strings.Contains(err.Error(), "no model") {
+		t.Errorf("New without a model: %v", err)
+	}
+	srv := fakellm.Start(fakellm.Turn{Text: "x"})
+	defer srv.Close()
+	if _, err := provider(t, srv, openaicompat.Config{}).Complete(context.Background(), gateway.ModelRequest{
+		Tools: []gateway.ToolSpec{{Name: "bad", Parameters: []byte(`[1,2]`)}},
+	}, func(gateway.Delta) {}); err == nil || !strings.Contains(err.Error(), "tool bad: input schema is not a JSON object") {
+		t.Errorf("bad schema: %v", err)
+	}
+}
