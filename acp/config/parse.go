@@ -661,6 +661,14 @@ func (p *parser) server(path string, n *node) (Server, bool) {
 		}
 	}
 
+	p.finishServer(path, &s, transport, typ, disabled, present)
+	return s, true
+}
+
+// finishServer settles a server's transport and enabled flag from the keys
+// read (transport, type, disabled) and checks that the transport has what
+// it needs; present says which keys were given.
+func (p *parser) finishServer(path string, s *Server, transport, typ Transport, disabled *bool, present map[string]bool) {
 	switch {
 	case transport != "" && typ != "" && transport != typ:
 		p.errorf(path, "transport %q and type %q disagree", transport, typ)
@@ -699,7 +707,6 @@ func (p *parser) server(path string, n *node) (Server, bool) {
 			}
 		}
 	}
-	return s, true
 }
 
 // millis decodes a positive number of milliseconds.
