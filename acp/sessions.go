@@ -44,7 +44,10 @@ type liveSession struct {
 	cancel  context.CancelFunc // of the running turn; nil when idle
 	turn    chan struct{}      // closed when the running turn ends
 	failed  map[string]bool    // servers whose failure card was sent
-	closed  bool
+	// announced is set once the client knows the session (after the
+	// session/new response); failure cards wait for it.
+	announced bool
+	closed    bool
 }
 
 // serverSpecs converts the client's mcpServers into specs, rejecting entries
@@ -226,6 +229,9 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 // announce sends what a client wants right after a session opens: the
 // slash commands and a card for every server that failed.
 func (a *Agent) announce(s *liveSession) {
+	s.mu.Lock()
+	s.announced = true
+	s.mu.Unlock()
 	a.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: commandList()}})
 	for _, st := range s.mgr.Statuses() {
 		if st.State == mcpclient.StateFailed {
@@ -244,9 +250,9 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 // failureCard shows a failed server in the session as a failed tool call.
 func (a *Agent) failureCard(s *liveSession, st mcpclient.Status) {
 	s.mu.Lock()
-	if s.failed[st.Name] || s.closed {
+	if s.failed[st.Name] || s.closed || !s.announced {
 		s.mu.Unlock()
-		return
+		return // announce sends the cards of servers failed before it
 	}
 	s.failed[st.Name] = true
 	s.mu.Unlock()

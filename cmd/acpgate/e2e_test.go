@@ -61,6 +61,14 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Nothing about the session may reach the client before the response
+	// that tells it the session exists (the SDK delivers notifications
+	// sent before a response first).
+	for _, n := range a.client.all() {
+		if n.SessionId == resp.SessionId {
+			t.Errorf("update before the session/new response: %s", mustJSON(n.Update))
+		}
+	}
 	// The budget (2 s) was enough for the good ones; "stuck" is still connecting.
 	meta := mustJSON(resp.Meta)
 	for _, want := range []string{`"name":"local","state":"ready"`, `"name":"remote","state":"ready"`, `"name":"legacy","state":"ready"`, `"name":"broken","state":"failed"`, `"name":"stuck","state":"connecting"`} {
