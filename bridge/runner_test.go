@@ -12,6 +12,7 @@ import (
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/testdata/fakellm"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // session starts a Manager with the test server and bridges it into reg.
@@ -82,7 +83,7 @@ func TestCancelReachesMCPServer(t *testing.T) {
 		done <- res
 	}()
 	<-running
-	waitUntil(t, "the server to start sleeping", func() bool {
+	testbin.WaitFor(t, "the server to start sleeping", func() bool {
 		b, _ := os.ReadFile(rec)
 		return strings.Contains(string(b), "call sleep")
 	})
@@ -91,7 +92,7 @@ func TestCancelReachesMCPServer(t *testing.T) {
 	if res.Stop != gateway.StopCancelled {
 		t.Errorf("stop %s", res.Stop)
 	}
-	waitUntil(t, "the server to see the cancellation", func() bool {
+	testbin.WaitFor(t, "the server to see the cancellation", func() bool {
 		b, _ := os.ReadFile(rec)
 		return strings.Contains(string(b), "cancelled sleep")
 	})

@@ -27,17 +27,6 @@ func names(reg *gateway.Registry, key string) string {
 	return strings.Join(out, ",")
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestSyncFollowsServers runs two sessions' tools through a real Manager
 // each and checks the Registry follows list changes and restarts.
 func TestSyncFollowsServers(t *testing.T) {
@@ -60,8 +49,8 @@ func TestSyncFollowsServers(t *testing.T) {
 	}
 	ma, syncA := start("A", "alpha")
 	start("B", "beta")
-	waitUntil(t, "alpha's tools", func() bool { return strings.Contains(names(reg, "A"), "mcp__alpha__echo") })
-	waitUntil(t, "beta's tools", func() bool { return strings.Contains(names(reg, "B"), "mcp__beta__echo") })
+	testbin.WaitFor(t, "alpha's tools", func() bool { return strings.Contains(names(reg, "A"), "mcp__alpha__echo") })
+	testbin.WaitFor(t, "beta's tools", func() bool { return strings.Contains(names(reg, "B"), "mcp__beta__echo") })
 	if strings.Contains(names(reg, "A"), "beta") || strings.Contains(names(reg, "B"), "alpha") {
 		t.Fatalf("sessions see each other's tools: A=%s B=%s", names(reg, "A"), names(reg, "B"))
 	}
@@ -81,7 +70,7 @@ func TestSyncFollowsServers(t *testing.T) {
 	if _, err := add.Execute(context.Background(), json.RawMessage(`{"name":"brand_new"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "new tool in registry", func() bool { return strings.Contains(names(reg, "A"), "mcp__alpha__brand_new") })
+	testbin.WaitFor(t, "new tool in registry", func() bool { return strings.Contains(names(reg, "A"), "mcp__alpha__brand_new") })
 
 	// A crash takes the tools away until the restart brings them back.
 	crash, _ := reg.Lookup("A", "mcp__alpha__crash")
@@ -89,7 +78,7 @@ func TestSyncFollowsServers(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content[0].Text, "exited") {
 		t.Errorf("crash result: %+v", res)
 	}
-	waitUntil(t, "tools back after restart", func() bool {
+	testbin.WaitFor(t, "tools back after restart", func() bool {
 		st, _ := ma.Status("alpha")
 		// The restarted server has its start-up tools only.
 		n := names(reg, "A")

@@ -45,16 +45,6 @@ func (e *events) text(k gateway.EventKind) string {
 	return s
 }
 
-func provider(t *testing.T, srv *fakellm.Server, cfg openaicompat.Config) gateway.Provider {
-	t.Helper()
-	cfg.BaseURL, cfg.Model = srv.URL, "fake-model"
-	p, err := openaicompat.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func userInput(s string) []gateway.Content {
 	return []gateway.Content{{Type: gateway.ContentText, Text: s}}
 }
@@ -88,7 +78,7 @@ func TestRunOneToolCall(t *testing.T) {
 		return gateway.Result{Content: []gateway.Content{{Type: gateway.ContentText, Text: "hi"}}, ForModel: "FRAMED(hi)"}, nil
 	}
 	reg.SetExtraTools("s", []gateway.Tool{echo})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{}), System: "be brief"})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{}), System: "be brief"})
 	var ev events
 	res, err := r.Run(context.Background(), "s", nil, userInput("say hi"), ev.sink)
 	if err != nil {
@@ -143,7 +133,7 @@ func TestRunParallelToolCallsInOrder(t *testing.T) {
 	started := make(chan string, 2)
 	release := make(chan struct{})
 	reg := gateway.NewRegistry(slowTool("slow_a", started, release), slowTool("slow_b", started, release))
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
 	done := make(chan gateway.TurnResult)
 	go func() {
 		res, err := r.Run(context.Background(), "s", nil, userInput("go"), nil)
@@ -185,7 +175,7 @@ func TestRunFailingToolApprovalAndPolicy(t *testing.T) {
 	reg := gateway.NewRegistry(boom, guarded, namedTool("forbidden"))
 	var asked []string
 	r := gateway.NewRunner(reg, gateway.RunnerOptions{
-		Provider: provider(t, srv, openaicompat.Config{}),
+		Provider: srv.Provider(t, openaicompat.Config{}),
 		Policy:   func(_ string, tl gateway.Tool) bool { return tl.Name != "forbidden" },
 		Approver: func(_ context.Context, _ string, c gateway.CallInfo, tl gateway.Tool) (gateway.Decision, error) {
 			asked = append(asked, c.Name)
@@ -224,7 +214,7 @@ func TestRunCancelDuringTool(t *testing.T) {
 	defer srv.Close()
 	started := make(chan string, 1)
 	reg := gateway.NewRegistry(slowTool("slow", started, nil))
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan gateway.TurnResult)
 	go func() {
@@ -250,7 +240,7 @@ func TestRunCancelDuringModel(t *testing.T) {
 	srv := fakellm.Start(fakellm.Turn{Text: "never", Started: started, HoldMidStream: hold})
 	defer srv.Close()
 	defer close(hold)
-	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	res, err := r.Run(ctx, "s", nil, userInput("go"), nil)
@@ -263,7 +253,7 @@ func TestRunTurnLimitAndStops(t *testing.T) {
 	loop := fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "x", Name: "echo", Arguments: `{}`}}}
 	srv := fakellm.Start(loop, loop, loop)
 	defer srv.Close()
-	r := gateway.NewRunner(gateway.NewRegistry(namedTool("echo")), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{}), MaxModelCalls: 3})
+	r := gateway.NewRunner(gateway.NewRegistry(namedTool("echo")), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{}), MaxModelCalls: 3})
 	res, err := r.Run(context.Background(), "s", nil, userInput("loop"), nil)
 	if err != nil || res.Stop != gateway.StopMaxTurnRequests || len(srv.Requests()) != 3 {
 		t.Errorf("%v %s after %d requests", err, res.Stop, len(srv.Requests()))
@@ -278,7 +268,7 @@ func TestRunTurnLimitAndStops(t *testing.T) {
 	} {
 		srv := fakellm.Start(tc.turn)
 		var ev events
-		r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+		r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
 		res, err := r.Run(context.Background(), "s", nil, userInput("q"), ev.sink)
 		srv.Close()
 		if err != nil || res.Stop != tc.want {
@@ -306,7 +296,7 @@ func TestProviderErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakellm.Start(tc.turns...)
 			defer srv.Close()
-			r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: provider(t, srv, openaicompat.Config{})})
+			r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
 			res, err := r.Run(context.Background(), "s", nil, userInput("q"), nil)
 			if tc.want == "" {
 				if err != nil || res.Messages[1].Text() != "fine" {

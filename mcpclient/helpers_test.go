@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -106,18 +104,6 @@ func call(t *testing.T, m *mcpclient.Manager, server, tool string, args map[stri
 	return res
 }
 
-// waitFor polls cond (cheap, local checks only) until it holds or 20 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // eventLog collects a Manager's events and lets a test wait for one.
 type eventLog struct {
 	mu     sync.Mutex
@@ -209,20 +195,6 @@ func recordedPIDs(t *testing.T, lines []string, prefix string) []int {
 		}
 	}
 	return pids
-}
-
-// alive reports whether pid is a live (non-zombie) process.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	f := bytes.Fields(stat[i+1:])
-	return len(f) > 0 && f[0][0] != 'Z' && f[0][0] != 'X'
 }
 
 // netServer runs the test server in http or sse mode on 127.0.0.1 and

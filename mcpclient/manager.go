@@ -182,12 +182,13 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 			continue
 		}
 		s := newServer(m, full)
+		invalid := spec.validate()
 		switch {
 		case spec.Disabled:
 			s.st.State = StateClosed
 			s.st.Warning = "disabled"
-		case spec.validate() != nil:
-			s.st.State, s.st.Error = StateFailed, spec.validate().Error()
+		case invalid != nil:
+			s.st.State, s.st.Error = StateFailed, invalid.Error()
 		case enabled >= m.opts.MaxServers:
 			s.st.State = StateFailed
 			s.st.Error = fmt.Sprintf("%v: at most %d servers per session; %q was not started", ErrLimit, m.opts.MaxServers, spec.Name)

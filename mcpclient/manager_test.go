@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -195,7 +196,7 @@ func TestHTTPReconnect(t *testing.T) {
 			// The first call may fail (the old session is gone); the
 			// connection is then re-established and calls work again.
 			var got string
-			waitFor(t, "a call after reconnecting", func() bool {
+			testbin.WaitFor(t, "a call after reconnecting", func() bool {
 				res, err := m.CallTool(context.Background(), "net", "echo", map[string]any{"text": "after"})
 				if err != nil {
 					if !errors.Is(err, mcpclient.ErrConnLost) && !errors.Is(err, mcpclient.ErrNotReady) {
@@ -444,12 +445,12 @@ func testCancellation(t *testing.T, mode string) {
 		_, err := m.CallTool(ctx, "s", "sleep", map[string]any{"ms": 20000})
 		done <- err
 	}()
-	waitFor(t, "sleep call recorded", func() bool { return hasLine(lines(), "call sleep") })
+	testbin.WaitFor(t, "sleep call recorded", func() bool { return hasLine(lines(), "call sleep") })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
-	waitFor(t, "server-side cancellation", func() bool { return hasLine(lines(), "cancelled sleep") })
+	testbin.WaitFor(t, "server-side cancellation", func() bool { return hasLine(lines(), "cancelled sleep") })
 	// The server is still fine.
 	call(t, m, "s", "echo", map[string]any{"text": "x"})
 }
@@ -541,7 +542,7 @@ func TestServerLogsAndStderr(t *testing.T) {
 	opts, logs := fastOpts(t)
 	m := start(t, opts, stdio("talky", "-stderr-lines", "2"))
 	call(t, m, "talky", "log", map[string]any{"level": "warning", "message": "disk almost full"})
-	waitFor(t, "log lines", func() bool {
+	testbin.WaitFor(t, "log lines", func() bool {
 		l := logs.String()
 		return strings.Contains(l, `level=WARN msg="server log" server=talky`) && strings.Contains(l, "disk almost full") &&
 			strings.Contains(l, `msg="server stderr" server=talky line="stderr line 2"`)
@@ -654,7 +655,7 @@ func TestPrepareRunsAtEveryStart(t *testing.T) {
 		t.Errorf("bad: %+v", bad)
 	}
 	_, _ = m.CallTool(context.Background(), "good", "crash", nil)
-	waitFor(t, "restart with a fresh prepare", func() bool {
+	testbin.WaitFor(t, "restart with a fresh prepare", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		st, _ := m.Status("good")

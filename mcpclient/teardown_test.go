@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // groupMembers returns the live (non-zombie) processes in process group pgid.
@@ -61,14 +62,14 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustReady(t, m, m.Statuses()[0].Name)
-			waitFor(t, "grandchild recorded", func() bool { return hasLine(lines(), "grandchild ") })
+			testbin.WaitFor(t, "grandchild recorded", func() bool { return hasLine(lines(), "grandchild ") })
 			pids := append(recordedPIDs(t, lines(), "started"), recordedPIDs(t, lines(), "grandchild")...)
 			pgid, err := syscallGetpgid(pids[0])
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, pid := range pids {
-				if !alive(pid) {
+				if !testbin.Alive(pid) {
 					t.Fatalf("pid %d not running before Close", pid)
 				}
 			}
@@ -76,7 +77,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 				t.Fatalf("Close: %v", err)
 			}
 			for _, pid := range pids {
-				if alive(pid) {
+				if testbin.Alive(pid) {
 					t.Errorf("pid %d still alive after Close", pid)
 				}
 			}
@@ -93,7 +94,7 @@ func TestCrashKillsOrphans(t *testing.T) {
 	events := newEventLog()
 	opts.OnEvent = events.add
 	m := start(t, opts, stdio("s", "-record", rec, "-grandchild", "-ignore-sigterm"))
-	waitFor(t, "grandchild recorded", func() bool { return hasLine(lines(), "grandchild ") })
+	testbin.WaitFor(t, "grandchild recorded", func() bool { return hasLine(lines(), "grandchild ") })
 	first := recordedPIDs(t, lines(), "grandchild")[0]
 	if _, err := m.CallTool(context.Background(), "s", "crash", nil); !errors.Is(err, mcpclient.ErrServerExited) {
 		t.Fatalf("crash: %v", err)
@@ -101,7 +102,7 @@ func TestCrashKillsOrphans(t *testing.T) {
 	events.wait(t, "restarted", func(e mcpclient.Event) bool {
 		return e.Status.State == mcpclient.StateReady && len(recordedPIDs(t, lines(), "started")) == 2
 	})
-	if alive(first) {
+	if testbin.Alive(first) {
 		t.Errorf("grandchild %d of the crashed server survived the restart", first)
 	}
 }

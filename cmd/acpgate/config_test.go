@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpgate/acpgate/testdata/testbin"
+
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -148,11 +150,11 @@ func TestHotReload(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers": {`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the broken edit to be reported", func() bool { return strings.Contains(a.stderr.String(), "keeping the last good one") })
+	testbin.WaitFor(t, "the broken edit to be reported", func() bool { return strings.Contains(a.stderr.String(), "keeping the last good one") })
 	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(strings.ReplaceAll(body, "SERVER", serverBin), "VALUE", "two")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reload", func() bool { return strings.Contains(a.stderr.String(), "configuration reloaded") })
+	testbin.WaitFor(t, "the reload", func() bool { return strings.Contains(a.stderr.String(), "configuration reloaded") })
 	before := len(a.client.all())
 	prompt(t, a, sid, "/reload")
 	if text := agentText(a.client.all()[before:]); !strings.Contains(text, "restarted: tuned.") {
@@ -189,7 +191,7 @@ func TestSharedServer(t *testing.T) {
 	_ = a.stdin.Close()
 	<-a.exited
 	for _, pid := range procs {
-		if alive(pid) {
+		if testbin.Alive(pid) {
 			t.Errorf("shared server %d survived the agent", pid)
 		}
 	}

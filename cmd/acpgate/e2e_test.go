@@ -1,9 +1,7 @@
 package main_test
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // pids returns the pids in "started <pid>" lines of a record file.
@@ -31,19 +31,6 @@ func pids(record string) []int {
 	return out
 }
 
-// alive reports whether pid is a live, non-zombie process.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
-	return len(f) > 0 && f[0][0] != 'Z'
-}
-
 func TestSessionServersCommandsAndClose(t *testing.T) {
 	a := startAgent(t, t.TempDir())
 	rec, record := recordFile(t)
@@ -62,12 +49,16 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing about the session may reach the client before the response
-	// that tells it the session exists (the SDK delivers notifications
-	// sent before a response first).
-	for _, n := range a.client.all() {
-		if n.SessionId == resp.SessionId {
-			t.Errorf("update before the session/new response: %s", mustJSON(n.Update))
+	// that tells it the session exists: check the order on the wire.
+	a.client.waitUpdate(t, "the commands", func(u acpsdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
+	for _, line := range strings.Split(a.stdout.String(), "\n") {
+		if !strings.Contains(line, string(resp.SessionId)) {
+			continue
 		}
+		if !strings.Contains(line, `"result"`) {
+			t.Errorf("sent before the session/new response: %s", line)
+		}
+		break
 	}
 	// The budget (2 s) was enough for the good ones; "stuck" is still connecting.
 	meta := mustJSON(resp.Meta)
@@ -122,13 +113,13 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 
 	// Closing the session leaves no process: not the server, not its
 	// grandchild, not the one still stuck in initialize.
-	waitFor(t, "processes recorded", func() bool { return len(pids(record())) == 2 && len(pids(hangRecord())) == 1 })
+	testbin.WaitFor(t, "processes recorded", func() bool { return len(pids(record())) == 2 && len(pids(hangRecord())) == 1 })
 	procs := append(pids(record()), pids(hangRecord())...)
 	if _, err := a.conn.CloseSession(ctx30(t), acpsdk.CloseSessionRequest{SessionId: sid}); err != nil {
 		t.Fatal(err)
 	}
 	for _, pid := range procs {
-		if alive(pid) {
+		if testbin.Alive(pid) {
 			t.Errorf("pid %d alive after session/close", pid)
 		}
 	}
@@ -177,7 +168,7 @@ func TestCancelMidCall(t *testing.T) {
 		}
 		done <- r
 	}()
-	waitFor(t, "the server to start sleeping", func() bool { return strings.Contains(record(), "call sleep") })
+	testbin.WaitFor(t, "the server to start sleeping", func() bool { return strings.Contains(record(), "call sleep") })
 	// A second prompt while busy is refused.
 	if _, err := a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("/mcp")}}); err == nil || !strings.Contains(err.Error(), "busy") {
 		t.Errorf("second prompt: %v", err)
@@ -193,7 +184,7 @@ func TestCancelMidCall(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("turn did not end after session/cancel")
 	}
-	waitFor(t, "the server to see the cancellation", func() bool { return strings.Contains(record(), "cancelled sleep") })
+	testbin.WaitFor(t, "the server to see the cancellation", func() bool { return strings.Contains(record(), "cancelled sleep") })
 }
 
 // TestSignalsAndEOFLeaveNoProcess ends acpgate by SIGTERM, SIGINT and stdin
@@ -210,7 +201,7 @@ func TestSignalsAndEOFLeaveNoProcess(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, "servers recorded", func() bool { return len(pids(record())) == 2 })
+			testbin.WaitFor(t, "servers recorded", func() bool { return len(pids(record())) == 2 })
 			switch how {
 			case "SIGTERM":
 				_ = a.cmd.Process.Signal(syscall.SIGTERM)
@@ -228,7 +219,7 @@ func TestSignalsAndEOFLeaveNoProcess(t *testing.T) {
 				t.Errorf("exit code %d", code)
 			}
 			for _, pid := range pids(record()) {
-				if alive(pid) {
+				if testbin.Alive(pid) {
 					t.Errorf("server pid %d survived", pid)
 				}
 			}

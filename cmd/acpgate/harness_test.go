@@ -240,15 +240,4 @@ func recordFile(t *testing.T) (string, func() string) {
 	return p, func() string { b, _ := os.ReadFile(p); return string(b) }
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

@@ -10,16 +10,6 @@ import (
 	"github.com/acpgate/acpgate/testdata/fakellm"
 )
 
-func provider(t *testing.T, srv *fakellm.Server, cfg openaicompat.Config) gateway.Provider {
-	t.Helper()
-	cfg.BaseURL, cfg.Model = srv.URL, "fake-model"
-	p, err := openaicompat.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func userInput(s string) []gateway.Content {
 	return []gateway.Content{{Type: gateway.ContentText, Text: s}}
 }
@@ -44,7 +34,7 @@ func TestProviderStreamingAssembly(t *testing.T) {
 			defer srv.Close()
 			tc.cfg.Headers = map[string]string{"X-Title": "acpgate-test"}
 			tc.cfg.APIKey = "sk-test"
-			p := provider(t, srv, tc.cfg)
+			p := srv.Provider(t, tc.cfg)
 			resp, err := p.Complete(context.Background(), gateway.ModelRequest{Messages: []gateway.Message{{Role: gateway.RoleUser, Content: userInput("x")}}}, func(gateway.Delta) {})
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +62,7 @@ func TestProviderStreamingAssembly(t *testing.T) {
 func TestProviderSendsImagesAndHistory(t *testing.T) {
 	srv := fakellm.Start(fakellm.Turn{Text: "seen"})
 	defer srv.Close()
-	p := provider(t, srv, openaicompat.Config{})
+	p := srv.Provider(t, openaicompat.Config{})
 	hist := []gateway.Message{
 		{Role: gateway.RoleUser, Content: []gateway.Content{{Type: gateway.ContentText, Text: "look"}, {Type: gateway.ContentImage, MIMEType: "image/png", Data: "aGk="}}},
 	}
@@ -91,7 +81,7 @@ func TestNewNeedsAModel(t *testing.T) {
 	}
 	srv := fakellm.Start(fakellm.Turn{Text: "x"})
 	defer srv.Close()
-	if _, err := provider(t, srv, openaicompat.Config{}).Complete(context.Background(), gateway.ModelRequest{
+	if _, err := srv.Provider(t, openaicompat.Config{}).Complete(context.Background(), gateway.ModelRequest{
 		Tools: []gateway.ToolSpec{{Name: "bad", Parameters: []byte(`[1,2]`)}},
 	}, func(gateway.Delta) {}); err == nil || !strings.Contains(err.Error(), "tool bad: input schema is not a JSON object") {
 		t.Errorf("bad schema: %v", err)
