@@ -94,7 +94,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	a := &Agent{
 		opts:     opts,
 		logger:   opts.Logger,
-		out:      &lockedWriter{w: out},
+		out:      newLockedWriter(out),
 		reg:      gateway.NewRegistry(),
 		sessions: map[string]*liveSession{},
 	}
@@ -116,14 +116,23 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	select {
 	case <-a.conn.Done():
 		a.logger.Info("client closed the connection")
+	case <-a.out.broken:
+		a.logger.Info("writing to the client failed; the client is gone")
 	case <-ctx.Done():
 		a.logger.Info("shutting down", "cause", context.Cause(ctx))
 	}
 	return a.shutdown()
 }
 
-// shutdown closes every session, in parallel.
+// closeBound is how long closing a session (or shutting down) lets its
+// servers go politely before the remaining ones are killed at once.
+const closeBound = 3 * time.Second
+
+// shutdown closes every session, in parallel, hurrying servers that are
+// not gone within closeBound.
 func (a *Agent) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
+	defer cancel()
 	a.mu.Lock()
 	a.closing = true
 	all := make([]*liveSession, 0, len(a.sessions))
@@ -138,12 +147,12 @@ func (a *Agent) shutdown() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = a.closeSession(s)
+			errs[i] = a.closeSession(ctx, s)
 		}()
 	}
 	wg.Wait()
 	if a.shared != nil {
-		errs = append(errs, a.shared.Close(context.Background()))
+		errs = append(errs, a.shared.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

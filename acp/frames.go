@@ -19,15 +19,26 @@ const maxFrame = 10<<20 - 1
 // writes each message with one Write; so does the input filter.
 // It can also run a function once the response that creates a session has
 // gone out, so that notifications about the session follow it.
+// A failed write means the client is gone: broken is closed, and Serve
+// shuts down as it does on stdin EOF.
 type lockedWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	watchs map[string]func() // session id -> run after its creating response
+	mu         sync.Mutex
+	w          io.Writer
+	watchs     map[string]func() // session id -> run after its creating response
+	broken     chan struct{}     // closed at the first failed write
+	brokenOnce sync.Once
+}
+
+func newLockedWriter(w io.Writer) *lockedWriter {
+	return &lockedWriter{w: w, broken: make(chan struct{})}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	n, err := l.w.Write(p)
+	if err != nil {
+		l.brokenOnce.Do(func() { close(l.broken) })
+	}
 	var fire []func()
 	for id, fn := range l.watchs {
 		if bytes.Contains(p, []byte(`"result"`)) && bytes.Contains(p, []byte(`"sessionId":"`+id+`"`)) {

@@ -177,7 +177,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
-		_ = a.closeSession(s)
+		_ = a.closeSession(ctx, s)
 		return nil, internalError("the agent is shutting down")
 	}
 	a.sessions[s.id] = s
@@ -365,7 +365,7 @@ func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 
 // CloseSession implements acpsdk.Agent: cancels the running turn, stops the
 // servers, clears the session's tools and closes its store.
-func (a *Agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+func (a *Agent) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
 	a.mu.Lock()
 	s, ok := a.sessions[string(p.SessionId)]
 	delete(a.sessions, string(p.SessionId))
@@ -373,14 +373,17 @@ func (a *Agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (a
 	if !ok {
 		return acpsdk.CloseSessionResponse{}, invalidParams("unknown session %q", p.SessionId)
 	}
-	if err := a.closeSession(s); err != nil {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBound)
+	defer cancel()
+	if err := a.closeSession(cctx, s); err != nil {
 		return acpsdk.CloseSessionResponse{}, internalError("closing session %q: %v", s.id, err)
 	}
 	return acpsdk.CloseSessionResponse{}, nil
 }
 
-// closeSession tears a session down: turn, servers, tools, store.
-func (a *Agent) closeSession(s *liveSession) error {
+// closeSession tears a session down: turn, servers, tools, store. Servers
+// not gone when ctx ends are killed at once.
+func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
 	s.mu.Lock()
 	s.closed = true
 	cancel, turn := s.cancel, s.turn
@@ -390,7 +393,7 @@ func (a *Agent) closeSession(s *liveSession) error {
 		<-turn
 	}
 	s.stop()
-	err := s.mgr.Close(context.Background())
+	err := s.mgr.Close(ctx)
 	s.sync.Detach()
 	return errors.Join(err, s.store.Close())
 }

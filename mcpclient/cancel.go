@@ -20,7 +20,33 @@ import (
 type cancelling struct {
 	transport.Interface
 	schemas *rawSchemas // captures tools/list input schemas verbatim
+	notes   *notices    // the cancellation notices in flight
 }
+
+// notices tracks the cancellation notices of one connection: they are
+// sent off the caller's path, bounded by the connection's life, and
+// closeConn waits for them, so none outlives the connection.
+type notices struct {
+	life context.Context
+	wg   sync.WaitGroup
+}
+
+func newNotices(life context.Context) *notices { return &notices{life: life} }
+
+// send runs fn (which sends one notice) in a goroutine with a context
+// that ends with the connection, or after five seconds.
+func (n *notices) send(fn func(ctx context.Context)) {
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		ctx, cancel := context.WithTimeout(n.life, 5*time.Second)
+		defer cancel()
+		fn(ctx)
+	}()
+}
+
+// wait returns once every notice has been sent or given up.
+func (n *notices) wait() { n.wg.Wait() }
 
 // SendRequest implements transport.Interface.
 func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
@@ -40,11 +66,7 @@ func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCReques
 			},
 		}
 		// Best effort, off the caller's path: the caller has its error.
-		go func() {
-			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = t.Interface.SendNotification(nctx, n)
-		}()
+		t.notes.send(func(nctx context.Context) { _ = t.Interface.SendNotification(nctx, n) })
 	}
 	return resp, err
 }

@@ -33,6 +33,7 @@ type link interface {
 // conn is one live, initialized connection to a server.
 type conn struct {
 	client    *client.Client
+	notes     *notices // cancellation notices in flight
 	link      link
 	transport Transport
 	init      *mcp.InitializeResult
@@ -100,16 +101,17 @@ func (s *server) dial(life, ctx context.Context, spec *ServerSpec) (*conn, error
 }
 
 func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	p, err := startProcess(spec, s.m.opts.Cwd, s.logger, s.m.opts.StderrTail)
+	p, err := startProcess(spec, s.m.opts.Cwd, s.logger, s.m.opts.StderrTail, s.m.opts.Guard)
 	if err != nil {
 		return nil, err
 	}
 	s.setProcessTail(p.tail)
 	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logger)
-	schemas := &rawSchemas{}
+	schemas, notes := &rawSchemas{}, newNotices(life)
 	t := transport.NewIO(stdout, p.stdin, nil)
 	c := &conn{
-		client:    client.NewClient(cancelling{t, schemas}, client.WithProtocolVersion(ProtocolVersion)),
+		client:    client.NewClient(cancelling{t, schemas, notes}, client.WithProtocolVersion(ProtocolVersion)),
+		notes:     notes,
 		link:      processLink{p},
 		transport: TransportStdio,
 		schemas:   schemas,
@@ -163,12 +165,12 @@ func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, er
 }
 
 func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport) (*conn, error) {
-	schemas := &rawSchemas{}
-	cl := client.NewClient(cancelling{t, schemas}, client.WithProtocolVersion(ProtocolVersion))
+	schemas, notes := &rawSchemas{}, newNotices(life)
+	cl := client.NewClient(cancelling{t, schemas, notes}, client.WithProtocolVersion(ProtocolVersion))
 	l := newHTTPLink()
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
-	c := &conn{client: cl, link: l, transport: tr, schemas: schemas}
+	c := &conn{client: cl, notes: notes, link: l, transport: tr, schemas: schemas}
 	if err := s.handshake(life, ctx, c); err != nil {
 		_ = cl.Close()
 		return nil, err

@@ -57,6 +57,9 @@ type Options struct {
 	// (DefaultStderrTail).
 	MaxMessageSize int
 	StderrTail     int
+	// Guard, if set, is told about every stdio server's process group
+	// (see Guard). Default: none.
+	Guard Guard
 }
 
 // DefaultBackoff is the restart backoff: 1, 2, 4, 8, 16, then 30 seconds.
@@ -140,12 +143,12 @@ func New(specs []ServerSpec, opts *Options) (*Manager, error) {
 		closed:    make(chan struct{}),
 		changedCh: make(chan struct{}),
 	}
-	m.ctx, m.cancel = context.WithCancel(context.Background())
-	m.events = newEventQueue(o.OnEvent)
 	list, err := m.buildList(specs, nil)
 	if err != nil {
-		return nil, err
+		return nil, err // nothing started yet: no goroutine to leak
 	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.events = newEventQueue(o.OnEvent)
 	m.cur.Store(list)
 	return m, nil
 }
@@ -257,8 +260,15 @@ func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string
 	return restarted, m.Wait(ctx)
 }
 
-// launch starts s's run goroutine. Called with m.mu held.
+// launch starts s's run goroutine, unless Close has begun (then s is
+// marked closed). Called with m.mu held.
 func (m *Manager) launch(s *server) {
+	if m.closing {
+		s.mu.Lock()
+		s.st.State = StateClosed
+		s.mu.Unlock()
+		return
+	}
 	ctx, cancel := context.WithCancel(m.ctx)
 	s.cancel = cancel
 	m.wg.Add(1)
@@ -477,4 +487,17 @@ func (m *Manager) allocateTools() {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// Guard is told about every stdio server's process group while it lives,
+// so that something outside the agent can stop the groups, and every
+// process carrying the instance token, if the agent dies without tearing
+// them down (see package watchdog). Implementations must be safe for
+// concurrent use and return quickly.
+type Guard interface {
+	// Watch records a started server: its process group (on Windows, the
+	// leader's pid) and its instance token (see package proctree).
+	Watch(pgid int, token string)
+	// Unwatch forgets a server whose processes are all gone.
+	Unwatch(pgid int)
 }

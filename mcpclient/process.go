@@ -12,8 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/proctree"
 )
 
 // baselineEnvNames are the variables a stdio server inherits from the agent:
@@ -65,7 +66,9 @@ func lookCommand(command string, env map[string]string) string {
 // use; stop may be called more than once.
 type process struct {
 	cmd    *exec.Cmd
-	pgid   int
+	pgid   int      // the process group (on Windows: the leader's pid)
+	tree   *tree    // the OS handle on everything the server started
+	guard  Guard    // told about the group while it lives; nil if none
 	stdin  *os.File // our write end of the child's stdin
 	stdout *os.File // our read end of the child's stdout
 	stderr *os.File // our read end of the child's stderr
@@ -81,15 +84,18 @@ type process struct {
 }
 
 // startProcess starts spec's command in a new process group with the server
-// environment, forwarding its stderr line by line to logger.
-func startProcess(spec *ServerSpec, cwd string, logger *slog.Logger, tailSize int) (*process, error) {
+// environment, forwarding its stderr line by line to logger. Its whole tree
+// is marked with a fresh instance token (see package proctree) and, if
+// guard is set, reported to it.
+func startProcess(spec *ServerSpec, cwd string, logger *slog.Logger, tailSize int, guard Guard) (*process, error) {
 	if spec.Cwd != "" {
 		cwd = spec.Cwd
 	}
 	cmd := exec.Command(lookCommand(spec.Command, spec.Env), spec.Args...)
 	cmd.Dir = cwd
-	cmd.Env = serverEnv(spec.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	token := proctree.NewToken()
+	cmd.Env = append(serverEnv(spec.Env), proctree.EnvName+"="+token)
+	cmd.SysProcAttr = procAttr()
 
 	var files []*os.File // every pipe end, closed on failure
 	closeAll := func() {
@@ -136,12 +142,17 @@ func startProcess(spec *ServerSpec, cwd string, logger *slog.Logger, tailSize in
 	p := &process{
 		cmd:       cmd,
 		pgid:      cmd.Process.Pid,
+		tree:      newTree(cmd.Process, token),
+		guard:     guard,
 		stdin:     inW,
 		stdout:    outR,
 		stderr:    errR,
 		exited:    make(chan struct{}),
 		tail:      newTailBuffer(tailSize),
 		stderrEnd: make(chan struct{}),
+	}
+	if guard != nil {
+		guard.Watch(p.pgid, token)
 	}
 	go func() {
 		p.waitErr = cmd.Wait()
@@ -184,6 +195,10 @@ func (p *process) exitReason() string {
 func (p *process) stop(grace, total time.Duration, hurry <-chan struct{}) error {
 	p.stopOnce.Do(func() {
 		p.stopErr = p.terminate(grace, total, hurry)
+		p.tree.release()
+		if p.guard != nil && p.stopErr == nil {
+			p.guard.Unwatch(p.pgid)
+		}
 		// Everyone who could write is gone: let the readers see EOF, then
 		// make sure they are unblocked even if something escaped the group.
 		select {
@@ -196,17 +211,20 @@ func (p *process) stop(grace, total time.Duration, hurry <-chan struct{}) error 
 	return p.stopErr
 }
 
+// terminate is stop's sequence. Each signal goes to the group and to every
+// process of the server's tree found just before (see tree.signal), so
+// descendants that left the group are stopped too.
 func (p *process) terminate(grace, total time.Duration, hurry <-chan struct{}) error {
 	start := time.Now()
 	_ = p.stdin.Close()
 	if p.waitGone(grace, hurry) {
 		return nil
 	}
-	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	p.tree.signal(false)
 	if p.waitGone(total-time.Since(start), hurry) {
 		return nil
 	}
-	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.tree.signal(true)
 	if p.waitGone(2*time.Second, nil) {
 		return nil
 	}
@@ -217,7 +235,7 @@ func (p *process) terminate(grace, total time.Duration, hurry <-chan struct{}) e
 // the group to empty. It reports whether the group is gone.
 func (p *process) waitGone(d time.Duration, hurry <-chan struct{}) bool {
 	if d <= 0 {
-		return !groupAlive(p.pgid, p.exited)
+		return !p.tree.alive(p.exited)
 	}
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -229,13 +247,13 @@ func (p *process) waitGone(d time.Duration, hurry <-chan struct{}) bool {
 		return false
 	}
 	poll := time.Millisecond
-	for groupAlive(p.pgid, p.exited) {
+	for p.tree.alive(p.exited) {
 		t := time.NewTimer(poll)
 		select {
 		case <-t.C:
 		case <-deadline.C:
 			t.Stop()
-			return !groupAlive(p.pgid, p.exited)
+			return !p.tree.alive(p.exited)
 		case <-hurry:
 			t.Stop()
 			return false

@@ -255,6 +255,7 @@ func (s *server) closeConn(c *conn) {
 		s.logger.Error("tearing down MCP server", "err", err)
 		s.m.noteCloseErr(fmt.Errorf("server %q: %w", s.spec.Name, err))
 	}
+	c.notes.wait()
 }
 
 // kick asks run to list what again, without blocking (it is called on the

@@ -44,6 +44,18 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 		{"stubborn", func(rec string) mcpclient.ServerSpec {
 			return stdio("stubborn", "-record", rec, "-grandchild", "-ignore-sigterm", "-ignore-stdin-eof")
 		}},
+		{"setsid-grandchild", func(rec string) mcpclient.ServerSpec {
+			// The grandchild leaves the process group, as a daemonising
+			// wrapper's child does: only a walk of the tree finds it.
+			return stdio("setsid", "-record", rec, "-grandchild", "-grandchild-setsid", "-ignore-sigterm", "-ignore-stdin-eof")
+		}},
+		{"daemonised", func(rec string) mcpclient.ServerSpec {
+			// A double fork: the subshell exits, so the setsid'd process is
+			// re-parented away from the server's tree; only its instance
+			// token ties it to the server.
+			return mcpclient.ServerSpec{Name: "daemon", Command: "/bin/sh",
+				Args: []string{"-c", `(setsid "$0" -grandchild-mode </dev/null >/dev/null 2>&1 & echo "grandchild $!" >>"$1"); exec "$0" -record "$1" -ignore-sigterm -ignore-stdin-eof`, serverBin, rec}}
+		}},
 		{"sh-wrapper", func(rec string) mcpclient.ServerSpec {
 			// sh forks (the trailing command stops it from exec'ing), so the
 			// server is a grandchild and its child a great-grandchild.

@@ -95,9 +95,16 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
+// watchdogArg is the hidden first argument that makes acpgate the
+// watchdog of its parent (see package watchdog).
+const watchdogArg = "__acpgate-watchdog"
+
 func run(args []string) int {
 	if len(args) > 0 && args[0] == "config" {
 		return configCommand(args[1:], os.Stdout, os.Stderr)
+	}
+	if len(args) > 0 && args[0] == watchdogArg {
+		return runWatchdog()
 	}
 	c, err := parseFlags(args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -165,13 +172,19 @@ func run(args []string) int {
 		}
 	}
 	go live.watch(ctx, cfgPath, logger)
+	guard := startGuard(logger)
+	defer guard.close(logger)
 	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", model)
-	err = acp.Serve(ctx, os.Stdin, redactor.Writer(os.Stdout), acp.Options{
+	opts := acp.Options{
 		Name: "acpgate", Version: version,
 		Store: store, Provider: provider, Logger: logger,
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
 		Config: live.get, Profile: c.profile, Secrets: resolver,
-	})
+	}
+	if guard.wd != nil {
+		opts.MCP.Guard = guard.wd
+	}
+	err = acp.Serve(ctx, os.Stdin, redactor.Writer(os.Stdout), opts)
 	if err != nil {
 		logger.Error("shutting down", "err", err)
 	}

@@ -233,8 +233,12 @@ func (o *stdoutWriter) writeJSON(v any) error {
 // drop discards everything written from now on.
 func (o *stdoutWriter) drop() { o.dropped.Store(true) }
 
-// noEOFReader turns EOF into blocking forever (-ignore-stdin-eof).
-type noEOFReader struct{ r io.Reader }
+// noEOFReader turns EOF into blocking forever (-ignore-stdin-eof),
+// recording "stdin eof" once it sees it.
+type noEOFReader struct {
+	r   io.Reader
+	rec *recorder
+}
 
 func (n noEOFReader) Read(p []byte) (int, error) {
 	k, err := n.r.Read(p)
@@ -242,19 +246,24 @@ func (n noEOFReader) Read(p []byte) (int, error) {
 		if k > 0 {
 			return k, nil
 		}
+		n.rec.event("stdin eof")
 		select {}
 	}
 	return k, err
 }
 
 // spawnGrandchild starts this binary again in -grandchild-mode, in our
-// process group, with its standard streams on /dev/null.
-func spawnGrandchild(rec *recorder) error {
+// process group (or, with setsid, in a new session), with its standard
+// streams on /dev/null.
+func spawnGrandchild(rec *recorder, setsid bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(exe, "-"+hiddenFlag)
+	if setsid {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@
 //	    after one hour, as a guard against leaks). The parent writes
 //	    "grandchild pid <pid>" to stderr and records "grandchild <pid>". The
 //	    parent reaps it in the background if it dies first.
+//	-grandchild-setsid          With -grandchild: the grandchild calls setsid
+//	    (a new session and process group, as daemonising wrappers do), so
+//	    it is no longer in the server's process group.
 //	-junk-stdout                stdio mode: write the line "this is not json"
 //	    to stdout at start and immediately before every JSON-RPC line
 //	    (responses and notifications), as whole lines.
@@ -166,6 +169,7 @@
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)
 //	cancelled <tool>   when sleep or progress sees its context cancelled
+//	stdin eof          stdio with -ignore-stdin-eof: stdin reached EOF
 //	http delete <path> http/sse: a client sent DELETE (ended its session)
 //	header X-Test <v>  http/sse: first request carrying X-Test: <v>
 //
@@ -212,6 +216,7 @@ type config struct {
 	ignoreStdinEOF bool
 	grandchild     bool
 	grandchildMode bool
+	grandchildSid  bool
 	junkStdout     bool
 	hugeLine       int
 	record         string
@@ -237,6 +242,7 @@ func parseFlags() *config {
 	fs.BoolVar(&c.ignoreStdinEOF, "ignore-stdin-eof", false, "stdio: keep running after stdin EOF")
 	fs.BoolVar(&c.grandchild, "grandchild", false, "spawn a SIGTERM-ignoring grandchild process")
 	fs.BoolVar(&c.grandchildMode, hiddenFlag, false, "internal")
+	fs.BoolVar(&c.grandchildSid, "grandchild-setsid", false, "with -grandchild: the grandchild leaves the process group (setsid)")
 	fs.BoolVar(&c.junkStdout, "junk-stdout", false, "stdio: write a non-JSON line before every message")
 	fs.IntVar(&c.hugeLine, "huge-line", 0, "stdio: write a non-JSON line of N bytes at start")
 	fs.StringVar(&c.record, "record", "", "append event lines to this file")
@@ -308,7 +314,7 @@ func main() {
 	}
 
 	if cfg.grandchild {
-		if err := spawnGrandchild(rec); err != nil {
+		if err := spawnGrandchild(rec, cfg.grandchildSid); err != nil {
 			fmt.Fprintf(os.Stderr, "mcpserver: grandchild: %v\n", err)
 			os.Exit(1)
 		}
@@ -350,7 +356,7 @@ func (a *app) serveStdio(term <-chan os.Signal) {
 
 	var in io.Reader = os.Stdin
 	if a.cfg.ignoreStdinEOF {
-		in = noEOFReader{os.Stdin}
+		in = noEOFReader{os.Stdin, a.rec}
 	}
 	ss := server.NewStdioServer(a.srv)
 	server.WithWorkerPoolSize(64)(ss)

@@ -1,0 +1,69 @@
+package mcpclient_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
+)
+
+// settledGoroutines is the goroutine count once goroutines that are
+// ending have ended.
+func settledGoroutines() int {
+	runtime.GC()
+	runtime.Gosched()
+	return runtime.NumGoroutine()
+}
+
+func TestFailedNewLeavesNoGoroutine(t *testing.T) {
+	before := settledGoroutines()
+	events := func(mcpclient.Event) {}
+	for range 100 {
+		_, err := mcpclient.New([]mcpclient.ServerSpec{stdio("dup"), stdio("dup")}, &mcpclient.Options{OnEvent: events})
+		if !errors.Is(err, mcpclient.ErrInvalidSpec) {
+			t.Fatalf("New with duplicate names: %v", err)
+		}
+	}
+	if after := settledGoroutines(); after > before+2 {
+		t.Fatalf("100 failed New calls left %d goroutines behind", after-before)
+	}
+}
+
+// A Reconfigure that is still stopping the old servers when Close begins
+// must not start the new ones afterwards.
+func TestReconfigureDuringCloseStartsNothing(t *testing.T) {
+	opts, _ := fastOpts(t)
+	recA, linesA := recordFile(t)
+	recB, linesB := recordFile(t)
+	m, err := mcpclient.New([]mcpclient.ServerSpec{stdio("a", "-record", recA, "-ignore-sigterm", "-ignore-stdin-eof")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mustReady(t, m, "a")
+	done := make(chan error, 1)
+	go func() {
+		// Stopping "a" takes the whole close bound (it ignores stdin EOF
+		// and SIGTERM), so Close below lands in the middle of it.
+		_, err := m.Reconfigure(context.Background(), []mcpclient.ServerSpec{stdio("b", "-record", recB)})
+		done <- err
+	}()
+	testbin.WaitFor(t, "Reconfigure stopping a", func() bool { return hasLine(linesA(), "stdin eof") })
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, mcpclient.ErrClosed) {
+		t.Fatalf("Reconfigure: %v", err)
+	}
+	if hasLine(linesB(), "started ") {
+		t.Fatalf("server b was started by a Reconfigure that ended after Close began")
+	}
+	if st, _ := m.Status("b"); st.State == mcpclient.StateConnecting || st.State == mcpclient.StateReady {
+		t.Fatalf("server b is %s after Close", st.State)
+	}
+}

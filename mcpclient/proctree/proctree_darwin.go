@@ -1,0 +1,42 @@
+package proctree
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// List reads the process table with sysctl kern.proc.all.
+func List() (Table, error) {
+	kps, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return nil, err
+	}
+	t := make(Table, 0, len(kps))
+	for _, kp := range kps {
+		t = append(t, Proc{
+			PID: int(kp.Proc.P_pid), PPID: int(kp.Eproc.Ppid), PGID: int(kp.Eproc.Pgid),
+			Zombie: kp.Proc.P_stat == 5, // SZOMB
+		})
+	}
+	return t, nil
+}
+
+// StartOf returns 0: start times are not compared on macOS.
+func StartOf(int) uint64 { return 0 }
+
+// hasToken reports false: macOS does not let us read other processes'
+// environments cheaply.
+func hasToken(int, string) bool { return false }
+
+// BecomeSubreaper returns ErrUnsupported: macOS has no subreaper.
+func BecomeSubreaper() error { return ErrUnsupported }
+
+// Reap reaps pid if it is an exited child of the calling process.
+func Reap(pid int) {
+	var ws syscall.WaitStatus
+	_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+}
+
+// SetParentDeathSignal is a no-op: macOS has no parent-death signal.
+func SetParentDeathSignal(*syscall.SysProcAttr) {}

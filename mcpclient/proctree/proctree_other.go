@@ -1,0 +1,17 @@
+//go:build !linux && !darwin
+
+package proctree
+
+// List returns ErrUnsupported.
+func List() (Table, error) { return nil, ErrUnsupported }
+
+// StartOf returns 0.
+func StartOf(int) uint64 { return 0 }
+
+func hasToken(int, string) bool { return false }
+
+// BecomeSubreaper returns ErrUnsupported.
+func BecomeSubreaper() error { return ErrUnsupported }
+
+// Reap does nothing.
+func Reap(int) {}

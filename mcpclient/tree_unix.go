@@ -1,0 +1,99 @@
+//go:build unix
+
+package mcpclient
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/acpgate/acpgate/mcpclient/proctree"
+)
+
+// procAttr puts a stdio server in a process group of its own and, on
+// Linux, has the kernel kill it if acpgate dies without stopping it.
+func procAttr() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	proctree.SetParentDeathSignal(attr)
+	return attr
+}
+
+// tree is everything one stdio server started: its process group, its
+// descendants and the processes carrying its instance token. Safe for
+// concurrent use.
+type tree struct {
+	leader int
+	token  string
+	since  uint64 // the leader's start time: older processes are not members
+
+	mu   sync.Mutex
+	seen []int // non-leader members found so far, reaped by release
+}
+
+func newTree(p *os.Process, token string) *tree {
+	return &tree{leader: p.Pid, token: token, since: proctree.StartOf(p.Pid)}
+}
+
+// members returns the live members of the tree, remembering them for
+// release. ok is false when the process table cannot be read.
+func (t *tree) members() (pids []int, ok bool) {
+	pids, err := proctree.Find(t.leader, t.leader, t.token, t.since)
+	if err != nil {
+		return nil, false
+	}
+	t.mu.Lock()
+	for _, pid := range pids {
+		if pid != t.leader && !slices.Contains(t.seen, pid) {
+			t.seen = append(t.seen, pid)
+		}
+	}
+	t.mu.Unlock()
+	return pids, true
+}
+
+// signal sends SIGTERM (or SIGKILL when kill is set) to the process group
+// and to every member found by walking the process table first, so that a
+// descendant that left the group (setsid) or was re-parented is stopped
+// too.
+func (t *tree) signal(kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	pids, _ := t.members()
+	_ = syscall.Kill(-t.leader, sig)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// alive reports whether any member of the tree is still live. Zombies do
+// not count: kill(2) finds them until their parent reaps them, and PID 1
+// does not reap on every system. leader is closed once the leader has been
+// reaped.
+func (t *tree) alive(leader <-chan struct{}) bool {
+	select {
+	case <-leader:
+	default:
+		return true // the leader itself is still running (or unreaped)
+	}
+	pids, ok := t.members()
+	if !ok {
+		err := syscall.Kill(-t.leader, 0)
+		return !errors.Is(err, syscall.ESRCH)
+	}
+	return len(pids) > 0
+}
+
+// release reaps the members that were re-parented to acpgate (it is a
+// child subreaper) and have exited since. The leader is exec.Cmd's.
+func (t *tree) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, pid := range t.seen {
+		proctree.Reap(pid)
+	}
+	t.seen = nil
+}

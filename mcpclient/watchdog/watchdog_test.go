@@ -1,0 +1,108 @@
+//go:build linux
+
+package watchdog_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/acpgate/acpgate/mcpclient/proctree"
+	"github.com/acpgate/acpgate/mcpclient/watchdog"
+	"github.com/acpgate/acpgate/testdata/testbin"
+)
+
+const helperEnv = "ACPGATE_WATCHDOG_TEST_HELPER"
+
+// TestMain turns the test binary into the watchdog when it is started as
+// one (Start re-runs it with helperEnv set).
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		if _, err := watchdog.Run(os.Stdin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// victim starts a server-like tree: a process group whose leader has a
+// child in the group and a child that left it (setsid), all carrying
+// token. It returns the leader's pid (= the group) and every pid.
+func victim(t *testing.T, token string) (int, []int) {
+	t.Helper()
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	cmd := exec.Command("/bin/sh", "-c", `setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! >>"$0"; sleep 600 & echo $! >>"$0"; wait`, pidfile)
+	cmd.Env = append(os.Environ(), proctree.EnvName+"="+token)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait() }()
+	var pids []int
+	testbin.WaitFor(t, "children started", func() bool {
+		b, _ := os.ReadFile(pidfile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			pid, _ := strconv.Atoi(f)
+			pids = append(pids, pid)
+		}
+		return len(pids) == 2
+	})
+	all := append([]int{cmd.Process.Pid}, pids...)
+	t.Cleanup(func() {
+		for _, pid := range all {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return cmd.Process.Pid, all
+}
+
+func startWatchdog(t *testing.T) *watchdog.Watchdog {
+	t.Helper()
+	t.Setenv(helperEnv, "1")
+	d, err := watchdog.Start([]string{os.Args[0]}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRecordedServersDieWithTheAgent(t *testing.T) {
+	token := proctree.NewToken()
+	pgid, pids := victim(t, token)
+	d := startWatchdog(t)
+	d.Watch(pgid, token)
+	// The agent dies: its end of the pipe closes with the record still in.
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		testbin.WaitFor(t, fmt.Sprintf("pid %d gone", pid), func() bool { return !testbin.Alive(pid) })
+	}
+	if err := d.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnwatchedServersAreLeftAlone(t *testing.T) {
+	token := proctree.NewToken()
+	pgid, pids := victim(t, token)
+	d := startWatchdog(t)
+	d.Watch(pgid, token)
+	d.Unwatch(pgid)
+	if err := d.Close(); err != nil { // returns once the watchdog exited
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if !testbin.Alive(pid) {
+			t.Errorf("pid %d was killed although its server was unwatched", pid)
+		}
+	}
+}
