@@ -1,10 +1,13 @@
 package main_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -74,5 +77,69 @@ func TestModelRepeatsSecretInChunks(t *testing.T) {
 		if strings.Contains(out, secretValue) {
 			t.Errorf("the secret appears in the %s", where)
 		}
+	}
+}
+
+// callResult runs /call of a tool and returns the JSON of its completed
+// content.
+func callResult(t *testing.T, a *agent, sid acpsdk.SessionId, call string) string {
+	t.Helper()
+	before := len(a.client.all())
+	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
+	prompt(t, a, sid, call)
+	for _, n := range a.client.all()[before:] {
+		if u := n.Update.ToolCallUpdate; u != nil && u.Status != nil && *u.Status == acpsdk.ToolCallStatusCompleted {
+			return mustJSON(u.Content)
+		}
+	}
+	t.Fatalf("%s: no result; agent said %q", call, agentText(a.client.all()[before:]))
+	return ""
+}
+
+// TestClientServersTakenLiterally: secret references in the servers the
+// client passes are not resolved (a project's MCP configuration forwarded
+// by the editor must not read acpgate's credentials); the configured
+// servers' are.
+func TestClientServersTakenLiterally(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {
+	  "conf": {"command": "SERVER", "args": ["-name", "conf"], "env": {"API_TOKEN": "secret://env/ACPGATE_E2E_SECRET"}},
+	  "shadow": {"command": "SERVER", "args": ["-name", "shadow"], "env": {"X": "secret://env/ACPGATE_E2E_SECRET"}}}}`)
+	auth := make(chan string, 16)
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case auth <- r.Header.Get("Authorization"):
+		default:
+		}
+		http.Error(w, "not an MCP server", http.StatusBadRequest)
+	}))
+	defer remote.Close()
+	a := startAgentEnv(t, t.TempDir(), []string{"ACPGATE_E2E_SECRET=" + secretValue}, "--config", cfg)
+	// "shadow" replaces the configured server of that name.
+	shadow := stdioServer("shadow")
+	shadow.Stdio.Env = []acpsdk.EnvVariable{{Name: "X", Value: "secret://env/OPENAI_API_KEY"}, {Name: "Y", Value: "${OPENAI_API_KEY}"}}
+	web := acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Name: "web", Type: "http", Url: remote.URL + "/mcp",
+		Headers: []acpsdk.HttpHeader{{Name: "Authorization", Value: "Bearer ${OPENAI_API_KEY}"}}}}
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{shadow, web}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	if got := callResult(t, a, sid, `/call mcp__shadow__env {"name":"X"}`); !strings.Contains(got, `"text":"secret://env/OPENAI_API_KEY"`) {
+		t.Errorf("X of a client server: %s", got)
+	}
+	if got := callResult(t, a, sid, `/call mcp__shadow__env {"name":"Y"}`); !strings.Contains(got, `"text":"${OPENAI_API_KEY}"`) {
+		t.Errorf("Y of a client server: %s", got)
+	}
+	select {
+	case got := <-auth:
+		if got != "Bearer ${OPENAI_API_KEY}" {
+			t.Errorf("Authorization sent to a client's HTTP server: %q", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client's HTTP server was never contacted")
+	}
+	// A configured server still gets its secret (redacted on the way out).
+	if got := callResult(t, a, sid, `/call mcp__conf__env {"name":"API_TOKEN"}`); !strings.Contains(got, `"text":"[REDACTED]"`) {
+		t.Errorf("API_TOKEN of a configured server: %s", got)
 	}
 }
