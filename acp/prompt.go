@@ -158,15 +158,12 @@ func (t *turnLog) sink(e gateway.Event) {
 		if e.Failed {
 			status = acpsdk.ToolCallStatusFailed
 		}
-		out := map[string]any{"isError": e.Result.IsError}
-		if e.Result.Structured != nil {
-			out["structuredContent"] = e.Result.Structured
-		}
-		content := toolContent(e.Result.Content)
-		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID),
-			acpsdk.WithUpdateStatus(status), acpsdk.WithUpdateContent(content), acpsdk.WithUpdateRawOutput(out)))
+		// The client gets the whole result; the session log a bounded copy.
+		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
+			acpsdk.WithUpdateContent(toolContent(e.Result.Content)), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))))
+		stored, cut := storedCopy(*e.Result, t.s.maxStoredResultBytes())
 		final := toolCallStart(e.Call)
-		final.Status, final.Content, final.RawOutput = status, content, out
+		final.Status, final.Content, final.RawOutput = status, toolContent(stored.Content), rawOutput(stored, cut)
 		t.record(acpsdk.SessionUpdate{ToolCall: final})
 		if err := t.s.store.Sync(); err != nil { // each completed call is durable
 			t.a.logger.Error("saving a tool call", "session", t.s.id, "err", err)
