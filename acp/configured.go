@@ -132,7 +132,27 @@ func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {
 	return &o
 }
 
-// prepare resolves the secret references of a spec at server start.
+// prepareFor is the Prepare hook of a session whose client passed the
+// servers client: only acpgate's own configuration resolves secret
+// references, so the client's servers are started with their env and
+// headers exactly as given (secret://... and ${VAR} taken literally), and
+// the others go through prepare. A client's server replaces a configured
+// one of the same name (merge), so its name says where a spec came from.
+func (a *Agent) prepareFor(client []mcpclient.ServerSpec) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+	fromClient := make(map[string]bool, len(client))
+	for _, c := range client {
+		fromClient[c.Name] = true
+	}
+	return func(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+		if fromClient[spec.Name] {
+			return spec, nil
+		}
+		return a.prepare(ctx, spec)
+	}
+}
+
+// prepare resolves the secret references of a configured spec at server
+// start.
 func (a *Agent) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 	if a.opts.Secrets == nil {
 		return spec, nil

@@ -7,6 +7,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/session"
 )
@@ -47,7 +48,7 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		close(turn)
 	}()
 
-	t := &turnLog{a: a, s: s}
+	t := a.newTurnLog(s)
 	input := fromACP(p.Prompt)
 	for _, b := range p.Prompt {
 		t.record(acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}})
@@ -107,11 +108,27 @@ func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
 
 // turnLog sends a turn's events to the client and records what a replay
 // needs: message chunks merged, tool calls in their final state.
+//
+// The model's text and thoughts pass through a stream redactor, so a
+// secret the model repeats is redacted even when it is split across
+// chunks: what reaches the client and the session log is the redacted
+// text. The stream is flushed when the kind of text changes, before a tool
+// call starts and at the end of the turn.
 type turnLog struct {
-	a    *Agent
-	s    *liveSession
-	text strings.Builder // pending agent text not yet recorded
-	kind gateway.EventKind
+	a      *Agent
+	s      *liveSession
+	text   strings.Builder // pending agent text not yet recorded (redacted)
+	kind   gateway.EventKind
+	stream *secrets.StreamRedactor // of the current kind; nil without secrets
+}
+
+// newTurnLog starts the log of one turn of s.
+func (a *Agent) newTurnLog(s *liveSession) *turnLog {
+	t := &turnLog{a: a, s: s}
+	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+		t.stream = r.Redactor.Stream()
+	}
+	return t
 }
 
 // sink is the Runner's event sink (never called concurrently).
@@ -122,8 +139,11 @@ func (t *turnLog) sink(e gateway.Event) {
 			t.flush()
 			t.kind = e.Kind
 		}
-		t.text.WriteString(e.Text)
-		t.a.update(t.s, chunk(e.Kind, e.Text))
+		text := e.Text
+		if t.stream != nil {
+			text = t.stream.Write(text)
+		}
+		t.say(text)
 	case gateway.EventToolCallStarted:
 		t.flush()
 		t.a.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})
@@ -138,15 +158,12 @@ func (t *turnLog) sink(e gateway.Event) {
 		if e.Failed {
 			status = acpsdk.ToolCallStatusFailed
 		}
-		out := map[string]any{"isError": e.Result.IsError}
-		if e.Result.Structured != nil {
-			out["structuredContent"] = e.Result.Structured
-		}
-		content := toolContent(e.Result.Content)
-		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID),
-			acpsdk.WithUpdateStatus(status), acpsdk.WithUpdateContent(content), acpsdk.WithUpdateRawOutput(out)))
+		// The client gets the whole result; the session log a bounded copy.
+		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
+			acpsdk.WithUpdateContent(toolContent(e.Result.Content)), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))))
+		stored, cut := storedCopy(*e.Result, t.s.maxStoredResultBytes())
 		final := toolCallStart(e.Call)
-		final.Status, final.Content, final.RawOutput = status, content, out
+		final.Status, final.Content, final.RawOutput = status, toolContent(stored.Content), rawOutput(stored, cut)
 		t.record(acpsdk.SessionUpdate{ToolCall: final})
 		if err := t.s.store.Sync(); err != nil { // each completed call is durable
 			t.a.logger.Error("saving a tool call", "session", t.s.id, "err", err)
@@ -175,8 +192,21 @@ func toolCallStart(c *gateway.CallInfo) *acpsdk.SessionUpdateToolCall {
 	return u.ToolCall
 }
 
-// flush records the pending text as one chunk.
+// say sends redacted text of the current kind and keeps it for the record.
+func (t *turnLog) say(text string) {
+	if text == "" {
+		return
+	}
+	t.text.WriteString(text)
+	t.a.update(t.s, chunk(t.kind, text))
+}
+
+// flush sends what the stream redactor holds back, then records the
+// pending text as one chunk.
 func (t *turnLog) flush() {
+	if t.stream != nil {
+		t.say(t.stream.Flush())
+	}
 	if t.text.Len() == 0 {
 		return
 	}

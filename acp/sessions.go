@@ -161,7 +161,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = cwd
-	mo.Prepare = a.prepare
+	mo.Prepare = a.prepareFor(client)
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)

@@ -55,6 +55,9 @@ type Limits struct {
 	CallsPerMinute *int `json:"callsPerMinute,omitempty"`
 	// MaxResultBytes caps what the model sees of one tool result (> 0).
 	MaxResultBytes *int `json:"maxResultBytes,omitempty"`
+	// MaxStoredResultBytes bounds the copy of one tool result kept in the
+	// session log (> 0); the client still sees the whole result live.
+	MaxStoredResultBytes *int `json:"maxStoredResultBytes,omitempty"`
 	// StartupBudget is how long a new session waits for its servers (> 0 ms).
 	StartupBudget *int `json:"startupBudget,omitempty"`
 	// ConnectTimeout is the default connect timeout of a server (> 0 ms).

@@ -16,7 +16,7 @@ import (
 
 const example = `{
   "model": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "qwen3", "apiKey": "secret://env/OPENAI_API_KEY", "headers": {"X-Title": "acpgate"}},
-  "limits": {"maxServers": 10, "maxTools": 100, "callsPerMinute": 100, "maxResultBytes": 102400, "startupBudget": 5000, "connectTimeout": 30000, "callTimeout": 60000},
+  "limits": {"maxServers": 10, "maxTools": 100, "callsPerMinute": 100, "maxResultBytes": 102400, "maxStoredResultBytes": 1048576, "startupBudget": 5000, "connectTimeout": 30000, "callTimeout": 60000},
   "agents": {
     "defaults": {
       "mcp": {"servers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "secret://env/GH_TOKEN"}}}},
@@ -49,7 +49,7 @@ func TestParseExample(t *testing.T) {
 	want := &config.Config{
 		Model: config.Model{BaseURL: "http://127.0.0.1:11434/v1", Model: "qwen3", APIKey: "secret://env/OPENAI_API_KEY", Headers: map[string]string{"X-Title": "acpgate"}},
 		Limits: config.Limits{MaxServers: intp(10), MaxTools: intp(100), CallsPerMinute: intp(100), MaxResultBytes: intp(102400),
-			StartupBudget: intp(5000), ConnectTimeout: intp(30000), CallTimeout: intp(60000)},
+			MaxStoredResultBytes: intp(1048576), StartupBudget: intp(5000), ConnectTimeout: intp(30000), CallTimeout: intp(60000)},
 		Agents: config.Agents{
 			Defaults: config.Defaults{
 				MCP: config.MCP{Servers: map[string]config.Server{"github": {Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-github"},
@@ -108,6 +108,8 @@ func TestValidationErrors(t *testing.T) {
 		{"bad pattern", `{"agents": {"defaults": {"tools": {"deny": ["["]}}}}`,
 			[]string{`agents.defaults.tools.deny[0]: bad pattern "[": syntax error in pattern`}},
 		{"maxTools zero", `{"limits": {"maxTools": 0}}`, []string{`limits.maxTools: must be positive`}},
+		{"maxStoredResultBytes zero", `{"limits": {"maxStoredResultBytes": 0}}`, []string{`limits.maxStoredResultBytes: must be positive`}},
+		{"maxStoredResultBytes text", `{"limits": {"maxStoredResultBytes": "1MB"}}`, []string{`limits.maxStoredResultBytes: want an integer`}},
 		{"negative calls", `{"limits": {"callsPerMinute": -1}}`, []string{`limits.callsPerMinute: must not be negative`}},
 		{"zero budget", `{"limits": {"startupBudget": 0}}`, []string{`limits.startupBudget: must be a positive number of milliseconds`}},
 		{"non-integer", `{"limits": {"maxServers": 1.5}}`, []string{`limits.maxServers: want an integer`}},

@@ -163,13 +163,14 @@ func (m Model) clone() Model {
 
 func (l Limits) clone() Limits {
 	return Limits{
-		MaxServers:     clonePtr(l.MaxServers),
-		MaxTools:       clonePtr(l.MaxTools),
-		CallsPerMinute: clonePtr(l.CallsPerMinute),
-		MaxResultBytes: clonePtr(l.MaxResultBytes),
-		StartupBudget:  clonePtr(l.StartupBudget),
-		ConnectTimeout: clonePtr(l.ConnectTimeout),
-		CallTimeout:    clonePtr(l.CallTimeout),
+		MaxServers:           clonePtr(l.MaxServers),
+		MaxTools:             clonePtr(l.MaxTools),
+		CallsPerMinute:       clonePtr(l.CallsPerMinute),
+		MaxResultBytes:       clonePtr(l.MaxResultBytes),
+		MaxStoredResultBytes: clonePtr(l.MaxStoredResultBytes),
+		StartupBudget:        clonePtr(l.StartupBudget),
+		ConnectTimeout:       clonePtr(l.ConnectTimeout),
+		CallTimeout:          clonePtr(l.CallTimeout),
 	}
 }
 

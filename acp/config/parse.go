@@ -376,6 +376,8 @@ func (p *parser) limits(path string, n *node) Limits {
 			dst = &l.CallsPerMinute
 		case "maxResultBytes":
 			dst = &l.MaxResultBytes
+		case "maxStoredResultBytes":
+			dst = &l.MaxStoredResultBytes
 		case "startupBudget":
 			dst, ms = &l.StartupBudget, true
 		case "connectTimeout":

@@ -190,10 +190,14 @@ func (st *state) containsBytes(p []byte) bool {
 // MinSecretLen bytes long, in one pass: a bit set over a hash of the first
 // four bytes of each pattern rules out almost every position at the cost of
 // a load, a multiplication and a bit test; the patterns that share a
-// position's first four bytes are then compared in full.
+// position's first four bytes are then compared in full. byFirst and maxLen
+// serve [StreamRedactor], which looks for patterns cut short by the end of
+// its text.
 type matcher struct {
 	filter   [filterSize / 64]uint64
 	byPrefix map[uint32][]string // longest first
+	byFirst  [256][]string       // the patterns by their first byte
+	maxLen   int                 // the length of the longest pattern
 }
 
 const (
@@ -213,6 +217,8 @@ func newMatcher(patterns map[string]struct{}) *matcher {
 		h := (k * hashMul) >> (32 - filterBits)
 		m.filter[h/64] |= 1 << (h % 64)
 		m.byPrefix[k] = append(m.byPrefix[k], p)
+		m.byFirst[p[0]] = append(m.byFirst[p[0]], p)
+		m.maxLen = max(m.maxLen, len(p))
 	}
 	for _, ps := range m.byPrefix {
 		slices.SortFunc(ps, func(a, b string) int {

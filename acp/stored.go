@@ -1,0 +1,106 @@
+package acp
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/acpgate/acpgate/gateway"
+)
+
+// DefaultMaxStoredResultBytes bounds the copy of one tool result kept in
+// the session log (limits.maxStoredResultBytes overrides it). The client
+// sees the whole result live; a replay shows the stored copy.
+const DefaultMaxStoredResultBytes = 1 << 20
+
+// storedCut says how much of a result the stored copy kept.
+type storedCut struct {
+	kept, full int // bytes, as counted by resultBytes
+}
+
+// maxStoredResultBytes is the session's bound on the stored copy of one
+// tool result.
+func (s *liveSession) maxStoredResultBytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.cfg.limits.MaxStoredResultBytes; l != nil {
+		return *l
+	}
+	return DefaultMaxStoredResultBytes
+}
+
+// blockBytes is the size of a content block: its text, data and
+// descriptive fields.
+func blockBytes(c gateway.Content) int {
+	return len(c.Text) + len(c.Data) + len(c.MIMEType) + len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description)
+}
+
+// resultBytes is the size of a result: its blocks and structured output.
+func resultBytes(r gateway.Result) int {
+	n := len(r.Structured)
+	for _, c := range r.Content {
+		n += blockBytes(c)
+	}
+	return n
+}
+
+// storedCopy returns r bounded to limit bytes for the session log, and
+// how much was kept; the cut is nil when r fits whole. Blocks are kept in
+// order while they fit; the first that does not is cut if it is text (on a
+// rune boundary) and dropped otherwise (data cannot be cut), and nothing
+// after it is kept but the structured output, if it still fits. A text
+// block noting the sizes ends the cut copy.
+func storedCopy(r gateway.Result, limit int) (gateway.Result, *storedCut) {
+	full := resultBytes(r)
+	if full <= limit {
+		return r, nil
+	}
+	budget := limit
+	out := gateway.Result{IsError: r.IsError, Content: make([]gateway.Content, 0, len(r.Content)+1)}
+	for _, c := range r.Content {
+		n := blockBytes(c)
+		if n <= budget {
+			out.Content = append(out.Content, c)
+			budget -= n
+			continue
+		}
+		if rest := budget - (n - len(c.Text)); c.Data == "" && rest > 0 {
+			c.Text = cutText(c.Text, rest)
+			out.Content = append(out.Content, c)
+			budget -= blockBytes(c)
+		}
+		break
+	}
+	if len(r.Structured) <= budget {
+		out.Structured = r.Structured
+		budget -= len(r.Structured)
+	}
+	cut := &storedCut{kept: limit - budget, full: full}
+	out.Content = append(out.Content, gateway.Content{Type: gateway.ContentText,
+		Text: fmt.Sprintf("\n[stored copy truncated: %d of %d bytes kept]", cut.kept, cut.full)})
+	return out, cut
+}
+
+// cutText returns the longest prefix of s of at most n bytes that ends on
+// a rune boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// rawOutput is a finished call's rawOutput: isError, the structured
+// output, and for a stored copy that was cut, how much it kept.
+func rawOutput(r gateway.Result, cut *storedCut) map[string]any {
+	out := map[string]any{"isError": r.IsError}
+	if r.Structured != nil {
+		out["structuredContent"] = r.Structured
+	}
+	if cut != nil {
+		out["truncated"] = map[string]any{"keptBytes": cut.kept, "fullBytes": cut.full}
+	}
+	return out
+}
