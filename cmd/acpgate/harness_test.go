@@ -130,7 +130,10 @@ type agent struct {
 	client *client
 	stderr *syncBuf
 	stdout *syncBuf // every byte the agent wrote to the client
-	exited chan struct{}
+	// stdoutPipe is the test's end of the agent's stdout; closing it
+	// makes the agent's writes fail (EPIPE).
+	stdoutPipe io.ReadCloser
+	exited     chan struct{}
 }
 
 type syncBuf struct {
@@ -166,7 +169,7 @@ func startAgentEnv(t *testing.T, stateDir string, env []string, args ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &syncBuf{}, stdout: &syncBuf{}, exited: make(chan struct{})}
+	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &syncBuf{}, stdout: &syncBuf{}, stdoutPipe: stdout, exited: make(chan struct{})}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

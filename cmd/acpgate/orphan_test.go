@@ -1,0 +1,151 @@
+package main_test
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/testbin"
+)
+
+// stubbornArgs make a server that ignores stdin EOF and SIGTERM and has a
+// grandchild that left its process group (setsid), as daemonising
+// wrappers do.
+func stubbornArgs(rec string) []string {
+	return []string{"-record", rec, "-ignore-stdin-eof", "-ignore-sigterm", "-grandchild", "-grandchild-setsid"}
+}
+
+// openStubborn opens a session with one stubborn server and waits for its
+// process and grandchild.
+func openStubborn(t *testing.T, a *agent, name string) (acpsdk.SessionId, func() []int) {
+	t.Helper()
+	rec, record := recordFile(t)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer(name, stubbornArgs(rec)...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := func() []int { return pids(record()) }
+	testbin.WaitFor(t, "server and grandchild recorded", func() bool { return len(procs()) == 2 })
+	return resp.SessionId, procs
+}
+
+// waitAllGone waits until none of pids is alive and says how long it took.
+func waitAllGone(t *testing.T, pids []int, since time.Time) {
+	t.Helper()
+	for _, pid := range pids {
+		testbin.WaitFor(t, fmt.Sprintf("pid %d to be gone", pid), func() bool { return !testbin.Alive(pid) })
+	}
+	t.Logf("all %d processes gone %s after the event", len(pids), time.Since(since).Round(time.Millisecond))
+}
+
+func waitExit(t *testing.T, a *agent) {
+	t.Helper()
+	select {
+	case <-a.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("acpgate did not exit")
+	}
+}
+
+// TestEscapedDescendantsStopped: a server's grandchild that called setsid
+// is stopped by session/close, by stdin EOF and by SIGTERM.
+func TestEscapedDescendantsStopped(t *testing.T) {
+	for _, how := range []string{"close", "EOF", "SIGTERM"} {
+		t.Run(how, func(t *testing.T) {
+			a := startAgent(t, t.TempDir())
+			sid, procs := openStubborn(t, a, "s")
+			start := time.Now()
+			switch how {
+			case "close":
+				if _, err := a.conn.CloseSession(ctx30(t), acpsdk.CloseSessionRequest{SessionId: sid}); err != nil {
+					t.Fatal(err)
+				}
+				for _, pid := range procs() { // close returns once all is gone
+					if testbin.Alive(pid) {
+						t.Errorf("pid %d alive after session/close", pid)
+					}
+				}
+				return
+			case "EOF":
+				_ = a.stdin.Close()
+			case "SIGTERM":
+				_ = a.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			waitExit(t, a)
+			if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit code %d", code)
+			}
+			for _, pid := range procs() {
+				if testbin.Alive(pid) {
+					t.Errorf("pid %d alive after acpgate exited (%s)", pid, how)
+				}
+			}
+			t.Logf("acpgate exited %s after %s", time.Since(start).Round(time.Millisecond), how)
+		})
+	}
+}
+
+// TestKilledAgentTakesServersAlong: acpgate killed with SIGKILL runs no
+// teardown; its watchdog and the parent-death signal stop the servers and
+// their escaped descendants.
+func TestKilledAgentTakesServersAlong(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	_, procs1 := openStubborn(t, a, "one")
+	_, procs2 := openStubborn(t, a, "two")
+	all := append(procs1(), procs2()...)
+	start := time.Now()
+	_ = a.cmd.Process.Kill()
+	waitExit(t, a)
+	waitAllGone(t, all, start)
+}
+
+// TestClientClosesPipesMidTurn: the editor closes both pipes while a turn
+// is sending updates. acpgate must not die of SIGPIPE: it shuts down as on
+// EOF and stops every server, the idle one included.
+func TestClientClosesPipesMidTurn(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	rec, record := recordFile(t)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
+		stdioServer("busy", "-record", rec),
+		stdioServer("idle", "-record", rec, "-ignore-stdin-eof", "-ignore-sigterm"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.conn.SetSessionMode(ctx30(t), acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	testbin.WaitFor(t, "servers recorded", func() bool { return len(pids(record())) == 2 })
+	go func() {
+		// The turn streams a progress update every millisecond; its
+		// answer never arrives (the pipes close).
+		_, _ = a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId,
+			Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(`/call mcp__busy__progress {"steps":100000,"interval_ms":1}`)}})
+	}()
+	a.client.waitUpdate(t, "progress updates", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Meta != nil
+	})
+	_ = a.stdoutPipe.Close()
+	_ = a.stdin.Close()
+	start := time.Now()
+	waitExit(t, a)
+	if ws, ok := a.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("acpgate died of %v", ws.Signal())
+	}
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	for _, pid := range pids(record()) {
+		if testbin.Alive(pid) {
+			t.Errorf("server pid %d survived", pid)
+		}
+	}
+	if strings.Contains(a.stderr.String(), "panic") {
+		t.Errorf("acpgate panicked:\n%s", a.stderr.String())
+	}
+	t.Logf("acpgate exited %s after the pipes closed", time.Since(start).Round(time.Millisecond))
+}
