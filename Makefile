@@ -6,7 +6,7 @@ NPM_DIRS  := testdata/everything testdata/acpnode
 TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test lint bench npm demo clean
+.PHONY: build test lint bench npm demo clean cross
 
 build:
 	$(GO) build ./...
@@ -31,8 +31,14 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 	npm ci --prefix $* --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test: npm
+test: npm cross
 	$(GO) test -race -count=1 ./... $(TESTDATA_PKGS)
+
+# cross: everything compiles for Windows and macOS too (the process
+# teardown has a job-object and a sysctl implementation there).
+cross:
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 )
 
@@ -26,7 +24,7 @@ type agentProc struct {
 func startAgent(argv []string, stderr io.Writer) (*agentProc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent stdin: %w", err)
@@ -79,15 +77,4 @@ func (p *agentProc) shutdown(grace time.Duration, sigs <-chan os.Signal, notef f
 		notef("acpcli: the agent (pid %d) did not die after SIGKILL", p.cmd.Process.Pid)
 	}
 	p.stdout.Close()
-}
-
-// groupAlive reports whether any process is left in process group pgid.
-func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// killGroup sends SIGKILL to process group pgid.
-func killGroup(pgid int) {
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
