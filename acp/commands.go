@@ -64,7 +64,7 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 		name, args, _ := strings.Cut(arg, " ")
 		if _, ok := a.reg.Lookup(s.id, name); !ok {
 			// It may belong to a server that is still connecting.
-			_ = s.mgr.Wait(ctx)
+			a.waitServers(ctx, s)
 		}
 		args = strings.TrimSpace(args)
 		if name == "" {
@@ -81,6 +81,8 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 		}
 		res, err := a.runner.Execute(ctx, s.id, name, json.RawMessage(args), t.sink)
 		switch {
+		case errors.Is(err, gateway.ErrUnknownTool) && a.serverAway(s, name) != "":
+			say(fmt.Sprintf("Cannot call %s now: %s.", name, a.serverAway(s, name)))
 		case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
 			say(fmt.Sprintf("Cannot call %s: %v", name, err))
 		case err != nil:
@@ -95,6 +97,31 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 		return gateway.StopCancelled
 	}
 	return gateway.StopEndTurn
+}
+
+// serverAway says why the tool a bridged name stood for is not offered
+// now: its server is restarting, connecting or failed. "" if the name was
+// never a tool of this session or its server is ready.
+func (a *Agent) serverAway(s *liveSession, name string) string {
+	t, ok := s.sync.Known(name)
+	if !ok {
+		return ""
+	}
+	st, ok := s.mgr.Status(t.Server)
+	if !ok && a.shared != nil {
+		st, ok = a.shared.Status(t.Server)
+	}
+	if !ok || st.State == mcpclient.StateReady {
+		return ""
+	}
+	why := fmt.Sprintf("MCP server %s is %s", st.Name, st.State)
+	if st.State == mcpclient.StateRestarting && st.Restarts > 0 {
+		why += fmt.Sprintf(" (restart %d)", st.Restarts)
+	}
+	if st.Error != "" {
+		why += "; last error: " + st.Error
+	}
+	return why
 }
 
 // mcpReport describes each server of the session.

@@ -60,8 +60,8 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		stop = a.command(ctx, s, t, cmd, arg)
 	} else {
 		// Servers still connecting get to join first, so the model sees
-		// their tools (bounded by their connect timeouts).
-		_ = s.mgr.Wait(ctx)
+		// their tools (bounded by the session's startup budget).
+		a.waitServers(ctx, s)
 		s.mu.Lock()
 		hist := s.history
 		s.mu.Unlock()

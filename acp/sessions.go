@@ -48,6 +48,11 @@ type liveSession struct {
 	// session/new response); failure cards wait for it.
 	announced bool
 	closed    bool
+	// startBy is when the startup budget ends: prompts and /call wait for
+	// servers still connecting until then, no longer.
+	startBy time.Time
+	// waiting holds the servers whose "still connecting" card is open.
+	waiting map[string]bool
 }
 
 // serverSpecs converts the client's mcpServers into specs, rejecting entries
@@ -148,6 +153,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	s := &liveSession{
 		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
+		waiting: map[string]bool{},
 	}
 	specs := a.merge(sc.servers, client)
 	if s.mode != modeAuto {
@@ -186,7 +192,8 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	if sc.limits.StartupBudget != nil {
 		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
 	}
-	bctx, cancel := context.WithTimeout(ctx, budget)
+	s.startBy = time.Now().Add(budget)
+	bctx, cancel := context.WithDeadline(ctx, s.startBy)
 	defer cancel()
 	_ = mgr.Start(bctx) // servers still connecting go on; their tools join later
 	// Events reach the bridge asynchronously: make sure the tools of every
@@ -240,10 +247,17 @@ func (a *Agent) announce(s *liveSession) {
 	}
 }
 
-// serverEvent reports servers that fail, at start or after restarts.
+// serverEvent reports servers that fail, at start or after restarts, and
+// closes the "still connecting" card of a server that settled.
 func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
-	if e.Kind == mcpclient.EventStatus && e.Status.State == mcpclient.StateFailed {
+	if e.Kind != mcpclient.EventStatus {
+		return
+	}
+	if e.Status.State == mcpclient.StateFailed {
 		a.failureCard(s, e.Status)
+	}
+	if e.Status.State != mcpclient.StateConnecting {
+		a.settledCard(s, e.Status)
 	}
 }
 

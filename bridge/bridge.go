@@ -217,6 +217,7 @@ type Sync struct {
 	mu      sync.Mutex
 	caller  Caller
 	targets map[string]Target
+	known   map[string]Target // every target ever bridged in this session
 	schemas schemaCache
 }
 
@@ -254,6 +255,12 @@ func (s *Sync) Refresh() {
 	}
 	tools, targets := tools(s.caller, s.opts, s.schemas)
 	s.targets = targets
+	if s.known == nil {
+		s.known = map[string]Target{}
+	}
+	for name, t := range targets {
+		s.known[name] = t
+	}
 	s.reg.SetExtraTools(s.key, tools)
 }
 
@@ -273,12 +280,22 @@ func (s *Sync) Target(name string) (Target, bool) {
 	return t, ok
 }
 
+// Known returns the MCP tool a bridged name stood for at any time since
+// Attach, also while its server is away (restarting, reconnecting) and
+// its tools are not offered: so a caller can say why the name is missing.
+func (s *Sync) Known(name string) (Target, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.known[name]
+	return t, ok
+}
+
 // Detach removes the session's extra tools from the Registry; later
 // events change nothing.
 func (s *Sync) Detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.caller = nil
-	s.targets = nil
+	s.targets, s.known = nil, nil
 	s.reg.ClearExtraTools(s.key)
 }

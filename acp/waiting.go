@@ -1,0 +1,71 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/mcpclient"
+)
+
+// waitServers waits for the session's servers that are still connecting,
+// at most until the startup budget of the session ends (a server that
+// never initializes must not stall every prompt for its whole connect
+// timeout). Servers still connecting then get a card saying their tools
+// are not available yet; the card is closed when they settle.
+func (a *Agent) waitServers(ctx context.Context, s *liveSession) {
+	wctx, cancel := context.WithDeadline(ctx, s.startBy)
+	defer cancel()
+	if s.mgr.Wait(wctx) == nil || ctx.Err() != nil {
+		return
+	}
+	for _, st := range s.mgr.Statuses() {
+		if st.State == mcpclient.StateConnecting {
+			a.connectingCard(s, st)
+		}
+	}
+}
+
+// connectingCardID is the tool-call id of a server's "still connecting"
+// card.
+func connectingCardID(server string) acpsdk.ToolCallId {
+	return acpsdk.ToolCallId("mcp-server-connecting-" + server)
+}
+
+// connectingCard shows, once per connection attempt, that a server is
+// still connecting and its tools are absent.
+func (a *Agent) connectingCard(s *liveSession, st mcpclient.Status) {
+	s.mu.Lock()
+	if s.waiting[st.Name] || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.waiting[st.Name] = true
+	s.mu.Unlock()
+	text := fmt.Sprintf("MCP server %s has been connecting since %s; its tools are not available until it is ready.",
+		st.Name, st.Since.Format("15:04:05"))
+	a.update(s, acpsdk.StartToolCall(connectingCardID(st.Name), fmt.Sprintf("MCP server %s is still connecting", st.Name),
+		acpsdk.WithStartKind(acpsdk.ToolKindOther),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
+		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
+	))
+}
+
+// settledCard closes the "still connecting" card of a server that is now
+// ready (completed) or not (failed).
+func (a *Agent) settledCard(s *liveSession, st mcpclient.Status) {
+	s.mu.Lock()
+	open := s.waiting[st.Name]
+	delete(s.waiting, st.Name)
+	s.mu.Unlock()
+	if !open {
+		return
+	}
+	status, text := acpsdk.ToolCallStatusCompleted, fmt.Sprintf("MCP server %s is ready: %d tools.", st.Name, st.Tools)
+	if st.State != mcpclient.StateReady {
+		status, text = acpsdk.ToolCallStatusFailed, fmt.Sprintf("MCP server %s is %s: %s", st.Name, st.State, st.Error)
+	}
+	a.update(s, acpsdk.UpdateToolCall(connectingCardID(st.Name), acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))})))
+}

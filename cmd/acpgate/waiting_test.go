@@ -1,0 +1,62 @@
+package main_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// TestPromptDoesNotWaitPastBudget: a server that never initializes holds
+// a prompt and a /call of its tools no longer than the session's startup
+// budget (2 s here, long spent by the time they run); a card says its
+// tools are absent.
+func TestPromptDoesNotWaitPastBudget(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
+		stdioServer("ok"), stdioServer("stuck", "-init-hang"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With the old behaviour each of these waited for the stuck server's
+	// 30 s connect timeout, past ctx30.
+	prompt(t, a, resp.SessionId, "hello")
+	prompt(t, a, resp.SessionId, "/call mcp__stuck__echo {}")
+	card := a.client.waitUpdate(t, "the still-connecting card", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCall != nil && u.ToolCall.ToolCallId == "mcp-server-connecting-stuck"
+	})
+	if card.ToolCall.Status != acpsdk.ToolCallStatusInProgress || !strings.Contains(card.ToolCall.Title, "still connecting") {
+		t.Errorf("card: %+v", card.ToolCall)
+	}
+	if n := strings.Count(a.stdout.String(), `"title":"MCP server stuck is still connecting"`); n != 1 {
+		t.Errorf("the card was sent %d times, want once", n)
+	}
+}
+
+// TestCallWhileRestarting: /call of a tool whose server is restarting says
+// so instead of "unknown tool".
+func TestCallWhileRestarting(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	flag := filepath.Join(t.TempDir(), "started-once")
+	// The first start works; every restart exits at once, so the server
+	// stays restarting through its backoff (1 s, 2 s, 4 s ...).
+	wrapper := acpsdk.McpServer{Stdio: &acpsdk.McpServerStdio{Name: "s", Command: "/bin/sh",
+		Args: []string{"-c", `if [ -e "$1" ]; then exit 7; fi; touch "$1"; exec "$0" -name s`, serverBin, flag},
+		Env:  []acpsdk.EnvVariable{}}}
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{wrapper}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.conn.SetSessionMode(ctx30(t), acpsdk.SetSessionModeRequest{SessionId: resp.SessionId, ModeId: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, a, resp.SessionId, "/call mcp__s__crash {}")
+	before := len(agentText(a.client.all()))
+	prompt(t, a, resp.SessionId, "/call mcp__s__echo {\"text\":\"hi\"}")
+	got := agentText(a.client.all())[before:]
+	if !strings.Contains(got, "MCP server s is restarting") || strings.Contains(got, "unknown tool") {
+		t.Errorf("/call while restarting said: %q", got)
+	}
+}
