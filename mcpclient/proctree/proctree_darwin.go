@@ -32,11 +32,6 @@ func hasToken(int, string) bool { return false }
 // BecomeSubreaper returns ErrUnsupported: macOS has no subreaper.
 func BecomeSubreaper() error { return ErrUnsupported }
 
-// Reap reaps pid if it is an exited child of the calling process.
-func Reap(pid int) {
-	var ws syscall.WaitStatus
-	_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-}
 
 // SetParentDeathSignal is a no-op: macOS has no parent-death signal.
 func SetParentDeathSignal(*syscall.SysProcAttr) {}

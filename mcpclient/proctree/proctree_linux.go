@@ -89,13 +89,6 @@ func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-// Reap reaps pid if it is an exited child of the calling process (one
-// that was re-parented to it as a subreaper), without blocking. Never call
-// it for a process an exec.Cmd waits for.
-func Reap(pid int) {
-	var ws syscall.WaitStatus
-	_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-}
 
 // SetParentDeathSignal asks the kernel to send SIGKILL to the child of attr
 // when the process that started it dies (Linux; a no-op elsewhere).

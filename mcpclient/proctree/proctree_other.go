@@ -12,6 +12,3 @@ func hasToken(int, string) bool { return false }
 
 // BecomeSubreaper returns ErrUnsupported.
 func BecomeSubreaper() error { return ErrUnsupported }
-
-// Reap does nothing.
-func Reap(int) {}
