@@ -162,6 +162,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = cwd
 	mo.Prepare = a.prepare
+	mo.Redact = a.redact()
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)

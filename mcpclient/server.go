@@ -29,6 +29,7 @@ type server struct {
 	spec    ServerSpec
 	logger  *slog.Logger
 	limiter *rateLimiter
+	logs    *logGate // the server's own output, into logger
 
 	cancel context.CancelFunc // stops run; set by launch
 	done   chan struct{}      // closed when run has returned
@@ -63,6 +64,8 @@ func newServer(m *Manager, spec ServerSpec) *server {
 			Since:       time.Now(),
 		},
 	}
+	o := &m.opts
+	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	if spec.CallsPerMinute > 0 {
 		s.limiter = newRateLimiter(spec.CallsPerMinute, time.Minute)
 	}
