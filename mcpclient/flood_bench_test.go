@@ -2,7 +2,10 @@ package mcpclient_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,12 +16,15 @@ import (
 	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
-// countingWriter counts the bytes written to it.
-type countingWriter struct{ n atomic.Int64 }
+// countingWriter counts the bytes written through it to w.
+type countingWriter struct {
+	w io.Writer
+	n atomic.Int64
+}
 
-func (w *countingWriter) Write(p []byte) (int, error) {
-	w.n.Add(int64(len(p)))
-	return len(p), nil
+func (c *countingWriter) Write(p []byte) (int, error) {
+	c.n.Add(int64(len(p)))
+	return c.w.Write(p)
 }
 
 // cpuTime is the CPU time this process has used.
@@ -30,14 +36,19 @@ func cpuTime() time.Duration {
 
 // BenchmarkCallDuringFlood measures an echo call to one server while
 // another server of the same Manager floods stderr, its stdout or log
-// notifications without pause, and reports the log bytes written and the
-// CPU this process used per second of the flood:
+// notifications without pause, and reports the log bytes written (a text
+// log in a file) and the CPU this process used per second of the flood:
 //
 //	go test -run '^$' -bench CallDuringFlood -benchtime 3s ./mcpclient/
 func BenchmarkCallDuringFlood(b *testing.B) {
 	for _, kind := range []string{"none", "stderr", "stdout", "notify"} {
 		b.Run("flood="+kind, func(b *testing.B) {
-			logBytes := &countingWriter{}
+			f, err := os.Create(filepath.Join(b.TempDir(), "log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			logBytes := &countingWriter{w: f}
 			opts := &mcpclient.Options{Logger: slog.New(slog.NewTextHandler(logBytes, nil))}
 			m, err := mcpclient.New([]mcpclient.ServerSpec{
 				{Name: "flood", Command: serverBin, CallsPerMinute: mcpclient.Unlimited},
