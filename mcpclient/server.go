@@ -134,6 +134,8 @@ func (s *server) run(ctx context.Context) {
 			if err != nil {
 				// Say so at once; tearing a stubborn group down takes time.
 				s.logger.Warn("MCP server went away", "err", err)
+				next := len(withinWindow(restarts, time.Now(), s.spec.RestartWindow)) + 1
+				s.setRestarts(min(next, s.spec.MaxRestarts), time.Time{})
 				s.setState(StateRestarting, err, nil, nil)
 			}
 			s.closeConn(c)
@@ -312,7 +314,7 @@ func (s *server) readyConn() (*conn, error) {
 		return s.conn, nil
 	}
 	if s.st.State == StateRestarting {
-		next := "connecting now"
+		next := "under way"
 		if !s.st.NextAttempt.IsZero() {
 			next = "next try in " + time.Until(s.st.NextAttempt).Round(time.Millisecond).String()
 		}

@@ -39,8 +39,9 @@ type Status struct {
 	// server's tools the tool limit left out.
 	Tools   int
 	Dropped int
-	// Restarts counts the restarts within the spec's restart window, the
-	// current attempt included; MaxRestarts is how many the window allows.
+	// Restarts counts the restarts within the spec's restart window as of
+	// the last restart (the current attempt included); MaxRestarts is how
+	// many the window allows.
 	// NextAttempt is when the next restart attempt starts, while the
 	// server waits for it (zero otherwise).
 	Restarts        int
