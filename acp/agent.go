@@ -185,6 +185,7 @@ func (a *Agent) startShared(ctx context.Context) error {
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", "shared")
 	mo.Prepare = a.prepare
+	mo.Redact = a.redact()
 	mo.OnEvent = func(mcpclient.Event) { a.refreshAll() }
 	m, err := mcpclient.New(specs, &mo)
 	if err != nil {
@@ -194,6 +195,16 @@ func (a *Agent) startShared(ctx context.Context) error {
 	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
 	defer cancel()
 	_ = m.Start(bctx)
+	return nil
+}
+
+// redact is the redaction MCP servers' own output (stderr, log
+// notifications) goes through before it is cut or logged: the secret
+// resolver's redactor, or nil when there is none.
+func (a *Agent) redact() func([]byte) []byte {
+	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+		return r.Redactor.RedactBytes
+	}
 	return nil
 }
 

@@ -168,6 +168,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = cwd
 	mo.Prepare = a.prepareFor(client)
+	mo.Redact = a.redact()
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)
@@ -271,7 +272,7 @@ func (a *Agent) failureCard(s *liveSession, st mcpclient.Status) {
 	s.failed[st.Name] = true
 	s.mu.Unlock()
 	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
-	if strings.Contains(st.Error, "gave up after") {
+	if errors.Is(st.Err, mcpclient.ErrGaveUp) {
 		title = fmt.Sprintf("MCP server %s failed", st.Name)
 	}
 	text := st.Error

@@ -16,7 +16,7 @@ import (
 )
 
 // session starts a Manager with the test server and bridges it into reg.
-func session(t *testing.T, reg *gateway.Registry, key string, args ...string) *mcpclient.Manager {
+func session(t testing.TB, reg *gateway.Registry, key string, args ...string) *mcpclient.Manager {
 	t.Helper()
 	sync := bridge.NewSync(reg, key, nil)
 	m, err := mcpclient.New([]mcpclient.ServerSpec{{Name: "srv", Command: serverBin, Args: args}}, &mcpclient.Options{OnEvent: sync.OnEvent})

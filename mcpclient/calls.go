@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -44,8 +45,9 @@ type callState struct {
 // notifications/cancelled to the server (over stdio). The result is passed
 // through as the server sent it: IsError, every content block and
 // StructuredContent. Errors wrap ErrUnknownServer, ErrUnknownTool,
-// ErrNotReady, ErrRateLimited, ErrCallTimeout, ErrServerExited or
-// ErrConnLost, or the context's error. Safe for concurrent use.
+// ErrNotReady (ErrRestarting while the server restarts), ErrRateLimited,
+// ErrCallTimeout, ErrResponseTooLarge, ErrServerExited or ErrConnLost, or
+// the context's error. Safe for concurrent use.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	s, err := m.server(server)
 	if err != nil {
@@ -65,6 +67,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	callCtx, _ = withSizeTrip(callCtx)
 	cs := &callState{timeout: s.spec.CallTimeout}
 	for _, o := range opts {
 		o(cs)
@@ -92,6 +95,12 @@ func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err
 		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, ctx.Err())
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout)
+	case errors.Is(err, ErrResponseTooLarge):
+		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
+	}
+	if trip, _ := callCtx.Value(sizeTripKey{}).(*atomic.Bool); trip != nil && trip.Load() {
+		return fmt.Errorf("MCP server %q: %s: %w: an event of the response stream was over %d bytes (%w)",
+			s.spec.Name, what, ErrResponseTooLarge, s.m.opts.MaxMessageSize, err)
 	}
 	if isTransportErr(err) {
 		if died := linkDied(c, err); died != nil {
@@ -211,6 +220,7 @@ func (m *Manager) request(ctx context.Context, server string) (*server, *conn, c
 	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
+	callCtx, _ = withSizeTrip(callCtx)
 	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil
 }
 

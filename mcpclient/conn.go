@@ -101,14 +101,15 @@ func (s *server) dial(life, ctx context.Context, spec *ServerSpec) (*conn, error
 }
 
 func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	p, err := startProcess(spec, s.m.opts.Cwd, s.logger, s.m.opts.StderrTail, s.m.opts.Guard)
+	p, err := startProcess(spec, s.m.opts.Cwd, s.logs, s.m.opts.StderrTail, s.m.opts.Guard)
 	if err != nil {
 		return nil, err
 	}
 	s.setProcessTail(p.tail)
-	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logger)
+	tooLarge := &tooLargeIDs{}
+	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logs, tooLarge)
 	schemas, notes := &rawSchemas{}, newNotices(life)
-	t := transport.NewIO(stdout, p.stdin, nil)
+	t := sizeGuard{transport.NewIO(stdout, p.stdin, nil), tooLarge}
 	c := &conn{
 		client:    client.NewClient(cancelling{t, schemas, notes}, client.WithProtocolVersion(ProtocolVersion)),
 		notes:     notes,
@@ -134,8 +135,10 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	return c, nil
 }
 
+// httpClient is the HTTP client of an http or sse server: response bodies
+// are bounded by Options.MaxMessageSize (see boundedBodies).
 func (s *server) httpClient() *http.Client {
-	return &http.Client{} // per server: no connection sharing between sessions
+	return &http.Client{Transport: boundedBodies{base: http.DefaultTransport, max: s.m.opts.MaxMessageSize}}
 }
 
 func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {

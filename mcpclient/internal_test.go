@@ -23,15 +23,16 @@ func TestJSONLinesFilter(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	// A one-byte reader forces every fragment path.
-	got, err := io.ReadAll(newJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, logger))
+	gate := newLogGate(logger, nil, Unlimited, 0, time.Now)
+	got, err := io.ReadAll(newJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, gate, &tooLargeIDs{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "{\"jsonrpc\":\"2.0\",\"id\":1}\n  [1,2]\n{\"jsonrpc\":\"2.0\",\"id\":2}\n"
+	want := "{\"jsonrpc\":\"2.0\",\"id\":1}\n[1,2]\n{\"jsonrpc\":\"2.0\",\"id\":2}\n"
 	if string(got) != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	for _, w := range []string{"skipped non-JSON line", "this is not json", "skipped over-long line", "bytes=203"} {
+	for _, w := range []string{"skipped non-JSON line", "this is not json", "discarded over-long message", "bytes=203", "answered_request=false"} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("log lacks %q:\n%s", w, logs.String())
 		}
@@ -42,7 +43,7 @@ func TestJSONLinesBoundsMemory(t *testing.T) {
 	// 64 MiB of junk with no newline must be skipped with a small buffer.
 	huge := io.LimitReader(repeatReader('z'), 64<<20)
 	r := io.MultiReader(huge, strings.NewReader("\n{\"ok\":true}\n"))
-	j := newJSONLines(r, 1<<20, slog.New(slog.DiscardHandler))
+	j := newJSONLines(r, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), &tooLargeIDs{})
 	got, err := io.ReadAll(j)
 	if err != nil {
 		t.Fatal(err)
@@ -50,8 +51,8 @@ func TestJSONLinesBoundsMemory(t *testing.T) {
 	if string(got) != "{\"ok\":true}\n" {
 		t.Fatalf("got %q", got)
 	}
-	if cap(j.line) > 2<<20 {
-		t.Fatalf("line buffer grew to %d bytes", cap(j.line))
+	if cap(j.head) > junkHead {
+		t.Fatalf("junk buffer grew to %d bytes", cap(j.head))
 	}
 }
 

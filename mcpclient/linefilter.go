@@ -5,93 +5,137 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"log/slog"
 )
 
 // jsonLines is the reader the MCP transport reads a stdio server's stdout
 // through. It passes on only lines that look like JSON-RPC messages (their
 // first non-blank byte is '{' or '['), skips anything else with a warning,
-// and discards lines longer than max bytes, so a server printing junk or an
-// endless line cannot corrupt the session or exhaust memory. Not safe for
-// concurrent use (the transport has a single reader).
+// and bounds a message to max bytes, so a server printing junk or an
+// endless line cannot corrupt the session or exhaust memory.
+//
+// It streams: a message's bytes are handed on as they arrive, never
+// gathered into a line of its own (the transport gathers them). When a
+// message passes max bytes, what was handed on is ended with a newline
+// (the transport cannot parse it and skips it), the rest is only scanned,
+// and if the message was a response, a made-up error response for its id
+// takes its place, so the request fails at once (see tooLargeIDs). Not safe
+// for concurrent use (the transport has a single reader).
 type jsonLines struct {
-	br      *bufio.Reader
-	max     int
-	logger  *slog.Logger
-	line    []byte // the line being assembled
+	br       *bufio.Reader
+	max      int
+	logs     *logGate
+	tooLarge *tooLargeIDs
+
 	pending []byte // what Read has not handed out yet
+	err     error  // the read error to return once pending is out
+	mode    lineMode
+	n       int // bytes of the current line so far
+	scan    idScanner
+	head    []byte // the start of a skipped non-JSON line, for the warning
+	logJunk bool   // the rate limit lets the warning for this line through
+	nl      []byte // a newline, to hand out from
 }
 
-func newJSONLines(r io.Reader, max int, logger *slog.Logger) *jsonLines {
-	return &jsonLines{br: bufio.NewReaderSize(r, 64<<10), max: max, logger: logger}
+// lineMode is what jsonLines does with the current line.
+type lineMode uint8
+
+const (
+	lineStart lineMode = iota // nothing but blanks seen yet
+	lineJSON                  // a message being handed on
+	lineJunk                  // a non-JSON line being skipped
+	lineOver                  // a message over max being scanned
+)
+
+// junkHead is how much of a non-JSON line is kept for its warning.
+const junkHead = 4 << 10
+
+func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs) *jsonLines {
+	return &jsonLines{br: bufio.NewReaderSize(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, nl: []byte{'\n'}}
 }
 
 // Read implements io.Reader.
 func (j *jsonLines) Read(p []byte) (int, error) {
 	for len(j.pending) == 0 {
-		line, err := j.nextLine()
-		if line != nil {
-			j.pending = line
-			break
+		if j.err != nil {
+			return 0, j.err
 		}
-		if err != nil {
-			return 0, err
-		}
+		j.step()
 	}
 	n := copy(p, j.pending)
 	j.pending = j.pending[n:]
 	return n, nil
 }
 
-// nextLine returns the next acceptable line, newline included, or nil and
-// the read error.
-func (j *jsonLines) nextLine() ([]byte, error) {
-	j.line = j.line[:0]
-	dropped := 0
-	for {
-		frag, err := j.br.ReadSlice('\n')
+// step reads the next fragment of stdout and sets pending to what of it
+// is handed on (possibly nothing). Fragments are slices of br's buffer,
+// valid until the next step.
+func (j *jsonLines) step() {
+	frag, err := j.br.ReadSlice('\n')
+	ended := !errors.Is(err, bufio.ErrBufferFull) // the line ends with frag
+	if ended && err != nil {
+		j.err = err
+	}
+	if j.mode == lineStart {
+		frag = bytes.TrimLeft(frag, " \t\r\n")
 		switch {
-		case dropped > 0:
-			dropped += len(frag)
-		case len(j.line)+len(frag) > j.max:
-			dropped = len(j.line) + len(frag)
-			j.line = j.line[:0]
+		case len(frag) == 0:
+			return
+		case frag[0] == '{' || frag[0] == '[':
+			j.mode, j.n = lineJSON, 0
+			j.scan.reset()
 		default:
-			j.line = append(j.line, frag...)
+			j.mode, j.n = lineJunk, 0
+			j.head = j.head[:0]
+			j.logJunk = j.logs.allow()
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if dropped > 0 {
-			j.logger.Warn("skipped over-long line on server stdout", "bytes", dropped, "max", j.max)
-			if err != nil {
-				return nil, err
+	}
+	j.n += len(frag)
+	switch j.mode {
+	case lineJSON:
+		j.scan.write(frag)
+		if j.n > j.max {
+			j.mode = lineOver
+			if j.n > len(frag) {
+				j.pending = j.nl // end the part already handed on
 			}
-			j.line = j.line[:0]
-			dropped = 0
-			continue
+			break
 		}
-		trimmed := bytes.TrimSpace(j.line)
-		if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
-			if j.line[len(j.line)-1] != '\n' {
-				j.line = append(j.line, '\n')
+		j.pending = frag
+		if ended {
+			j.mode = lineStart
+			if frag[len(frag)-1] != '\n' {
+				j.pending = append(frag[:len(frag):len(frag)], '\n')
 			}
-			return j.line, nil
 		}
-		if len(trimmed) > 0 {
-			j.logger.Warn("skipped non-JSON line on server stdout", "line", truncate(string(trimmed), 200))
+		return
+	case lineOver:
+		j.scan.write(frag)
+	case lineJunk:
+		if j.logJunk && len(j.head) < junkHead {
+			j.head = append(j.head, frag[:min(len(frag), junkHead-len(j.head))]...)
 		}
-		if err != nil {
-			return nil, err
-		}
-		j.line = j.line[:0]
+	}
+	if ended {
+		j.endSkipped()
 	}
 }
 
-// truncate shortens s to at most n bytes, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// endSkipped finishes a line that was not handed on: it is logged, and an
+// over-long response is answered with a made-up error.
+func (j *jsonLines) endSkipped() {
+	mode := j.mode
+	j.mode = lineStart
+	if mode == lineJunk {
+		if j.logJunk {
+			j.logs.stdoutJunk(bytes.TrimRight(j.head, "\r\n"), j.n)
+		}
+		return
 	}
-	return s[:n] + "…"
+	id, ok := j.scan.responseID()
+	if ok {
+		j.pending = append(j.pending, j.tooLarge.add(id, j.n, j.max)...)
+	}
+	if j.logs.allow() {
+		j.logs.logger.Warn("discarded over-long message on server stdout", "bytes", j.n, "max", j.max, "answered_request", ok)
+	}
 }

@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 )
@@ -36,21 +35,10 @@ func mcpLogLevel(level string) slog.Level {
 	}
 }
 
-// serverLog writes a notifications/message from the server to the logger.
-// It never reaches a model's context.
+// serverLog writes a notifications/message from the server to the logger,
+// through the server's log gate. It never reaches a model's context.
 func (s *server) serverLog(params map[string]any) {
 	level, _ := params["level"].(string)
-	attrs := []any{"mcp_level", level}
-	if name, ok := params["logger"].(string); ok && name != "" {
-		attrs = append(attrs, "logger", name)
-	}
-	msg := "server log"
-	switch d := params["data"].(type) {
-	case string:
-		attrs = append(attrs, "data", d)
-	case nil:
-	default:
-		attrs = append(attrs, "data", fmt.Sprint(d))
-	}
-	s.logger.Log(context.Background(), mcpLogLevel(level), msg, attrs...)
+	name, _ := params["logger"].(string)
+	s.logs.serverLog(mcpLogLevel(level), level, name, params["data"])
 }

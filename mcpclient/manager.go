@@ -60,6 +60,22 @@ type Options struct {
 	// Guard, if set, is told about every stdio server's process group
 	// (see Guard). Default: none.
 	Guard Guard
+	// Redact, if set, is applied to every line of a server's own output
+	// (stderr, stray stdout lines, notifications/message data) whole,
+	// before the line is cut to a bound, logged or kept in Status.Stderr, so
+	// that no cut can split what it would replace. It must not modify its
+	// argument and is called concurrently.
+	Redact func([]byte) []byte
+	// LogRate and LogBurst limit the log records a server's own output
+	// makes (stderr, stray stdout, notifications/message together): LogRate
+	// lines a second, up to LogBurst at once (defaults DefaultLogRate,
+	// DefaultLogBurst; Unlimited turns the limit off). Dropped lines are
+	// counted in one record a second; Status.Stderr still gets every
+	// stderr line.
+	LogRate  int
+	LogBurst int
+	// Clock is the clock the log rate limit reads (default time.Now).
+	Clock func() time.Time
 }
 
 // DefaultBackoff is the restart backoff: 1, 2, 4, 8, 16, then 30 seconds.
@@ -104,6 +120,15 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.StderrTail <= 0 {
 		out.StderrTail = DefaultStderrTail
+	}
+	if out.LogRate == 0 {
+		out.LogRate = DefaultLogRate
+	}
+	if out.LogBurst <= 0 {
+		out.LogBurst = DefaultLogBurst
+	}
+	if out.Clock == nil {
+		out.Clock = time.Now
 	}
 	return out
 }

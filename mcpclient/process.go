@@ -1,12 +1,8 @@
 package mcpclient
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,10 +80,10 @@ type process struct {
 }
 
 // startProcess starts spec's command in a new process group with the server
-// environment, forwarding its stderr line by line to logger. Its whole tree
-// is marked with a fresh instance token (see package proctree) and, if
+// environment, forwarding its stderr line by line through logs. Its whole
+// tree is marked with a fresh instance token (see package proctree) and, if
 // guard is set, reported to it.
-func startProcess(spec *ServerSpec, cwd string, logger *slog.Logger, tailSize int, guard Guard) (*process, error) {
+func startProcess(spec *ServerSpec, cwd string, logs *logGate, tailSize int, guard Guard) (*process, error) {
 	if spec.Cwd != "" {
 		cwd = spec.Cwd
 	}
@@ -158,19 +154,15 @@ func startProcess(spec *ServerSpec, cwd string, logger *slog.Logger, tailSize in
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	go p.forwardStderr(logger)
+	go p.forwardStderr(logs)
 	return p, nil
 }
 
-// forwardStderr logs each stderr line and keeps the tail for Status. Lines
-// longer than the read buffer are logged in pieces.
-func (p *process) forwardStderr(logger *slog.Logger) {
+// forwardStderr logs each stderr line through logs (redacted whole, cut at
+// a bound, rate-limited) and keeps the tail for Status.
+func (p *process) forwardStderr(logs *logGate) {
 	defer close(p.stderrEnd)
-	forwardLines(p.stderr, 8192, func(line []byte) {
-		p.tail.Write(line)
-		p.tail.Write([]byte{'\n'})
-		logger.Info("server stderr", "line", string(line))
-	})
+	logs.stderrLines(p.stderr, p.tail)
 }
 
 // Exited is closed when the process has exited and been reaped.
@@ -277,6 +269,10 @@ func newTailBuffer(size int) *tailBuffer { return &tailBuffer{size: size} }
 func (t *tailBuffer) Write(b []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(b) > t.size {
+		b = b[len(b)-t.size:]
+		t.cut = true
+	}
 	t.buf = append(t.buf, b...)
 	if len(t.buf) > 2*t.size {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.size:]...)
@@ -301,20 +297,4 @@ func (t *tailBuffer) String() string {
 		}
 	}
 	return strings.TrimRight(string(b), "\n")
-}
-
-// forwardLines calls fn for each line of r (without the newline) until r
-// ends. A line longer than the read buffer (max bytes) is passed on in pieces.
-func forwardLines(r io.Reader, max int, fn func([]byte)) {
-	br := bufio.NewReaderSize(r, max)
-	for {
-		frag, err := br.ReadSlice('\n')
-		line := bytes.TrimRight(frag, "\r\n")
-		if len(line) > 0 {
-			fn(line)
-		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
-	}
 }

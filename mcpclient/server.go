@@ -29,6 +29,7 @@ type server struct {
 	spec    ServerSpec
 	logger  *slog.Logger
 	limiter *rateLimiter
+	logs    *logGate // the server's own output, into logger
 
 	cancel context.CancelFunc // stops run; set by launch
 	done   chan struct{}      // closed when run has returned
@@ -56,12 +57,15 @@ func newServer(m *Manager, spec ServerSpec) *server {
 		refreshCh: make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		st: Status{
-			Name:      spec.Name,
-			Transport: spec.Transport,
-			State:     StateConnecting,
-			Since:     time.Now(),
+			Name:        spec.Name,
+			MaxRestarts: spec.MaxRestarts,
+			Transport:   spec.Transport,
+			State:       StateConnecting,
+			Since:       time.Now(),
 		},
 	}
+	o := &m.opts
+	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	if spec.CallsPerMinute > 0 {
 		s.limiter = newRateLimiter(spec.CallsPerMinute, time.Minute)
 	}
@@ -92,7 +96,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	prevTools := len(s.cat.tools)
 	s.st.State = state
 	s.st.Since = time.Now()
-	s.st.Error = ""
+	s.st.Error, s.st.Err = "", reason
 	if reason != nil {
 		s.st.Error = reason.Error()
 	}
@@ -118,19 +122,20 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 func (s *server) run(ctx context.Context) {
 	defer s.m.wg.Done()
 	defer close(s.done)
-	restarts := 0
+	var restarts []time.Time // restart attempts within the window
 	everReady := false
 	for {
 		c, cat, err := s.connect(ctx)
 		if err == nil {
-			everReady, restarts = true, 0
-			s.setRestarts(0)
+			everReady = true
 			s.logger.Info("MCP server ready", "transport", c.transport, "protocol", c.init.ProtocolVersion, "tools", len(cat.tools))
 			s.setState(StateReady, nil, c, &cat)
 			err = s.serve(ctx, c)
 			if err != nil {
 				// Say so at once; tearing a stubborn group down takes time.
 				s.logger.Warn("MCP server went away", "err", err)
+				next := len(withinWindow(restarts, time.Now(), s.spec.RestartWindow)) + 1
+				s.setRestarts(min(next, s.spec.MaxRestarts), time.Time{})
 				s.setState(StateRestarting, err, nil, nil)
 			}
 			s.closeConn(c)
@@ -139,19 +144,20 @@ func (s *server) run(ctx context.Context) {
 			s.setState(StateClosed, nil, nil, nil)
 			return
 		}
-		if !everReady || s.spec.NoRestart || restarts >= s.spec.MaxRestarts {
-			if everReady && !s.spec.NoRestart {
-				err = fmt.Errorf("gave up after %d restarts: %w", restarts, err)
-			}
+		restarts = withinWindow(restarts, time.Now(), s.spec.RestartWindow)
+		if everReady && !s.spec.NoRestart && len(restarts) >= s.spec.MaxRestarts {
+			err = fmt.Errorf("%w: %d restarts within %s: %w", ErrGaveUp, len(restarts), s.spec.RestartWindow, err)
+		}
+		if !everReady || s.spec.NoRestart || errors.Is(err, ErrGaveUp) {
 			s.logger.Error("MCP server failed", "err", err)
 			s.setState(StateFailed, err, nil, nil)
 			return
 		}
-		restarts++
-		s.setRestarts(restarts)
+		restarts = append(restarts, time.Now())
+		wait := s.m.opts.Backoff(len(restarts))
+		s.setRestarts(len(restarts), time.Now().Add(wait))
 		s.setState(StateRestarting, err, nil, nil)
-		wait := s.m.opts.Backoff(restarts)
-		s.logger.Info("restarting MCP server", "attempt", restarts, "in", wait)
+		s.logger.Info("restarting MCP server", "attempt", len(restarts), "of", s.spec.MaxRestarts, "in", wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -160,7 +166,17 @@ func (s *server) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		s.setRestarts(len(restarts), time.Time{})
 	}
+}
+
+// withinWindow drops the times of ts older than window before now.
+func withinWindow(ts []time.Time, now time.Time, window time.Duration) []time.Time {
+	i := 0
+	for i < len(ts) && now.Sub(ts[i]) >= window {
+		i++
+	}
+	return ts[i:]
 }
 
 // stop stops a running server and waits until it is down (a no-op for one
@@ -173,9 +189,11 @@ func (s *server) stop() {
 	<-s.done
 }
 
-func (s *server) setRestarts(n int) {
+// setRestarts records the restart count and when the next attempt starts.
+func (s *server) setRestarts(n int, next time.Time) {
 	s.mu.Lock()
 	s.st.Restarts = n
+	s.st.NextAttempt = next
 	s.mu.Unlock()
 }
 
@@ -288,12 +306,21 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 	}
 }
 
-// readyConn returns the connection if the server is ready.
+// readyConn returns the connection if the server is ready. Otherwise the
+// error wraps ErrNotReady, and ErrRestarting while it restarts.
 func (s *server) readyConn() (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st.State == StateReady && s.conn != nil {
 		return s.conn, nil
+	}
+	if s.st.State == StateRestarting {
+		next := "under way"
+		if !s.st.NextAttempt.IsZero() {
+			next = "next try in " + time.Until(s.st.NextAttempt).Round(time.Millisecond).String()
+		}
+		return nil, fmt.Errorf("%w: %q is restarting (attempt %d of %d, %s) after: %s",
+			ErrRestarting, s.spec.Name, max(s.st.Restarts, 1), s.spec.MaxRestarts, next, s.st.Error)
 	}
 	if s.st.Error != "" {
 		return nil, fmt.Errorf("%w: %q is %s: %s", ErrNotReady, s.spec.Name, s.st.State, s.st.Error)

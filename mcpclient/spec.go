@@ -29,6 +29,8 @@ const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultCallTimeout    = 60 * time.Second
 	DefaultMaxRestarts    = 5
+	// DefaultRestartWindow is the window MaxRestarts counts restarts in.
+	DefaultRestartWindow  = 10 * time.Minute
 	DefaultMaxServers     = 10
 	DefaultMaxTools       = 100
 	DefaultCallsPerMinute = 100
@@ -55,7 +57,7 @@ const Unlimited = -1
 //
 // Zero values mean "the default": Transport defaults to stdio when Command is
 // set, timeouts to DefaultConnectTimeout and DefaultCallTimeout, MaxRestarts to
-// DefaultMaxRestarts, CallsPerMinute to the Manager's Options.CallsPerMinute.
+// DefaultMaxRestarts, RestartWindow to DefaultRestartWindow, CallsPerMinute to the Manager's Options.CallsPerMinute.
 type ServerSpec struct {
 	// Name identifies the server within its Manager. Required and unique.
 	Name string
@@ -83,9 +85,13 @@ type ServerSpec struct {
 	CallTimeout    time.Duration
 
 	// NoRestart disables restarting after a crash or connection loss.
-	// MaxRestarts bounds consecutive restarts (0 means DefaultMaxRestarts).
-	NoRestart   bool
-	MaxRestarts int
+	// MaxRestarts bounds the restarts within any RestartWindow (0 means
+	// DefaultMaxRestarts, and DefaultRestartWindow): a server that would
+	// need one more is marked failed with an error wrapping ErrGaveUp. A
+	// successful restart does not reset the count; only time does.
+	NoRestart     bool
+	MaxRestarts   int
+	RestartWindow time.Duration
 
 	// CallsPerMinute limits calls to this server; 0 means the Manager's
 	// default, Unlimited (or any negative value) means no limit.
@@ -122,6 +128,9 @@ func (s ServerSpec) withDefaults(defaultCalls int) ServerSpec {
 	}
 	if s.MaxRestarts <= 0 {
 		s.MaxRestarts = DefaultMaxRestarts
+	}
+	if s.RestartWindow <= 0 {
+		s.RestartWindow = DefaultRestartWindow
 	}
 	if s.CallsPerMinute == 0 {
 		s.CallsPerMinute = defaultCalls

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -24,7 +25,11 @@ type Status struct {
 	Transport Transport // the transport in use (http may have fallen back to sse)
 	State     State
 	// Error says why the server failed or is restarting; empty otherwise.
+	// Err is the same reason as an error value, for errors.Is: a server
+	// that crashed too often wraps ErrGaveUp. Nil when Error is empty or
+	// the reason was set without an error value (an invalid spec).
 	Error string
+	Err   error
 	// Warning notes a problem that does not stop the server, such as tools
 	// dropped by the tool limit.
 	Warning string
@@ -34,8 +39,14 @@ type Status struct {
 	// server's tools the tool limit left out.
 	Tools   int
 	Dropped int
-	// Restarts counts restarts since the last successful connection.
+	// Restarts counts the restarts within the spec's restart window as of
+	// the last restart (the current attempt included); MaxRestarts is how
+	// many the window allows.
+	// NextAttempt is when the next restart attempt starts, while the
+	// server waits for it (zero otherwise).
 	Restarts        int
+	MaxRestarts     int
+	NextAttempt     time.Time
 	ProtocolVersion string
 	ServerName      string
 	ServerVersion   string
@@ -70,10 +81,21 @@ var (
 	ErrUnknownServer = errors.New("unknown MCP server")
 	ErrUnknownTool   = errors.New("unknown tool")
 	ErrNotReady      = errors.New("MCP server not ready")
-	ErrServerExited  = errors.New("MCP server exited")
-	ErrConnLost      = errors.New("MCP server connection lost")
-	ErrCallTimeout   = errors.New("MCP call timed out")
-	ErrRateLimited   = errors.New("MCP server rate limit exceeded")
-	ErrClosed        = errors.New("MCP manager closed")
-	ErrLimit         = errors.New("MCP limit exceeded")
+	// ErrRestarting: the server is restarting after a crash or a lost
+	// connection. It wraps ErrNotReady.
+	ErrRestarting = fmt.Errorf("MCP server restarting: %w", ErrNotReady)
+	// ErrGaveUp: the server crashed or lost its connection more often than
+	// its spec's MaxRestarts within RestartWindow and is not restarted
+	// again.
+	ErrGaveUp = errors.New("gave up restarting MCP server")
+	// ErrResponseTooLarge: the server's answer to a request was larger
+	// than Options.MaxMessageSize and was discarded. The server stays
+	// usable.
+	ErrResponseTooLarge = errors.New("MCP server response too large")
+	ErrServerExited     = errors.New("MCP server exited")
+	ErrConnLost         = errors.New("MCP server connection lost")
+	ErrCallTimeout      = errors.New("MCP call timed out")
+	ErrRateLimited      = errors.New("MCP server rate limit exceeded")
+	ErrClosed           = errors.New("MCP manager closed")
+	ErrLimit            = errors.New("MCP limit exceeded")
 )

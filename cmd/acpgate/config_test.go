@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,12 +85,31 @@ func TestConfigProfilesPolicyAndSecrets(t *testing.T) {
 			if len(a.client.asked) != asked {
 				t.Error("asked for permission for an auto-approved tool")
 			}
+			// A long stderr line is redacted whole before it is cut: no
+			// piece of a secret across byte 8192 (where lines were split)
+			// or across the 64 KiB cut reaches the log.
+			for i, tc := range []struct{ size, at int }{{20 << 10, 8192}, {100 << 10, 64 << 10}} {
+				long := []byte(strings.Repeat("b", tc.size))
+				copy(long[tc.at-len(secretValue)/2:], secretValue)
+				mark := fmt.Sprintf("long%d:", i)
+				copy(long, mark)
+				prompt(t, a, sid, `/call mcp__base__stderr `+mustJSON(map[string]any{"text": string(long)}))
+				testbin.WaitFor(t, "the long stderr line", func() bool { return strings.Contains(a.stderr.String(), mark+"bbbb") })
+			}
+			if !strings.Contains(a.stderr.String(), "b[REDACTED]b") {
+				t.Error("the secret in a long stderr line was not redacted")
+			}
 			prompt(t, a, sid, "/mcp")
 			_ = a.stdin.Close()
 			<-a.exited
 			for where, out := range map[string]string{"logs": a.stderr.String(), "ACP messages": a.stdout.String()} {
 				if strings.Contains(out, secretValue) {
 					t.Errorf("the secret appears in the %s", where)
+				}
+			}
+			for _, piece := range []string{secretValue[:8], secretValue[len(secretValue)-8:]} {
+				if strings.Contains(a.stderr.String(), piece) {
+					t.Errorf("a piece of the secret (%q) appears in the logs", piece)
 				}
 			}
 			if !strings.Contains(a.stderr.String(), "stderr line 1") {

@@ -100,7 +100,10 @@
 //	    "tool failed").
 //	crash {}                     Writes "crash tool called" to stderr and
 //	    exits with status 2 (after "call crash" is recorded).
-//	big {bytes: integer}         One text content of exactly bytes 'a's.
+//	big {bytes: integer, log_first?: boolean}  One text content of exactly
+//	    bytes 'a's. With log_first, a notifications/message {level "info",
+//	    data "big result follows"} is sent first (over http that makes the
+//	    answer an event stream).
 //	image {}                     One image content: a 1x1 PNG, mimeType
 //	    image/png.
 //	audio {}                     One audio content: a 44-byte empty WAV file,
@@ -132,6 +135,14 @@
 //	log {level: string, message: string}  Sends notifications/message
 //	    {level, logger: <-name>, data: message} regardless of logging/setLevel
 //	    and returns "logged". level must be an MCP level (debug ... emergency).
+//	stderr {text: string}        Writes text plus "\n" to stderr in one write
+//	    and returns "written <len(text)>".
+//	flood {kind: string, lines: integer}  Writes lines lines "flood line <i>"
+//	    (i = 1..lines) as fast as it can, then returns "flooded <lines>".
+//	    kind stderr: to stderr; stdout (stdio only): to stdout, as non-JSON
+//	    lines; notify: as notifications/message {level "info", logger
+//	    <-name>, data "flood line <i>"}. stdout and notify lines are
+//	    written before the result, on the same stream.
 //	tool_<i> {}                  (-tools) returns text "tool_<i>".
 //	usr1_tool {}                 Added (once) on SIGUSR1, in every mode; the
 //	    server writes "usr1_tool added" to stderr the first time. Returns text

@@ -112,10 +112,18 @@ func (a *app) addTools() {
 	s.AddTool(mcp.NewTool("big",
 		mcp.WithDescription("Returns one text content of exactly bytes bytes ('a' repeated)."),
 		mcp.WithInteger("bytes", mcp.Required(), mcp.Min(0), mcp.Description("Size of the text.")),
-	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		mcp.WithBoolean("log_first", mcp.Description("Send a log notification before the result (over http this makes the answer an event stream).")),
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n, err := req.RequireInt("bytes")
 		if err != nil || n < 0 {
 			return mcp.NewToolResultError(fmt.Sprintf("bad bytes argument: %v", err)), nil
+		}
+		if req.GetBool("log_first", false) {
+			if err := a.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
+				"level": "info", "logger": a.cfg.name, "data": "big result follows",
+			}); err != nil {
+				return mcp.NewToolResultError("notify: " + err.Error()), nil
+			}
 		}
 		return text(strings.Repeat("a", n)), nil
 	})
@@ -244,9 +252,64 @@ func (a *app) addTools() {
 		return text("logged"), nil
 	})
 
+	s.AddTool(mcp.NewTool("stderr",
+		mcp.WithDescription("Writes text as one line to stderr."),
+		mcp.WithString("text", mcp.Required(), mcp.Description("The line, without newline.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t, err := req.RequireString("text")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		if _, err := os.Stderr.WriteString(t + "\n"); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return text(fmt.Sprintf("written %d", len(t))), nil
+	})
+
+	s.AddTool(mcp.NewTool("flood",
+		mcp.WithDescription("Writes lines lines to stderr, stdout (as junk) or as log notifications, as fast as it can."),
+		mcp.WithString("kind", mcp.Required(), mcp.Enum("stderr", "stdout", "notify"), mcp.Description("Where to write.")),
+		mcp.WithInteger("lines", mcp.Required(), mcp.Min(0), mcp.Description("How many lines.")),
+	), a.floodTool)
+
 	for i := range a.cfg.tools {
 		a.addNamedTool(fmt.Sprintf("tool_%d", i))
 	}
+}
+
+func (a *app) floodTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	kind, err := req.RequireString("kind")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	n, err := req.RequireInt("lines")
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	var write func(line string) error
+	switch kind {
+	case "stderr":
+		write = func(line string) error { _, err := os.Stderr.WriteString(line + "\n"); return err }
+	case "stdout":
+		if a.out == nil {
+			return mcp.NewToolResultError("stdout flood needs stdio"), nil
+		}
+		write = func(line string) error { _, err := a.out.Write([]byte(line + "\n")); return err }
+	case "notify":
+		write = func(line string) error {
+			return a.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
+				"level": "info", "logger": a.cfg.name, "data": line,
+			})
+		}
+	default:
+		return mcp.NewToolResultError("unknown kind " + kind), nil
+	}
+	for i := 1; i <= n; i++ {
+		if err := write(fmt.Sprintf("flood line %d", i)); err != nil {
+			return mcp.NewToolResultError("flood: " + err.Error()), nil
+		}
+	}
+	return text(fmt.Sprintf("flooded %d", n)), nil
 }
 
 // addNamedTool registers a no-argument tool that returns its own name.

@@ -1,0 +1,124 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync/atomic"
+)
+
+// boundedBodies is the http.RoundTripper of an http or sse server's client.
+// mcp-go reads response bodies without a bound (a JSON body whole, an event
+// stream line by line), so it bounds them: a JSON body to max bytes, an
+// event of an event stream to max bytes. Past the bound the body fails with
+// an error wrapping ErrResponseTooLarge, and the request's sizeTrip (see
+// withSizeTrip), if any, is set, because mcp-go does not pass on the error
+// of an event stream that breaks off. Safe for concurrent use.
+type boundedBodies struct {
+	base http.RoundTripper
+	max  int
+}
+
+// RoundTrip implements http.RoundTripper.
+func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	trip, _ := req.Context().Value(sizeTripKey{}).(*atomic.Bool)
+	bb := &boundedBody{rc: resp.Body, max: b.max, trip: trip}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		bb.events = true
+	}
+	resp.Body = bb
+	return resp, nil
+}
+
+// sizeTripKey is the context key of a request's size trip.
+type sizeTripKey struct{}
+
+// withSizeTrip returns ctx carrying a flag that an HTTP response body read
+// for a request made with it sets when it goes over the bound.
+func withSizeTrip(ctx context.Context) (context.Context, *atomic.Bool) {
+	trip := &atomic.Bool{}
+	return context.WithValue(ctx, sizeTripKey{}, trip), trip
+}
+
+// boundedBody is a response body with a bound: on the whole body, or with
+// events set on each event of an event stream (the bytes since the last
+// blank line).
+type boundedBody struct {
+	rc     io.ReadCloser
+	max    int
+	events bool
+	trip   *atomic.Bool
+
+	n       int  // bytes of the body, or of the current event
+	lineLen int  // events: bytes of the current line, its newline excluded
+	lastCR  bool // events: the current line ends in '\r' so far
+	over    bool // the bound was passed
+}
+
+// Read implements io.Reader.
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, b.tooLarge()
+	}
+	if !b.events && len(p) > b.max-b.n+1 {
+		p = p[:b.max-b.n+1] // one byte past the bound tells whether there is more
+	}
+	n, err := b.rc.Read(p)
+	if b.events {
+		b.countEvents(p[:n])
+	} else {
+		b.n += n
+	}
+	if b.n > b.max {
+		b.over = true
+		if b.trip != nil {
+			b.trip.Store(true)
+		}
+		return 0, b.tooLarge()
+	}
+	return n, err
+}
+
+// countEvents follows p for event boundaries (blank lines).
+func (b *boundedBody) countEvents(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		seg := p
+		if i >= 0 {
+			seg = p[:i]
+		}
+		if len(seg) > 0 {
+			b.lineLen += len(seg)
+			b.lastCR = seg[len(seg)-1] == '\r'
+		}
+		b.n += len(seg)
+		if i < 0 {
+			return
+		}
+		if b.lineLen == 0 || (b.lineLen == 1 && b.lastCR) {
+			b.n = 0 // a blank line ends the event
+		} else {
+			b.n++
+		}
+		b.lineLen, b.lastCR = 0, false
+		p = p[i+1:]
+	}
+}
+
+func (b *boundedBody) tooLarge() error {
+	what := "response body"
+	if b.events {
+		what = "event"
+	}
+	return fmt.Errorf("%w: %s over %d bytes", ErrResponseTooLarge, what, b.max)
+}
+
+// Close implements io.Closer.
+func (b *boundedBody) Close() error { return b.rc.Close() }
