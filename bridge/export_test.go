@@ -11,7 +11,7 @@ func CountMarkers(text string) (all, ends int) {
 	norm := []byte(normalize(text))
 	for _, m := range markerMatches(norm) {
 		all++
-		if strings.Contains(string(norm[m[0]:m[1]]), "end") {
+		if strings.Contains(string(norm[m.start:m.end]), "end") {
 			ends++
 		}
 	}

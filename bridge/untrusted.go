@@ -314,7 +314,7 @@ func neutralizeMarkers(text, norm string) string {
 	b.Grow(len(text))
 	last := 0
 	for _, m := range markerMatches(t.text) {
-		from, to := t.span(m[0], m[1])
+		from, to := t.span(m.start, m.end)
 		if to <= last {
 			continue // inside the stretch of the previous marker
 		}
@@ -326,15 +326,21 @@ func neutralizeMarkers(text, norm string) string {
 	return b.String()
 }
 
+// match is where a marker lies in normalised text: [start, end).
+type match struct{ start, end int }
+
 // markerMatches returns where norm holds marker words, forwards (with
 // what leads them) or backwards, in order of their start.
-func markerMatches(norm []byte) [][]int {
-	var all [][]int
-	for _, m := range markerCore.FindAllIndex(norm, -1) {
-		all = append(all, []int{leadStart(norm, m[0]), m[1]})
+func markerMatches(norm []byte) []match {
+	fwd, rev := markerCore.FindAllIndex(norm, -1), markerReversed.FindAllIndex(norm, -1)
+	all := make([]match, 0, len(fwd)+len(rev))
+	for _, m := range fwd {
+		all = append(all, match{leadStart(norm, m[0]), m[1]})
 	}
-	all = append(all, markerReversed.FindAllIndex(norm, -1)...)
-	slices.SortFunc(all, func(a, b []int) int { return a[0] - b[0] })
+	for _, m := range rev {
+		all = append(all, match{m[0], m[1]})
+	}
+	slices.SortFunc(all, func(a, b match) int { return a.start - b.start })
 	return all
 }
 
