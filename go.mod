@@ -8,6 +8,8 @@ require (
 	github.com/lmittmann/tint v1.2.1
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/openai/openai-go/v3 v3.96.0
+	golang.org/x/sys v0.48.0
+	golang.org/x/text v0.42.0
 )
 
 require (
@@ -20,6 +22,4 @@ require (
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.42.0 // indirect
 )

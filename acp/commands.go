@@ -273,7 +273,7 @@ func (a *Agent) reload(ctx context.Context, s *liveSession) string {
 	s.mu.Lock()
 	s.cfg = sc
 	s.mu.Unlock()
-	s.sync.SetOptions(sc.bridgeOptions(a.opts.Bridge))
+	s.sync.SetOptions(sc.bridgeOptions(a.bridgeBase(s.id)))
 	if len(restarted) == 0 {
 		return "Configuration reloaded; no server changed."
 	}

@@ -119,6 +119,23 @@ func (sc *sessionConfig) applyLimits(mo *mcpclient.Options, specs []mcpclient.Se
 	}
 }
 
+// bridgeBase is the template of a session's bridge options: the agent's
+// Bridge options, with the session's logger (for the injection warnings)
+// and, when secrets are resolved, their redaction of what servers tell the
+// model.
+func (a *Agent) bridgeBase(session string) bridge.Options {
+	o := a.opts.Bridge
+	logger := o.Logger
+	if logger == nil {
+		logger = a.logger
+	}
+	o.Logger = logger.With("session", session)
+	if o.Redact == nil && a.opts.Secrets != nil && a.opts.Secrets.Redactor != nil {
+		o.Redact = a.opts.Secrets.Redactor.Redact
+	}
+	return o
+}
+
 // bridgeOptions are the session's bridge options: trusted servers, tool
 // prefixes and the result cap.
 func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {

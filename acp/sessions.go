@@ -162,7 +162,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(a.reg, s.id, sc.bridgeOptions(a.opts.Bridge))
+	s.sync = bridge.NewSync(a.reg, s.id, sc.bridgeOptions(a.bridgeBase(s.id)))
 	mo := a.opts.MCP
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)

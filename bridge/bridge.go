@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -32,6 +31,11 @@ type Options struct {
 	Trusted func(server string) bool
 	// Logger receives warnings about suspicious results. Default: discard.
 	Logger *slog.Logger
+	// Redact, when set, is applied to everything the model is given of a
+	// server (result and error text, tool descriptions) before it is capped
+	// and framed: the model never needs a raw secret. The user still sees
+	// results as the server sent them. It must be safe for concurrent use.
+	Redact func(string) string
 	// Prefix returns the name to use for server in bridged tool names
 	// (mcp__<prefix>__<tool>); "" or a nil Prefix means the server's name.
 	Prefix func(server string) string
@@ -48,7 +52,7 @@ func (o *Options) prefix(server string) string {
 }
 
 func (o *Options) framer() *framer {
-	f := &framer{maxBytes: DefaultMaxResultBytes, logger: slog.New(slog.DiscardHandler)}
+	f := &framer{maxBytes: DefaultMaxResultBytes, logger: slog.New(slog.DiscardHandler), redact: func(s string) string { return s }}
 	if o != nil {
 		if o.MaxResultBytes > 0 {
 			f.maxBytes = o.MaxResultBytes
@@ -56,6 +60,9 @@ func (o *Options) framer() *framer {
 		f.trusted = o.Trusted
 		if o.Logger != nil {
 			f.logger = o.Logger
+		}
+		if o.Redact != nil {
+			f.redact = o.Redact
 		}
 	}
 	return f
@@ -90,18 +97,18 @@ func tools(c Caller, opts *Options, cache schemaCache) ([]gateway.Tool, map[stri
 	return tools, targets
 }
 
+// maxTitleBytes caps the tool name in the title the editor shows.
+const maxTitleBytes = 128
+
 // convertTool makes the gateway tool for one MCP tool.
 func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cache schemaCache) gateway.Tool {
 	server, tool := st.Server, st.Tool.Name
+	src := source{server: server, tool: tool, name: name}
 	kind, ask := classify(st.Tool)
-	desc := strings.TrimSpace(st.Tool.Description)
-	if desc == "" {
-		desc = st.Tool.Title
-	}
 	return gateway.Tool{
 		Name:        name,
-		Title:       server + ": " + tool,
-		Description: fmt.Sprintf("[MCP server %s] %s", server, desc),
+		Title:       server + ": " + displayText(tool, maxTitleBytes),
+		Description: f.description(server, st.Tool),
 		InputSchema: cachedSchema(st.Tool, cache),
 		Kind:        kind,
 		Annotations: annotations(st.Tool.Annotations),
@@ -114,11 +121,12 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cach
 				}
 			}))
 			if err != nil {
-				// Transport errors, timeouts and unavailable servers are
-				// results the model can read, never a failed turn.
-				return gateway.ErrorResult(fmt.Sprintf("The MCP tool %s of server %s could not be called: %v", tool, server, err)), nil
+				// Transport errors, timeouts, unavailable servers and the
+				// server's own error answers are results the model can
+				// read, never a failed turn.
+				return f.callError(src, err), nil
 			}
-			return f.convert(server, tool, res), nil
+			return f.convert(src, res), nil
 		},
 	}
 }

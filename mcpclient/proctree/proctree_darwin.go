@@ -32,6 +32,5 @@ func hasToken(int, string) bool { return false }
 // BecomeSubreaper returns ErrUnsupported: macOS has no subreaper.
 func BecomeSubreaper() error { return ErrUnsupported }
 
-
 // SetParentDeathSignal is a no-op: macOS has no parent-death signal.
 func SetParentDeathSignal(*syscall.SysProcAttr) {}

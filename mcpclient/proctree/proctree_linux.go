@@ -89,7 +89,6 @@ func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-
 // SetParentDeathSignal asks the kernel to send SIGKILL to the child of attr
 // when the process that started it dies (Linux; a no-op elsewhere).
 func SetParentDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGKILL }

@@ -98,6 +98,9 @@
 //	    "sleep cancelled" to stderr and returns an isError result "cancelled".
 //	fail {message?: string}      isError result, text = message (default
 //	    "tool failed").
+//	rpc_error {message?: string, bytes?: integer}  Answers with the
+//	    JSON-RPC error -32603 whose message is message (default "rpc
+//	    error") repeated and cut to exactly bytes bytes (default: once).
 //	crash {}                     Writes "crash tool called" to stderr and
 //	    exits with status 2 (after "call crash" is recorded).
 //	big {bytes: integer, log_first?: boolean}  One text content of exactly

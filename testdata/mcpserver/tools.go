@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -99,6 +100,18 @@ func (a *app) addTools() {
 		mcp.WithString("message", mcp.DefaultString("tool failed"), mcp.Description("Error text.")),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError(req.GetString("message", "tool failed")), nil
+	})
+
+	s.AddTool(mcp.NewTool("rpc_error",
+		mcp.WithDescription("Answers with a JSON-RPC error (-32603) whose message is message repeated to exactly bytes bytes."),
+		mcp.WithString("message", mcp.DefaultString("rpc error"), mcp.Description("Error text, repeated.")),
+		mcp.WithInteger("bytes", mcp.Min(0), mcp.Description("Size of the message (default: message once).")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		msg := req.GetString("message", "rpc error")
+		if n := req.GetInt("bytes", len(msg)); msg != "" && n >= 0 {
+			msg = strings.Repeat(msg, n/len(msg)+1)[:n]
+		}
+		return nil, errors.New(msg)
 	})
 
 	s.AddTool(mcp.NewTool("crash",
