@@ -181,6 +181,11 @@ func (f *inputFilter) filter(line []byte) []byte {
 		if params != nil {
 			fields["params"] = params
 		}
+	case env.method == acpsdk.AgentMethodSessionPrompt:
+		if ierr := checkPrompt(fields["params"]); ierr != nil {
+			f.reject(env, ierr)
+			return nil
+		}
 	}
 	return canonical(fields, "jsonrpc", "id", "method", "params")
 }

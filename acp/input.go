@@ -183,6 +183,38 @@ func repairError(raw json.RawMessage) (fixed json.RawMessage, ok bool) {
 	return fixed, true
 }
 
+// checkPrompt checks the content blocks of a session/prompt: the SDK
+// decodes a block of a type it does not know as an empty block, which
+// would reach the model as nothing. Other problems (no prompt, a block
+// that does not decode) are left to the SDK, which answers them.
+func checkPrompt(params json.RawMessage) *inputError {
+	var p struct {
+		Prompt []json.RawMessage `json:"prompt"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	for i, raw := range p.Prompt {
+		path := fmt.Sprintf("prompt[%d]", i)
+		var b map[string]json.RawMessage
+		if json.Unmarshal(raw, &b) != nil || b == nil {
+			return badParam(path, "must be a content block object, got %s", kindOf(raw))
+		}
+		var typ string
+		if v, ok := b["type"]; !ok {
+			return badParam(path+".type", "missing")
+		} else if json.Unmarshal(v, &typ) != nil {
+			return badParam(path+".type", "must be a string, got %s", kindOf(v))
+		}
+		switch typ {
+		case "text", "image", "audio", "resource_link", "resource":
+		default:
+			return badParam(path+".type", "unsupported content type %q (acpgate takes text, image, audio, resource_link and resource)", typ)
+		}
+	}
+	return nil
+}
+
 // normalizeServers checks params.mcpServers of session/new, session/load
 // and session/resume, and rewrites every entry into the shape acp-go-sdk
 // decodes as intended (see normalizeServer). Params that are not an

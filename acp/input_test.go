@@ -151,6 +151,7 @@ func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 func TestBadInputAnswered(t *testing.T) {
 	a := serveRaw(t, acp.Options{})
 	cwd := mustJSON(t.TempDir())
+	sid := mustJSON(a.newSession(t.TempDir()))
 	newWith := func(id, servers string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/new","params":{"cwd":` + cwd + `,"mcpServers":` + servers + `}}`
 	}
@@ -194,6 +195,8 @@ func TestBadInputAnswered(t *testing.T) {
 		{"authenticate", `{"jsonrpc":"2.0","id":40,"method":"authenticate","params":{"methodId":"anything"}}`, `40`, -32602, "-"},
 		{"load traversal", `{"jsonrpc":"2.0","id":41,"method":"session/load","params":{"sessionId":"../../etc","cwd":` + cwd + `,"mcpServers":[]}}`, `41`, -32602, "-"},
 		{"resume traversal", `{"jsonrpc":"2.0","id":42,"method":"session/resume","params":{"sessionId":"../x","cwd":` + cwd + `,"mcpServers":[]}}`, `42`, -32602, "-"},
+		{"prompt block type", `{"jsonrpc":"2.0","id":46,"method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":[{"type":"text","text":"hi"},{"type":"video","uri":"x"}]}}`, `46`, -32602, "prompt[1].type"},
+		{"prompt block string", `{"jsonrpc":"2.0","id":47,"method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":["hi"]}}`, `47`, -32602, "prompt[0]"},
 		// Member names are case-sensitive (the SDK's decoding is not).
 		{"McpServers", `{"jsonrpc":"2.0","id":44,"method":"session/new","params":{"cwd":` + cwd + `,"McpServers":[{"name":"s","command":"/nonexistent","args":[],"env":[]}]}}`, `44`, -32602, "-"},
 		{"Params", `{"jsonrpc":"2.0","id":45,"method":"session/new","Params":{"cwd":` + cwd + `,"mcpServers":[]}}`, `45`, -32602, "-"},
