@@ -262,9 +262,11 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 	}, nil
 }
 
-// Authenticate implements acpsdk.Agent: no authentication is needed.
-func (a *Agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
-	return acpsdk.AuthenticateResponse{}, nil
+// Authenticate implements acpsdk.Agent. acpgate needs no authentication
+// and advertises no auth methods (initialize's authMethods is empty), so
+// every method id is unknown: invalid params naming it.
+func (a *Agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, invalidParams("unknown auth method %q: acpgate needs no authentication and advertises no auth methods", p.MethodId)
 }
 
 // SetSessionConfigOption implements acpsdk.Agent: acpgate has no config

@@ -7,8 +7,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sort"
 	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // maxFrame is the largest message passed to the SDK: its reader stops the
@@ -65,11 +66,14 @@ func (l *lockedWriter) afterResponse(id string, fn func()) {
 }
 
 // inputFilter sits between the client and the SDK's reader. It answers
-// lines that are not JSON with a -32700 parse error and over-long lines with
-// -32600 (the SDK would ignore the first and die on the second), and it
-// rewrites the mcpServers of session/new, session/load and session/resume
-// into the shapes the SDK decodes correctly (see normalizeServers). Not
-// safe for concurrent use (the SDK has one reader).
+// lines that are not JSON with a -32700 parse error, over-long lines and
+// messages that are not valid JSON-RPC 2.0 requests with -32600 (the SDK
+// would ignore most of them, leave a request unanswered, and die on an
+// over-long line), and it checks the mcpServers of session/new,
+// session/load and session/resume, answering bad ones with -32602 and
+// rewriting good ones into the shapes the SDK decodes correctly (see
+// filter and normalizeServers). Not safe for concurrent use (the SDK has
+// one reader).
 type inputFilter struct {
 	ready   chan struct{} // closed by start: nothing is read before
 	r       *bufio.Reader
@@ -125,7 +129,7 @@ func (f *inputFilter) next() ([]byte, error) {
 			continue
 		}
 		if tooLong {
-			f.reply(nil, -32600, "Invalid Request: message larger than 10 MiB")
+			f.reply(nil, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
 			if err != nil {
 				return nil, err
 			}
@@ -139,106 +143,97 @@ func (f *inputFilter) next() ([]byte, error) {
 	}
 }
 
-// filter checks and rewrites one message.
+// filter checks one message and returns the line to hand on to the SDK,
+// or nil when the message is answered (or dropped) here. A request that is
+// not a valid JSON-RPC 2.0 request is answered with -32600, bad
+// mcpServers with -32602, both naming the offending member; a message
+// without a usable id is answered with a null id, as JSON-RPC requires for
+// invalid requests. A valid notification the SDK must not see is logged
+// and dropped, never answered. Responses are never answered: at worst
+// their error member is repaired (see repairError).
 func (f *inputFilter) filter(line []byte) []byte {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if err := json.Unmarshal(line, &msg); err != nil {
-		f.logger.Warn("client sent a line that is not JSON", "err", err)
-		f.reply(nil, -32700, "Parse error: "+err.Error())
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil || fields == nil {
+		if !json.Valid(line) {
+			f.logger.Warn("client sent a line that is not JSON", "err", err)
+			f.reply(nil, &acpsdk.RequestError{Code: codeParseError, Message: "Parse error: " + err.Error()})
+			return nil
+		}
+		problem := "a message must be a JSON object, got " + kindOf(line)
+		if kindOf(line) == "array" {
+			problem += " (batches are not supported)"
+		}
+		f.reject(envelope{kind: kindRequest}, invalidRequest("", "%s", problem))
 		return nil
 	}
-	switch msg.Method {
-	case "session/new", "session/load", "session/resume":
-		if fixed, ok := rewriteServers(line); ok {
-			line = fixed
+	env, ierr := checkEnvelope(fields)
+	if ierr != nil {
+		f.reject(env, ierr)
+		return nil
+	}
+	switch {
+	case env.kind == kindResponse:
+		if raw, ok := fields["error"]; ok {
+			if fixed, repaired := repairError(raw); repaired {
+				f.logger.Warn("client answered with a malformed error; passed on as an internal error", "id", string(env.id), "kind", kindOf(raw))
+				fields["error"] = fixed
+			}
+		}
+		return canonical(fields, "jsonrpc", "id", "result", "error")
+	case env.kind == kindNotification && needsID(env.method):
+		f.logger.Warn("client sent a request without an id; ignored (it would get no answer)", "method", env.method)
+		return nil
+	case env.method == acpsdk.AgentMethodSessionNew, env.method == acpsdk.AgentMethodSessionLoad, env.method == acpsdk.AgentMethodSessionResume:
+		params, ierr := normalizeServers(fields["params"])
+		if ierr != nil {
+			f.reject(env, ierr)
+			return nil
+		}
+		if params != nil {
+			fields["params"] = params
+		}
+	case env.method == acpsdk.AgentMethodSessionPrompt:
+		if ierr := checkPrompt(fields["params"]); ierr != nil {
+			f.reject(env, ierr)
+			return nil
 		}
 	}
-	return append(line, '\n')
+	return canonical(fields, "jsonrpc", "id", "method", "params")
 }
 
-// reply writes a JSON-RPC error response.
-func (f *inputFilter) reply(id json.RawMessage, code int, message string) {
+// canonical re-encodes a checked message with only the given members,
+// spelled exactly, followed by a newline. The SDK matches member names
+// case-insensitively (encoding/json), so a stray "Params" or "ERROR" would
+// otherwise reach it unchecked.
+func canonical(fields map[string]json.RawMessage, members ...string) []byte {
+	out := make(map[string]json.RawMessage, len(members))
+	for _, m := range members {
+		if v, ok := fields[m]; ok {
+			out[m] = v
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil { // cannot happen: every value was decoded as JSON
+		return nil
+	}
+	return append(b, '\n')
+}
+
+// reject logs an invalid message and answers it unless it is a valid
+// notification with bad params (notifications are never answered).
+func (f *inputFilter) reject(env envelope, err *inputError) {
+	f.logger.Warn("client message rejected", "method", env.method, "id", string(env.id), "code", err.Code, "path", err.Path, "problem", err.Problem)
+	if env.kind == kindNotification && err.Code == codeInvalidParams {
+		return
+	}
+	f.reply(env.id, err.rpcError())
+}
+
+// reply writes a JSON-RPC error response; a nil id is written as null.
+func (f *inputFilter) reply(id json.RawMessage, e *acpsdk.RequestError) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	_, _ = f.out.Write(append(b, '\n'))
-}
-
-// rewriteServers normalises params.mcpServers of a message.
-func rewriteServers(line []byte) ([]byte, bool) {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(line, &msg) != nil {
-		return nil, false
-	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
-		return nil, false
-	}
-	var servers []map[string]any
-	if json.Unmarshal(params["mcpServers"], &servers) != nil {
-		return nil, false
-	}
-	for _, s := range servers {
-		normalizeServer(s)
-	}
-	params["mcpServers"], _ = json.Marshal(servers)
-	msg["params"], _ = json.Marshal(params)
-	out, err := json.Marshal(msg)
-	return out, err == nil
-}
-
-// normalizeServer rewrites one mcpServers entry the way real clients send
-// it into the shape acp-go-sdk decodes as intended: the SDK decodes a stdio
-// entry without "env" or "args" as an HTTP server with an empty URL, and an
-// http/sse entry without "headers" the same way. Entries with a command
-// become stdio entries with "args" and "env" arrays; entries with a url get
-// a "type" (http unless sse) and a "headers" array. Environment and header
-// objects ({"K": "V"}) become name/value arrays. An entry with neither is
-// left alone and rejected later.
-func normalizeServer(s map[string]any) {
-	typ, _ := s["type"].(string)
-	_, hasCmd := s["command"]
-	_, hasURL := s["url"]
-	switch {
-	case typ == "stdio" || (typ == "" && hasCmd):
-		delete(s, "type")
-		if _, ok := s["args"].([]any); !ok {
-			s["args"] = []any{}
-		}
-		s["env"] = pairs(s["env"])
-	case hasURL:
-		switch typ {
-		case "sse":
-		default: // "", "http", "streamable-http", "streamableHttp"
-			s["type"] = "http"
-		}
-		s["headers"] = pairs(s["headers"])
-	}
-}
-
-// pairs turns {"K": "V"} or [{"name","value"}] or nothing into a
-// name/value array.
-func pairs(v any) []any {
-	switch v := v.(type) {
-	case []any:
-		return v
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		out := make([]any, 0, len(v))
-		for _, k := range keys {
-			s, _ := v[k].(string)
-			out = append(out, map[string]any{"name": k, "value": s})
-		}
-		return out
-	}
-	return []any{}
 }

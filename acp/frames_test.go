@@ -3,8 +3,12 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,12 +16,22 @@ import (
 )
 
 // decodeServers runs a session/new line through the filter and decodes its
-// mcpServers the way the SDK does, then converts them like NewSession.
+// mcpServers the way the SDK does; the filter's answer, if any, is the
+// error.
 func decodeServers(t testing.TB, line string) ([]acpsdk.McpServer, error) {
 	var out bytes.Buffer
 	f := newInputFilter(strings.NewReader(line+"\n"), &out, slog.New(slog.DiscardHandler))
 	f.start()
 	got, _ := io.ReadAll(f)
+	if out.Len() > 0 {
+		var reply struct {
+			Error *acpsdk.RequestError `json:"error"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &reply); err != nil || reply.Error == nil {
+			t.Fatalf("filter answered %q", out.String())
+		}
+		return nil, reply.Error
+	}
 	var msg struct {
 		Params acpsdk.NewSessionRequest `json:"params"`
 	}
@@ -58,18 +72,52 @@ func TestNormalizeServers(t *testing.T) {
 			t.Errorf("specs lack %s\n%s", want, got)
 		}
 	}
-	for _, bad := range []struct{ servers, want string }{
-		{`[{"name":"x"}]`, "needs a command (stdio) or a url"},
-		{`[{"command":"x"}]`, "missing name"},
-		{`[{"name":"x","command":"a"},{"name":"x","url":"http://127.0.0.1/"}]`, `duplicate server name "x"`},
+	for _, bad := range []struct{ servers, path string }{
+		{`[{"name":"x"}]`, "mcpServers[0]"},
+		{`[{"command":"x"}]`, "mcpServers[0].name"},
+		{`[{"name":"x","command":"a"},{"name":"x","url":"http://127.0.0.1/"}]`, "mcpServers[1].name"},
+		{`[{"name":"x","command":"a","args":"-v"}]`, "mcpServers[0].args"},
+		{`[{"name":"x","command":"a","env":{"weird key":1}}]`, `mcpServers[0].env["weird key"]`},
 	} {
-		servers, err := decodeServers(t, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":`+bad.servers+`}}`)
-		if err == nil {
-			_, err = serverSpecs(servers)
+		_, err := decodeServers(t, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":`+bad.servers+`}}`)
+		var re *acpsdk.RequestError
+		if !errors.As(err, &re) || re.Code != codeInvalidParams || re.Data.(map[string]any)["path"] != bad.path {
+			t.Errorf("%s: %v, want invalid params at %s", bad.servers, err, bad.path)
 		}
-		if err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("%s: %v, want %q", bad.servers, err, bad.want)
+	}
+}
+
+// TestMalformedErrorRepaired: a client's response whose error the SDK
+// cannot decode (it would drop the response, and the agent's request would
+// wait forever) reaches the SDK as a well-formed internal error; good
+// responses pass unchanged.
+func TestMalformedErrorRepaired(t *testing.T) {
+	good := `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"nope"}}`
+	in := `{"jsonrpc":"2.0","id":1,"error":"denied"}` + "\n" + `{"jsonrpc":"2.0","id":2,"error":{"code":1.5,"message":"x"}}` + "\n" + good + "\n"
+	var out bytes.Buffer
+	f := newInputFilter(strings.NewReader(in), &out, slog.New(slog.DiscardHandler))
+	f.start()
+	got, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 3 || out.Len() != 0 {
+		t.Fatalf("passed %q, answered %q", got, out.String())
+	}
+	for i, l := range lines[:2] {
+		var msg struct { // the SDK's decoding of a message
+			ID    json.RawMessage      `json:"id"`
+			Error *acpsdk.RequestError `json:"error"`
 		}
+		if err := json.Unmarshal([]byte(l), &msg); err != nil || msg.Error == nil || msg.Error.Code != -32603 || string(msg.ID) != fmt.Sprint(i+1) {
+			t.Errorf("response %d handed on as %s (%v)", i+1, l, err)
+		}
+	}
+	var want, got3 any
+	_ = json.Unmarshal([]byte(good), &want)
+	if err := json.Unmarshal([]byte(lines[2]), &got3); err != nil || !reflect.DeepEqual(got3, want) {
+		t.Errorf("good response changed: %s", lines[2])
 	}
 }
 
@@ -90,18 +138,28 @@ func TestInputFilterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`+"\n" {
+	if string(got) != `{"id":1,"jsonrpc":"2.0","method":"initialize","params":{}}`+"\n" {
 		t.Errorf("passed on %q", got)
 	}
-	replies := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(replies) != 2 || !strings.Contains(replies[0], `"code":-32700`) || !strings.Contains(replies[1], `"code":-32600`) {
-		t.Errorf("replies %q", replies)
+	var codes []int
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var reply struct {
+			Error acpsdk.RequestError `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &reply); err != nil {
+			t.Fatalf("reply %q: %v", l, err)
+		}
+		codes = append(codes, reply.Error.Code)
+	}
+	if !slices.Equal(codes, []int{codeParseError, codeInvalidRequest}) {
+		t.Errorf("answered with codes %v", codes)
 	}
 }
 
 // FuzzInput feeds arbitrary client input through the input filter and the
-// decoding NewSession does: nothing panics, and everything handed to the
-// SDK is one valid JSON message per line.
+// decoding NewSession does: nothing panics, everything handed to the SDK is
+// one JSON-RPC 2.0 message per line that the SDK can decode, and the
+// mcpServers of every session/new handed on convert without error.
 func FuzzInput(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
@@ -127,15 +185,25 @@ func FuzzInput(f *testing.F) {
 			if len(line) == 0 {
 				continue
 			}
-			if !json.Valid(line) {
-				t.Fatalf("invalid JSON handed on: %q", line)
+			var env struct { // what the SDK decodes of every message
+				JSONRPC string               `json:"jsonrpc"`
+				ID      *json.RawMessage     `json:"id"`
+				Method  string               `json:"method"`
+				Params  json.RawMessage      `json:"params"`
+				Result  json.RawMessage      `json:"result"`
+				Error   *acpsdk.RequestError `json:"error"`
 			}
-			var msg struct {
-				Method string                   `json:"method"`
-				Params acpsdk.NewSessionRequest `json:"params"`
+			if err := json.Unmarshal(line, &env); err != nil {
+				t.Fatalf("handed on a line the SDK cannot decode: %q: %v", line, err)
 			}
-			if json.Unmarshal(line, &msg) == nil && strings.HasPrefix(msg.Method, "session/") {
-				_, _ = serverSpecs(msg.Params.McpServers)
+			if env.Method != "" && env.JSONRPC != "2.0" {
+				t.Fatalf("handed on a request that is not JSON-RPC 2.0: %q", line)
+			}
+			var p acpsdk.NewSessionRequest
+			if env.Method == acpsdk.AgentMethodSessionNew && json.Unmarshal(env.Params, &p) == nil {
+				if _, err := serverSpecs(p.McpServers); err != nil {
+					t.Fatalf("handed on servers that do not convert: %q: %v", line, err)
+				}
 			}
 		}
 		for _, reply := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {

@@ -18,8 +18,15 @@ const (
 	recMessage = "message" // a model history message (gateway.Message)
 )
 
+// codeBusy answers a prompt sent while another runs in the same session.
+// It is an application-defined code: JSON-RPC 2.0 reserves -32768..-32000,
+// and ACP takes codes from -32099..-32000 for itself (-32000 means
+// "authentication required": clients may show a sign-in prompt), so a code
+// of acpgate's own lies outside both. ACP's ErrorCode admits any integer.
+const codeBusy = -31000
+
 // errBusy answers a prompt sent while another runs.
-var errBusy = &acpsdk.RequestError{Code: -32000, Message: "Session busy: a prompt is already running in this session; wait for it to end or send session/cancel"}
+var errBusy = &acpsdk.RequestError{Code: codeBusy, Message: "Session busy: a prompt is already running in this session; wait for it to end or send session/cancel"}
 
 // Prompt implements acpsdk.Agent: slash commands run directly, anything
 // else is a model turn. Runner events become session/updates as they

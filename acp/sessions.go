@@ -55,11 +55,11 @@ type liveSession struct {
 	waiting map[string]bool
 }
 
-// serverSpecs converts the client's mcpServers into specs, rejecting entries
-// the SDK could not make sense of and duplicate names.
+// serverSpecs converts the client's mcpServers into specs. The input filter
+// has checked them (see normalizeServers): every entry is a stdio, http or
+// sse server with a name, unique in the list.
 func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
 	specs := make([]mcpclient.ServerSpec, 0, len(in))
-	seen := map[string]bool{}
 	for i, s := range in {
 		var spec mcpclient.ServerSpec
 		switch {
@@ -78,15 +78,6 @@ func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
 		default:
 			return nil, fmt.Errorf("mcpServers[%d]: unsupported server type (acpgate takes stdio, http and sse)", i)
 		}
-		switch {
-		case strings.TrimSpace(spec.Name) == "":
-			return nil, fmt.Errorf("mcpServers[%d]: missing name", i)
-		case seen[spec.Name]:
-			return nil, fmt.Errorf("mcpServers[%d]: duplicate server name %q", i, spec.Name)
-		case spec.Transport != mcpclient.TransportStdio && spec.URL == "":
-			return nil, fmt.Errorf("mcpServers[%d] (%s): needs a command (stdio) or a url (http, sse)", i, spec.Name)
-		}
-		seen[spec.Name] = true
 		specs = append(specs, spec)
 	}
 	return specs, nil
@@ -332,10 +323,14 @@ func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServ
 		return nil, nil, invalidParams("session %q is already open on this connection", id)
 	}
 	st, records, err := a.opts.Store.Resume(id)
-	if errors.Is(err, session.ErrNotFound) {
+	switch {
+	case errors.Is(err, session.ErrInvalidID):
+		return nil, nil, invalidParams("invalid session id %q (acpgate's ids are 1 to %d letters, digits, '_' and '-')", id, session.MaxIDLen)
+	case errors.Is(err, session.ErrNotFound):
 		return nil, nil, invalidParams("unknown session %q", id)
-	}
-	if err != nil {
+	case errors.Is(err, session.ErrInUse):
+		return nil, nil, invalidParams("session %q is already open on this connection", id)
+	case err != nil:
 		return nil, nil, internalError("loading session %q: %v", id, err)
 	}
 	stored, _ := st.Meta().Extra["profile"].(string)
@@ -361,8 +356,11 @@ func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 		cursor = *p.Cursor
 	}
 	metas, next, err := a.opts.Store.List(cwd, cursor, 50)
+	if errors.Is(err, session.ErrInvalidCursor) {
+		return acpsdk.ListSessionsResponse{}, invalidParams("cursor %q is not one session/list returned", cursor)
+	}
 	if err != nil {
-		return acpsdk.ListSessionsResponse{}, invalidParams("%v", err)
+		return acpsdk.ListSessionsResponse{}, internalError("listing sessions: %v", err)
 	}
 	resp := acpsdk.ListSessionsResponse{Sessions: []acpsdk.SessionInfo{}}
 	for _, m := range metas {

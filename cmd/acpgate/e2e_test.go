@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -169,9 +170,12 @@ func TestCancelMidCall(t *testing.T) {
 		done <- r
 	}()
 	testbin.WaitFor(t, "the server to start sleeping", func() bool { return strings.Contains(record(), "call sleep") })
-	// A second prompt while busy is refused.
-	if _, err := a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("/mcp")}}); err == nil || !strings.Contains(err.Error(), "busy") {
-		t.Errorf("second prompt: %v", err)
+	// A second prompt while busy is refused, with acpgate's own code: not
+	// -32000, which ACP reserves for "authentication required".
+	_, err = a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("/mcp")}})
+	var re *acpsdk.RequestError
+	if !errors.As(err, &re) || re.Code != -31000 {
+		t.Errorf("second prompt: %v, want code -31000", err)
 	}
 	if err := a.conn.Cancel(ctx30(t), acpsdk.CancelNotification{SessionId: resp.SessionId}); err != nil {
 		t.Fatal(err)

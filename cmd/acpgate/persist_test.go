@@ -174,17 +174,39 @@ func TestBadInput(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	r := bufio.NewReader(stdout)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReader(stdout)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			lines <- l
+		}
+	}()
+	defer func() {
+		_ = stdin.Close()
+		for range lines { // drain until the agent exits
+		}
+		_ = cmd.Wait()
+	}()
 	send := func(line string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				t.Fatalf("reading answer to %s: %v", line, err)
+			var l string
+			select {
+			case got, ok := <-lines:
+				if !ok {
+					t.Fatalf("the agent closed stdout before answering %s", line)
+				}
+				l = got
+			case <-time.After(20 * time.Second): // a hang guard: an unanswered request
+				t.Fatalf("no answer to %s", line)
 			}
 			var m map[string]any
 			if err := json.Unmarshal([]byte(l), &m); err != nil {
@@ -216,6 +238,29 @@ func TestBadInput(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"a","command":"x"},{"name":"a","command":"y"}]}}`, -32602, `duplicate server name \"a\"`},
 		{`{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"nothing"}]}}`, -32602, "needs a command (stdio) or a url"},
 		{`{"jsonrpc":"2.0","id":7,"method":"session/set_mode","params":{"sessionId":"sess_nope","modeId":"auto"}}`, -32602, "unknown session"},
+		// Not JSON-RPC 2.0 requests: answered, naming what is wrong.
+		{`{"id":9}`, -32600, `"path":"method"`},
+		{`{"jsonrpc":"1.0","id":10,"method":"session/list","params":{}}`, -32600, `"path":"jsonrpc"`},
+		{`{"id":11,"method":"session/list","params":{}}`, -32600, `"path":"jsonrpc"`},
+		{`{"jsonrpc":"2.0","id":12,"method":["session/list"]}`, -32600, `"path":"method"`},
+		{`{"jsonrpc":"2.0","id":{},"method":"session/list","params":{}}`, -32600, `"path":"id"`},
+		// Bad mcpServers: invalid params naming the member.
+		{`{"jsonrpc":"2.0","id":13,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"a","command":"x","args":"-v"}]}}`, -32602, `"path":"mcpServers[0].args"`},
+		{`{"jsonrpc":"2.0","id":14,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"a","command":"x","env":"A=1"}]}}`, -32602, `"path":"mcpServers[0].env"`},
+		{`{"jsonrpc":"2.0","id":15,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"a","command":"x","env":{"A":1}}]}}`, -32602, `"path":"mcpServers[0].env.A"`},
+		{`{"jsonrpc":"2.0","id":16,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"name":"h","url":"http://127.0.0.1:1/","headers":"x"}]}}`, -32602, `"path":"mcpServers[0].headers"`},
+		{`{"jsonrpc":"2.0","id":17,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[{"type":"grpc","name":"g","url":"http://127.0.0.1:1/"}]}}`, -32602, `"path":"mcpServers[0].type"`},
+		{`{"jsonrpc":"2.0","id":18,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":{"a":{}}}}`, -32602, `"path":"mcpServers"`},
+		{`{"jsonrpc":"2.0","id":19,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":["a"]}}`, -32602, `"path":"mcpServers[0]"`},
+		{`{"jsonrpc":"2.0","id":20,"method":"session/load","params":{"sessionId":"x","cwd":"` + cwd + `","mcpServers":[{"name":"a","command":"x","args":"-v"}]}}`, -32602, `"path":"mcpServers[0].args"`},
+		// Handlers: bad input is invalid params.
+		{`{"jsonrpc":"2.0","id":21,"method":"authenticate","params":{"methodId":"oauth"}}`, -32602, "unknown auth method"},
+		{`{"jsonrpc":"2.0","id":22,"method":"session/load","params":{"sessionId":"../../etc","cwd":"` + cwd + `","mcpServers":[]}}`, -32602, "invalid session id"},
+		{`{"jsonrpc":"2.0","id":23,"method":"session/resume","params":{"sessionId":"a/b","cwd":"` + cwd + `","mcpServers":[]}}`, -32602, "invalid session id"},
+		// A request without an id is not run (nobody would get its answer):
+		// the next answer is the next request's.
+		{`{"jsonrpc":"2.0","method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[]}}` + "\n" +
+			`{"jsonrpc":"2.0","id":24,"method":"session/list","params":{}}`, 0, `"sessions":[]`},
 		// Liberal mcpServers shapes, as real clients send them.
 		{`{"jsonrpc":"2.0","id":8,"method":"session/new","params":{"cwd":"` + cwd + `","mcpServers":[` +
 			`{"name":"bare","command":"` + serverBin + `"},` +
@@ -225,10 +270,13 @@ func TestBadInput(t *testing.T) {
 	} {
 		m := send(tc.line)
 		code, text := errOf(m)
+		if code == 0 {
+			text = mustJSON(m["result"])
+		}
 		if code != tc.code || !strings.Contains(text, tc.text) {
 			t.Errorf("%s\n  -> %s, want code %v mentioning %q", tc.line, mustJSON(m), tc.code, tc.text)
 		}
-		if tc.code == 0 && strings.Contains(tc.line, "mcpServers") {
+		if tc.code == 0 && strings.Contains(tc.line, `"name":"bare"`) {
 			meta := mustJSON(m["result"])
 			for _, name := range []string{"bare", "typed", "envobj", "web"} {
 				if !containsFields(meta, `"name":"`+name+`","state":"ready"`) {

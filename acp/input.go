@@ -1,0 +1,449 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// JSON-RPC error codes the input filter answers with.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeInvalidParams  = -32602
+)
+
+// inputError is what is wrong with one client message, found by the input
+// filter before the SDK sees the message. It is immutable once made.
+type inputError struct {
+	// Code is the JSON-RPC error code: codeInvalidRequest for a message
+	// that is not a valid request, codeInvalidParams for bad params.
+	Code int
+	// Path is the JSON path of the offending member: relative to the
+	// message for codeInvalidRequest ("jsonrpc", "method"), relative to
+	// params for codeInvalidParams ("mcpServers[0].args"); "" for the
+	// message as a whole.
+	Path string
+	// Problem says what is wrong, e.g. "must be an array of strings, got
+	// string". It never quotes a value the client may consider secret
+	// (env and header values).
+	Problem string
+}
+
+// Error returns "PATH: PROBLEM" (just PROBLEM when Path is "").
+func (e *inputError) Error() string {
+	if e.Path == "" {
+		return e.Problem
+	}
+	return e.Path + ": " + e.Problem
+}
+
+// rpcError is the JSON-RPC error object answering e.
+func (e *inputError) rpcError() *acpsdk.RequestError {
+	title := "Invalid Request"
+	if e.Code == codeInvalidParams {
+		title = "Invalid params"
+	}
+	return &acpsdk.RequestError{Code: e.Code, Message: title + ": " + e.Error(), Data: map[string]any{"path": e.Path, "error": e.Error()}}
+}
+
+func invalidRequest(path, format string, args ...any) *inputError {
+	return &inputError{Code: codeInvalidRequest, Path: path, Problem: fmt.Sprintf(format, args...)}
+}
+
+func badParam(path, format string, args ...any) *inputError {
+	return &inputError{Code: codeInvalidParams, Path: path, Problem: fmt.Sprintf(format, args...)}
+}
+
+// kindOf names the JSON type of a raw value, for error messages.
+func kindOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
+
+// present reports whether a member is there and not null.
+func present(raw json.RawMessage, ok bool) bool { return ok && kindOf(raw) != "null" }
+
+// msgKind is what a client message is.
+type msgKind int
+
+const (
+	kindRequest      msgKind = iota // method and id: answered
+	kindNotification                // method, no id: never answered
+	kindResponse                    // result or error, no method: answers one of ours
+)
+
+// envelope is a client message decoded just enough to route and check it.
+type envelope struct {
+	kind   msgKind
+	id     json.RawMessage // the id to answer with: a string or a number, or nil (null)
+	method string
+}
+
+// checkEnvelope classifies a message (a JSON object) and checks it is a
+// JSON-RPC 2.0 request, notification or response. An invalid request gets
+// an *inputError; e.id is then the id to answer with (nil when the message
+// has no usable id: JSON-RPC answers such messages with a null id).
+func checkEnvelope(fields map[string]json.RawMessage) (envelope, *inputError) {
+	var e envelope
+	rawID, hasID := fields["id"]
+	idKind := kindOf(rawID)
+	if hasID && (idKind == "string" || idKind == "number") {
+		e.id = rawID
+	}
+	rawMethod, hasMethod := fields["method"]
+	_, hasResult := fields["result"]
+	_, hasError := fields["error"]
+	if !hasMethod && (hasResult || hasError) {
+		e.kind = kindResponse
+		return e, nil
+	}
+	e.kind = kindRequest
+	if !hasID {
+		e.kind = kindNotification
+	}
+	switch {
+	case !hasMethod:
+		return e, invalidRequest("method", "missing (a request needs a method; a response needs a result or an error)")
+	case json.Unmarshal(rawMethod, &e.method) != nil:
+		return e, invalidRequest("method", "must be a string, got %s", kindOf(rawMethod))
+	case e.method == "":
+		return e, invalidRequest("method", "must not be empty")
+	}
+	if hasID && e.id == nil {
+		return e, invalidRequest("id", "must be a string or a number, got %s", idKind)
+	}
+	var version string
+	if v, ok := fields["jsonrpc"]; !ok {
+		return e, invalidRequest("jsonrpc", `missing: must be "2.0"`)
+	} else if json.Unmarshal(v, &version) != nil || version != "2.0" {
+		return e, invalidRequest("jsonrpc", `must be "2.0", got %s`, clip(v))
+	}
+	return e, nil
+}
+
+// clip quotes a short JSON value for an error message, cut to 40 bytes.
+func clip(raw json.RawMessage) string {
+	s := string(bytes.TrimSpace(raw))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// needsID reports whether method is an ACP request the agent serves: sent
+// without an id (as a notification) it would run with nobody to answer,
+// e.g. a session/new would start MCP servers no one knows of.
+func needsID(method string) bool {
+	switch method {
+	case acpsdk.AgentMethodInitialize, acpsdk.AgentMethodAuthenticate,
+		acpsdk.AgentMethodSessionNew, acpsdk.AgentMethodSessionLoad, acpsdk.AgentMethodSessionResume,
+		acpsdk.AgentMethodSessionList, acpsdk.AgentMethodSessionClose, acpsdk.AgentMethodSessionPrompt,
+		acpsdk.AgentMethodSessionSetMode, acpsdk.AgentMethodSessionSetConfigOption:
+		return true
+	}
+	return false
+}
+
+// repairError makes the error member of a response decodable: the SDK
+// drops a whole response whose error is not an object with an integer
+// code and a string message, and the request it answers then waits
+// forever. Such an error becomes an internal error saying so; ok is false
+// if it needed no repair.
+func repairError(raw json.RawMessage) (fixed json.RawMessage, ok bool) {
+	var e struct {
+		Code    *int    `json:"code"`
+		Message *string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) == nil && e.Code != nil && e.Message != nil {
+		return nil, false
+	}
+	fixed, _ = json.Marshal(acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf(
+		"Internal error: the client answered with a malformed error (want an object with an integer code and a string message, got %s)", kindOf(raw))})
+	return fixed, true
+}
+
+// checkPrompt checks the content blocks of a session/prompt: the SDK
+// decodes a block of a type it does not know as an empty block, which
+// would reach the model as nothing. Other problems (no prompt, a block
+// that does not decode) are left to the SDK, which answers them.
+func checkPrompt(params json.RawMessage) *inputError {
+	var p struct {
+		Prompt []json.RawMessage `json:"prompt"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	for i, raw := range p.Prompt {
+		path := fmt.Sprintf("prompt[%d]", i)
+		var b map[string]json.RawMessage
+		if json.Unmarshal(raw, &b) != nil || b == nil {
+			return badParam(path, "must be a content block object, got %s", kindOf(raw))
+		}
+		var typ string
+		if v, ok := b["type"]; !ok {
+			return badParam(path+".type", "missing")
+		} else if json.Unmarshal(v, &typ) != nil {
+			return badParam(path+".type", "must be a string, got %s", kindOf(v))
+		}
+		switch typ {
+		case "text", "image", "audio", "resource_link", "resource":
+		default:
+			return badParam(path+".type", "unsupported content type %q (acpgate takes text, image, audio, resource_link and resource)", typ)
+		}
+	}
+	return nil
+}
+
+// normalizeServers checks params.mcpServers of session/new, session/load
+// and session/resume, and rewrites every entry into the shape acp-go-sdk
+// decodes as intended (see normalizeServer). Params that are not an
+// object are returned as they are, and missing mcpServers stay missing:
+// the SDK answers those itself. Members spelled like mcpServers in
+// another case are removed.
+func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil || p == nil {
+		return params, nil
+	}
+	for k := range p {
+		// Member names are case-sensitive; the SDK's decoding is not.
+		if k != "mcpServers" && strings.EqualFold(k, "mcpServers") {
+			delete(p, k)
+		}
+	}
+	raw, ok := p["mcpServers"]
+	if !present(raw, ok) {
+		fixed, _ := json.Marshal(p)
+		return fixed, nil
+	}
+	var entries []json.RawMessage
+	if json.Unmarshal(raw, &entries) != nil {
+		return nil, badParam("mcpServers", "must be an array, got %s", kindOf(raw))
+	}
+	out := make([]map[string]any, len(entries))
+	seen := map[string]int{}
+	for i, entry := range entries {
+		path := fmt.Sprintf("mcpServers[%d]", i)
+		s, err := normalizeServer(path, entry)
+		if err != nil {
+			return nil, err
+		}
+		name := s["name"].(string)
+		if j, dup := seen[name]; dup {
+			return nil, badParam(path+".name", "duplicate server name %q (also mcpServers[%d])", name, j)
+		}
+		seen[name] = i
+		out[i] = s
+	}
+	p["mcpServers"], _ = json.Marshal(out)
+	fixed, err := json.Marshal(p)
+	if err != nil {
+		return nil, badParam("", "%v", err)
+	}
+	return fixed, nil
+}
+
+// normalizeServer checks one mcpServers entry and returns it in the shape
+// acp-go-sdk decodes as intended. The SDK decodes a stdio entry without
+// "env" or "args", and an http entry without "headers", as an HTTP server
+// with an empty URL; real clients send such entries, so they are filled
+// in: a stdio entry gets "args" and "env" arrays, an http or sse entry a
+// "type" and a "headers" array. Environment and headers may be objects
+// ({"K": "V"}) or name/value arrays; "type" may be "stdio", "http",
+// "streamable-http", "streamableHttp" or "sse", or absent (stdio with a
+// command, else http with a url). Anything else is an *inputError naming
+// the member.
+func normalizeServer(path string, raw json.RawMessage) (map[string]any, *inputError) {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(raw, &e) != nil || e == nil {
+		return nil, badParam(path, "must be an object, got %s", kindOf(raw))
+	}
+	name, err := requiredString(e, path, "name")
+	if err != nil {
+		return nil, err
+	}
+	var typ string
+	if v, ok := e["type"]; present(v, ok) && json.Unmarshal(v, &typ) != nil {
+		return nil, badParam(path+".type", "must be a string, got %s", kindOf(v))
+	}
+	cmd, hasCmd := e["command"]
+	_, hasURL := e["url"]
+	switch typ {
+	case "":
+		switch {
+		case present(cmd, hasCmd):
+			typ = "stdio"
+		case hasURL:
+			typ = "http"
+		default:
+			return nil, badParam(path, "server %q needs a command (stdio) or a url (http, sse)", name)
+		}
+	case "stdio", "http", "sse":
+	case "streamable-http", "streamableHttp":
+		typ = "http"
+	default:
+		return nil, badParam(path+".type", "unsupported server type %q (acpgate takes stdio, http, streamable-http and sse)", typ)
+	}
+	if typ == "stdio" {
+		command, err := requiredString(e, path, "command")
+		if err != nil {
+			return nil, err
+		}
+		args, err := stringArray(e["args"], path+".args")
+		if err != nil {
+			return nil, err
+		}
+		env, err := pairs(e["env"], path+".env")
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"name": name, "command": command, "args": args, "env": env}, nil
+	}
+	url, err := requiredString(e, path, "url")
+	if err != nil {
+		return nil, err
+	}
+	headers, err := pairs(e["headers"], path+".headers")
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"type": typ, "name": name, "url": url, "headers": headers}, nil
+}
+
+// requiredString returns the member key of e, which must be a non-blank
+// string.
+func requiredString(e map[string]json.RawMessage, path, key string) (string, *inputError) {
+	v, ok := e[key]
+	if !ok {
+		return "", badParam(path+"."+key, "missing")
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", badParam(path+"."+key, "must be a string, got %s", kindOf(v))
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", badParam(path+"."+key, "must not be empty")
+	}
+	return s, nil
+}
+
+// stringArray decodes an array of strings; absent or null is empty.
+func stringArray(raw json.RawMessage, path string) ([]string, *inputError) {
+	if kindOf(raw) == "nothing" || kindOf(raw) == "null" {
+		return []string{}, nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, badParam(path, "must be an array of strings, got %s", kindOf(raw))
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		if json.Unmarshal(it, &out[i]) != nil {
+			return nil, badParam(fmt.Sprintf("%s[%d]", path, i), "must be a string, got %s", kindOf(it))
+		}
+	}
+	return out, nil
+}
+
+// member is the path of key in the object at path: ".key" for keys of
+// letters, digits, '_' and '-', else ["key"].
+func member(path, key string) string {
+	plain := key != ""
+	for _, r := range key {
+		if !(r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+			plain = false
+		}
+	}
+	if plain {
+		return path + "." + key
+	}
+	return fmt.Sprintf("%s[%q]", path, key)
+}
+
+// nameValue is an entry of a stdio server's env or an HTTP server's
+// headers, as acp-go-sdk decodes them.
+type nameValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// pairs turns {"K": "V"}, [{"name": "K", "value": "V"}] or nothing (absent
+// or null) into a name/value array sorted as given (objects by key).
+func pairs(raw json.RawMessage, path string) ([]nameValue, *inputError) {
+	const want = `must be an object of strings or an array of {"name", "value"} objects`
+	switch kindOf(raw) {
+	case "nothing", "null":
+		return []nameValue{}, nil
+	case "object":
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return nil, badParam(path, "%s", want)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]nameValue, 0, len(m))
+		for _, k := range keys {
+			var v string
+			if k == "" {
+				return nil, badParam(path, "has an empty name")
+			}
+			if json.Unmarshal(m[k], &v) != nil {
+				return nil, badParam(member(path, k), "must be a string, got %s", kindOf(m[k]))
+			}
+			out = append(out, nameValue{Name: k, Value: v})
+		}
+		return out, nil
+	case "array":
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil, badParam(path, "%s", want)
+		}
+		out := make([]nameValue, len(items))
+		for i, it := range items {
+			at := fmt.Sprintf("%s[%d]", path, i)
+			var e map[string]json.RawMessage
+			if json.Unmarshal(it, &e) != nil || e == nil {
+				return nil, badParam(at, `must be an object with "name" and "value", got %s`, kindOf(it))
+			}
+			name, err := requiredString(e, at, "name")
+			if err != nil {
+				return nil, err
+			}
+			v, ok := e["value"]
+			if !ok {
+				return nil, badParam(at+".value", "missing")
+			}
+			if json.Unmarshal(v, &out[i].Value) != nil {
+				return nil, badParam(at+".value", "must be a string, got %s", kindOf(v))
+			}
+			out[i].Name = name
+		}
+		return out, nil
+	default:
+		return nil, badParam(path, "%s, got %s", want, kindOf(raw))
+	}
+}
