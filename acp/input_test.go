@@ -264,33 +264,40 @@ func TestValidShapesStillWork(t *testing.T) {
 	}
 }
 
-// blockingModel is a model whose every answer waits for release; started
-// receives a value as each call begins.
+// blockingModel is a model whose every answer waits for release (or its
+// context's end); started receives a value as each call begins.
 type blockingModel struct {
 	started chan struct{}
 	release chan struct{}
 }
 
-func (m *blockingModel) Complete(_ context.Context, _ gateway.ModelRequest, _ func(gateway.Delta)) (gateway.ModelResponse, error) {
+func (m *blockingModel) Complete(ctx context.Context, _ gateway.ModelRequest, _ func(gateway.Delta)) (gateway.ModelResponse, error) {
 	m.started <- struct{}{}
-	<-m.release
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return gateway.ModelResponse{}, ctx.Err()
+	}
 	return gateway.ModelResponse{Message: gateway.Message{Role: gateway.RoleAssistant, Content: []gateway.Content{{Type: gateway.ContentText, Text: "done"}}}, Stop: gateway.StopEndTurn}, nil
 }
 
-// TestBusyIsNotAuthRequired: a prompt sent while another runs is refused
-// with acpgate's own code, not -32000 ("authentication required" in ACP).
-func TestBusyIsNotAuthRequired(t *testing.T) {
-	m := &blockingModel{started: make(chan struct{}, 1), release: make(chan struct{})}
+// TestNewPromptSupersedes: a prompt sent while another runs cancels the
+// running one (acp-go-sdk cancels its context anyway), which ends with
+// stopReason cancelled, and then runs; no error, and never -32000
+// ("authentication required" in ACP).
+func TestNewPromptSupersedes(t *testing.T) {
+	m := &blockingModel{started: make(chan struct{}, 2), release: make(chan struct{})}
 	a := serveRaw(t, acp.Options{Provider: m})
 	sid := mustJSON(a.newSession(t.TempDir()))
 	a.send(`{"jsonrpc":"2.0","id":"first","method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":[{"type":"text","text":"hi"}]}}`)
 	<-m.started
-	r := a.call(`{"jsonrpc":"2.0","id":"second","method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":[{"type":"text","text":"again"}]}}`)
-	if r.Error == nil || string(r.ID) != `"second"` || r.Error.Code == -32000 || r.Error.Code != -31000 {
-		t.Errorf("second prompt: %s, want code -31000", r.raw)
+	a.send(`{"jsonrpc":"2.0","id":"second","method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":[{"type":"text","text":"again"}]}}`)
+	if r := a.next(); string(r.ID) != `"first"` || r.Error != nil || !strings.Contains(r.raw, `"stopReason":"cancelled"`) {
+		t.Fatalf("first prompt: %s, want a cancelled result", r.raw)
 	}
+	<-m.started // the second turn reached the model
 	close(m.release)
-	if r := a.next(); string(r.ID) != `"first"` || r.Error != nil {
-		t.Errorf("first prompt: %s", r.raw)
+	if r := a.next(); string(r.ID) != `"second"` || r.Error != nil || !strings.Contains(r.raw, `"stopReason":"end_turn"`) {
+		t.Errorf("second prompt: %s", r.raw)
 	}
 }

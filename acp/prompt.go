@@ -18,16 +18,6 @@ const (
 	recMessage = "message" // a model history message (gateway.Message)
 )
 
-// codeBusy answers a prompt sent while another runs in the same session.
-// It is an application-defined code: JSON-RPC 2.0 reserves -32768..-32000,
-// and ACP takes codes from -32099..-32000 for itself (-32000 means
-// "authentication required": clients may show a sign-in prompt), so a code
-// of acpgate's own lies outside both. ACP's ErrorCode admits any integer.
-const codeBusy = -31000
-
-// errBusy answers a prompt sent while another runs.
-var errBusy = &acpsdk.RequestError{Code: codeBusy, Message: "Session busy: a prompt is already running in this session; wait for it to end or send session/cancel"}
-
 // Prompt implements acpsdk.Agent: slash commands run directly, anything
 // else is a model turn. Runner events become session/updates as they
 // happen; the turn is persisted as it goes.
@@ -41,13 +31,9 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 	turn := make(chan struct{})
-	s.mu.Lock()
-	if s.cancel != nil || s.closed {
-		s.mu.Unlock()
-		return acpsdk.PromptResponse{}, errBusy
+	if ok, err := s.takeTurn(ctx, cancel, turn); !ok {
+		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, err
 	}
-	s.cancel, s.turn = cancel, turn
-	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.cancel, s.turn = nil, nil
@@ -94,6 +80,35 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		a.logger.Error("saving the turn", "session", s.id, "err", err)
 	}
 	return acpsdk.PromptResponse{StopReason: stopReason(stop)}, nil
+}
+
+// takeTurn makes the caller's turn (cancel, turn) the session's running
+// one. A prompt sent while another runs supersedes it: the running turn is
+// cancelled (it ends with stopReason cancelled; acp-go-sdk has already
+// cancelled its context on receipt of the new prompt) and this one starts
+// once it has ended. ok is false when the session is closed (err says
+// so) or ctx ended while waiting (this prompt is cancelled too).
+func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return false, invalidParams("session %q is closed", s.id)
+		}
+		if s.cancel == nil {
+			s.cancel, s.turn = cancel, turn
+			s.mu.Unlock()
+			return true, nil
+		}
+		prevCancel, prevTurn := s.cancel, s.turn
+		s.mu.Unlock()
+		prevCancel()
+		select {
+		case <-prevTurn:
+		case <-ctx.Done():
+			return false, nil
+		}
+	}
 }
 
 // setTitle names a session after its first prompt.
