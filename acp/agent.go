@@ -39,6 +39,10 @@ type Options struct {
 	// the session's MCP servers (default 5 s); servers still connecting go
 	// on in the background.
 	StartupBudget time.Duration
+	// StartupGrace lets session/new and session/load answer before the
+	// budget ends: once one server is ready and no other has settled for
+	// this long (default DefaultStartupGrace; negative: wait for all).
+	StartupGrace time.Duration
 	// MCP is the template of every session's MCP client options (limits,
 	// close bounds). Logger, Cwd and OnEvent are set per session.
 	MCP mcpclient.Options
@@ -56,6 +60,9 @@ type Options struct {
 	// they start; nil uses the values as they are.
 	Secrets *secrets.Resolver
 }
+
+// DefaultStartupGrace is Options.StartupGrace's default.
+const DefaultStartupGrace = time.Second
 
 // Agent serves one ACP connection. Its methods are called by the SDK,
 // concurrently; all state is guarded.
@@ -90,6 +97,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	if opts.StartupBudget <= 0 {
 		opts.StartupBudget = 5 * time.Second
+	}
+	if opts.StartupGrace == 0 {
+		opts.StartupGrace = DefaultStartupGrace
 	}
 	a := &Agent{
 		opts:     opts,

@@ -187,7 +187,11 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	s.startBy = time.Now().Add(budget)
 	bctx, cancel := context.WithDeadline(ctx, s.startBy)
 	defer cancel()
-	_ = mgr.Start(bctx) // servers still connecting go on; their tools join later
+	// Answer once every server settled, or the budget ends, or one server
+	// is ready and the others have been quiet for the grace: servers still
+	// connecting go on, and their tools join later.
+	mgr.Launch()
+	_ = mgr.WaitSettled(bctx, a.opts.StartupGrace)
 	// Events reach the bridge asynchronously: make sure the tools of every
 	// server ready now are in place before the client is answered.
 	s.sync.Refresh()

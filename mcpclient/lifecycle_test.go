@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/testdata/testbin"
@@ -65,5 +66,29 @@ func TestReconfigureDuringCloseStartsNothing(t *testing.T) {
 	}
 	if st, _ := m.Status("b"); st.State == mcpclient.StateConnecting || st.State == mcpclient.StateReady {
 		t.Fatalf("server b is %s after Close", st.State)
+	}
+}
+
+// WaitSettled returns once a server is ready and the others have been
+// quiet for the grace, while a server that never initializes goes on
+// connecting.
+func TestWaitSettledReturnsBeforeSlowServers(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m, err := mcpclient.New([]mcpclient.ServerSpec{stdio("ok"), stdio("stuck", "-init-hang")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	m.Launch()
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second) // < the 30 s connect timeout
+	defer cancel()
+	if err := m.WaitSettled(ctx, 200*time.Millisecond); err != nil {
+		t.Fatalf("WaitSettled: %v", err)
+	}
+	if st, _ := m.Status("ok"); st.State != mcpclient.StateReady {
+		t.Errorf("ok is %s", st.State)
+	}
+	if st, _ := m.Status("stuck"); st.State != mcpclient.StateConnecting {
+		t.Errorf("stuck is %s, want still connecting", st.State)
 	}
 }

@@ -306,17 +306,25 @@ func (m *Manager) launch(s *server) {
 // fails the others. The returned error is ctx's, if it ended first. Calling
 // Start again only waits.
 func (m *Manager) Start(ctx context.Context) error {
+	m.Launch()
+	return m.Wait(ctx)
+}
+
+// Launch starts connecting every enabled server in parallel, without
+// waiting (see Wait and WaitSettled). Calling it again, or after Start or
+// Close, does nothing.
+func (m *Manager) Launch() {
 	m.mu.Lock()
-	if !m.started && !m.closing {
-		m.started = true
-		for _, s := range m.list().servers {
-			if s.st.State == StateConnecting {
-				m.launch(s)
-			}
+	defer m.mu.Unlock()
+	if m.started || m.closing {
+		return
+	}
+	m.started = true
+	for _, s := range m.list().servers {
+		if s.st.State == StateConnecting {
+			m.launch(s)
 		}
 	}
-	m.mu.Unlock()
-	return m.Wait(ctx)
 }
 
 // Wait blocks until no server is connecting, or ctx ends (returning its
@@ -335,6 +343,49 @@ func (m *Manager) Wait(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// WaitSettled is Wait that may return early: once at least one server is
+// ready, it returns nil as soon as no server has changed for grace (the
+// servers still connecting then are slow, and go on connecting). grace <= 0
+// is Wait.
+func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
+	if grace <= 0 {
+		return m.Wait(ctx)
+	}
+	quiet := time.NewTimer(grace)
+	quiet.Stop()
+	defer quiet.Stop()
+	for {
+		m.mu.Lock()
+		ch := m.changedCh
+		m.mu.Unlock()
+		if !m.anyConnecting() {
+			return nil
+		}
+		var quietC <-chan time.Time
+		if m.anyReady() {
+			quiet.Reset(grace)
+			quietC = quiet.C
+		}
+		select {
+		case <-ch:
+			quiet.Stop()
+		case <-quietC:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (m *Manager) anyReady() bool {
+	for _, s := range m.list().servers {
+		if s.status().State == StateReady {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Manager) anyConnecting() bool {

@@ -35,7 +35,7 @@ type cliConfig struct {
 	stateDir, logLevel, logFile, logFormat string
 	model, baseURL, apiKey                 string
 	configPath, profile                    string
-	startupBudget                          time.Duration
+	startupBudget, startupGrace            time.Duration
 	showVersion                            bool
 }
 
@@ -49,6 +49,7 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	fs.StringVar(&c.model, "model", getenv("ACPGATE_MODEL"), "model name (env ACPGATE_MODEL); none: prompts explain how to configure one")
 	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "OpenAI-compatible API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+")")
 	fs.DurationVar(&c.startupBudget, "startup-budget", 5*time.Second, "how long session/new waits for the session's MCP servers before answering (the rest keep connecting)")
+	fs.DurationVar(&c.startupGrace, "startup-grace", time.Second, "session/new answers early once a server is ready and the others have been quiet this long (0: wait for all or the budget)")
 	fs.StringVar(&c.configPath, "config", "", "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json; a missing default file is fine)")
 	fs.StringVar(&c.profile, "profile", "", "agent profile (agents.list[].id) for sessions that name none in _meta.profile")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
@@ -178,7 +179,7 @@ func run(args []string) int {
 	opts := acp.Options{
 		Name: "acpgate", Version: version,
 		Store: store, Provider: provider, Logger: logger,
-		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
+		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget, StartupGrace: startupGrace(c.startupGrace),
 		Config: live.get, Profile: c.profile, Secrets: resolver,
 	}
 	if guard.wd != nil {
@@ -190,6 +191,15 @@ func run(args []string) int {
 	}
 	logger.Info("acpgate stopped")
 	return 0
+}
+
+// startupGrace maps the flag to acp.Options.StartupGrace, where zero means
+// the default: a flag of 0 turns the grace off.
+func startupGrace(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 const noModelMessage = "No model is configured, so I cannot answer prompts. Start acpgate with a model: " +

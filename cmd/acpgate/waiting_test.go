@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,5 +59,39 @@ func TestCallWhileRestarting(t *testing.T) {
 	got := agentText(a.client.all())[before:]
 	if !strings.Contains(got, "MCP server s is restarting") || strings.Contains(got, "unknown tool") {
 		t.Errorf("/call while restarting said: %q", got)
+	}
+}
+
+// TestSessionNewAnswersAfterGrace: with a long budget, session/new answers
+// once the healthy server is ready and the other has been quiet for the
+// grace, listing the healthy server's tools and the other as connecting.
+func TestSessionNewAnswersAfterGrace(t *testing.T) {
+	a := startAgent(t, t.TempDir(), "--startup-budget", "60s", "--startup-grace", "300ms")
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
+		stdioServer("ok"), stdioServer("stuck", "-init-hang"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Acpgate struct {
+			McpServers []struct {
+				Name, State string
+				Tools       int
+			} `json:"mcpServers"`
+		} `json:"acpgate"`
+	}
+	if err := json.Unmarshal([]byte(mustJSON(resp.Meta)), &meta); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range meta.Acpgate.McpServers {
+		got[s.Name] = s.State
+		if s.Name == "ok" && s.Tools == 0 {
+			t.Errorf("the healthy server's tools are not listed: %+v", s)
+		}
+	}
+	if got["ok"] != "ready" || got["stuck"] != "connecting" {
+		t.Errorf("session/new _meta servers: %v, want ok ready and stuck connecting", got)
 	}
 }
