@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"io"
 	"log/slog"
 	"os"
@@ -80,8 +81,8 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "acpcli: %v\nRun 'acpcli -h' for usage.\n", err)
 		return exitUsage
 	}
-	opts.stdinTTY = isTerminal(os.Stdin)
-	r := newRenderer(os.Stdout, os.Stderr, opts.json, isTerminal(os.Stderr))
+	opts.stdinTTY = tty.IsTerminal(os.Stdin)
+	r := newRenderer(os.Stdout, os.Stderr, opts.json, tty.IsTerminal(os.Stderr))
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/acp/secrets"
+	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/session"
@@ -77,7 +78,7 @@ func newLogger(c cliConfig, red *secrets.Redactor) (*slog.Logger, io.Closer, err
 	}
 	var w io.Writer = os.Stderr
 	var closer io.Closer = io.NopCloser(nil)
-	color := isTerminal(os.Stderr)
+	color := tty.IsTerminal(os.Stderr)
 	if c.logFile != "" {
 		f, err := os.OpenFile(c.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -89,11 +90,6 @@ func newLogger(c cliConfig, red *secrets.Redactor) (*slog.Logger, io.Closer, err
 		return slog.New(red.Handler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))), closer, nil
 	}
 	return slog.New(red.Handler(tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !color}))), closer, nil
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // watchdogArg is the hidden first argument that makes acpgate the
