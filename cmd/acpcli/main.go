@@ -26,7 +26,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"io"
 	"log/slog"
 	"os"
@@ -39,6 +38,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/cmd/internal/tty"
 )
 
 // Exit codes.
