@@ -40,18 +40,34 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	if err != nil {
 		l.brokenOnce.Do(func() { close(l.broken) })
 	}
-	var fire []func()
-	for id, fn := range l.watchs {
-		if bytes.Contains(p, []byte(`"result"`)) && bytes.Contains(p, []byte(`"sessionId":"`+id+`"`)) {
-			fire = append(fire, fn)
+	var fire func()
+	if len(l.watchs) > 0 && err == nil {
+		if id, ok := createdSession(p); ok {
+			fire = l.watchs[id]
 			delete(l.watchs, id)
 		}
 	}
 	l.mu.Unlock()
-	for _, fn := range fire {
-		go fn()
+	if fire != nil {
+		go fire()
 	}
 	return n, err
+}
+
+// createdSession decodes a frame written to the client and returns the
+// session id of a successful response that carries one (session/new's).
+func createdSession(frame []byte) (string, bool) {
+	var resp struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result *struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(frame, &resp) != nil || resp.ID == nil || resp.Method != "" || resp.Result == nil || resp.Result.SessionID == "" {
+		return "", false
+	}
+	return resp.Result.SessionID, true
 }
 
 // afterResponse runs fn (in a goroutine) once a response carrying session

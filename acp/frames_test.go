@@ -213,3 +213,24 @@ func FuzzInput(f *testing.F) {
 		}
 	})
 }
+
+func TestCreatedSession(t *testing.T) {
+	for _, tc := range []struct {
+		frame, want string
+	}{
+		{`{"jsonrpc":"2.0","id":3,"result":{"sessionId":"sess_1","modes":{}}}`, "sess_1"},
+		{`{"jsonrpc":"2.0","id":"x","result":{"sessionId":"sess_2"}}` + "\n", "sess_2"},
+		// A notification about the session, even one quoting a result.
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"text":"\"result\":{\"sessionId\":\"sess_1\"}"}}}`, ""},
+		// A request from the agent to the client.
+		{`{"jsonrpc":"2.0","id":4,"method":"session/request_permission","params":{"sessionId":"sess_1"}}`, ""},
+		{`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}`, ""},
+		{`{"jsonrpc":"2.0","id":6,"result":{}}`, ""},
+		{`not json`, ""},
+	} {
+		got, ok := createdSession([]byte(tc.frame))
+		if got != tc.want || ok != (tc.want != "") {
+			t.Errorf("createdSession(%s) = %q, %v; want %q", tc.frame, got, ok, tc.want)
+		}
+	}
+}
