@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/acpgate/acpgate/mcpclient/proctree"
 )
@@ -84,7 +85,28 @@ func (t *tree) alive(leader <-chan struct{}) bool {
 		err := syscall.Kill(-t.leader, 0)
 		return !errors.Is(err, syscall.ESRCH)
 	}
+	if len(pids) > 0 || t.seenAlive() {
+		return true
+	}
+	// A process in the middle of execve shows an empty environment for a
+	// moment, so a token carrier can be missed by one scan: a second scan
+	// a little later confirms that the tree is gone.
+	time.Sleep(2 * time.Millisecond)
+	pids, _ = t.members()
 	return len(pids) > 0
+}
+
+// seenAlive reports whether a member found by an earlier scan still runs.
+func (t *tree) seenAlive() bool {
+	t.mu.Lock()
+	seen := slices.Clone(t.seen)
+	t.mu.Unlock()
+	for _, pid := range seen {
+		if proctree.Running(pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // release reaps the members that were re-parented to acpgate (it is a

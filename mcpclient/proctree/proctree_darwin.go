@@ -22,6 +22,12 @@ func List() (Table, error) {
 	return t, nil
 }
 
+// Running reports whether pid is a live process (not a zombie).
+func Running(pid int) bool {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	return err == nil && kp.Proc.P_pid == int32(pid) && kp.Proc.P_stat != 5
+}
+
 // StartOf returns 0: start times are not compared on macOS.
 func StartOf(int) uint64 { return 0 }
 

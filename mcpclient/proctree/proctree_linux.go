@@ -36,6 +36,12 @@ func List() (Table, error) {
 	return t, nil
 }
 
+// Running reports whether pid is a live process (not a zombie).
+func Running(pid int) bool {
+	p, ok := readStat(pid)
+	return ok && !p.Zombie
+}
+
 // StartOf returns the start time of pid (see Proc.Start), or 0.
 func StartOf(pid int) uint64 {
 	p, _ := readStat(pid)

@@ -5,6 +5,9 @@ package proctree
 // List returns ErrUnsupported.
 func List() (Table, error) { return nil, ErrUnsupported }
 
+// Running reports false: the process table cannot be read.
+func Running(int) bool { return false }
+
 // StartOf returns 0.
 func StartOf(int) uint64 { return 0 }
 

@@ -31,7 +31,8 @@ func New() (*Builder, error) {
 }
 
 // Build compiles the package at pkg (relative to the module root, e.g.
-// "./testdata/mcpserver") and returns the binary's path. Repeated calls
+// "./testdata/mcpserver") and returns the binary's path; when the test
+// binary runs with the race detector, so does the built one. Repeated calls
 // return the first build.
 func (b *Builder) Build(pkg string) (string, error) {
 	b.mu.Lock()
@@ -40,7 +41,11 @@ func (b *Builder) Build(pkg string) (string, error) {
 		return p, nil
 	}
 	out := filepath.Join(b.dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = ModuleRoot()
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
