@@ -43,8 +43,9 @@ type Model struct {
 }
 
 // Limits bounds what a session may use. A nil field is not set (the caller
-// applies its default). Durations are in milliseconds. A Limits value is
-// plain data: not safe for concurrent modification.
+// applies its default); 0 means off and is accepted for CallsPerMinute
+// only; the other fields are positive. Durations are in milliseconds. A
+// Limits value is plain data: not safe for concurrent modification.
 type Limits struct {
 	// MaxServers bounds the MCP servers started per session (> 0).
 	MaxServers *int `json:"maxServers,omitempty"`
@@ -147,7 +148,7 @@ type Server struct {
 	// RestartOnCrash is false for a server never restarted; nil means true.
 	RestartOnCrash *bool `json:"restartOnCrash,omitempty"`
 	// MaxRestarts bounds consecutive restarts (>= 0); nil means
-	// DefaultMaxRestarts.
+	// DefaultMaxRestarts and 0 never restarts.
 	MaxRestarts *int `json:"maxRestarts,omitempty"`
 	// ToolPrefix replaces the server name in the names of its tools.
 	ToolPrefix string `json:"toolPrefix,omitzero"`

@@ -116,6 +116,7 @@ func TestValidationErrors(t *testing.T) {
 		{"syntax", "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"x\",}\n  }\n}",
 			[]string{`config.json:3:27: invalid character '}' looking for beginning of object key string`}},
 		{"truncated", "{\"mcpServers\": {", []string{`config.json:1:17: unexpected end of JSON input`}},
+		{"trailing data", `{"model": {}} x`, []string{`config.json:1:15: invalid character 'x' after top-level value`}},
 		{"empty", "  \n", []string{`config.json: empty file`}},
 		{"not an object", `[1]`, []string{`config.json: want a JSON object at the top level`}},
 		{"args type", `{"mcpServers": {"fs": {"command": "x", "args": "-y"}}}`, []string{`mcpServers.fs.args: want an array of strings`}},
@@ -588,5 +589,33 @@ func TestDefaultPath(t *testing.T) {
 				t.Errorf("DefaultPath() = %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// BenchmarkParse measures Parse of the example (the schema is compiled
+// once, on the first Parse).
+func BenchmarkParse(b *testing.B) {
+	for b.Loop() {
+		if _, _, err := config.Parse([]byte(example), "config.json"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestREADMEExample: the example of README's "Configuration file" section
+// is valid and draws no warning.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Configuration file")
+	_, block, ok := strings.Cut(section, "```json\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatal("no JSON example in README's configuration section")
+	}
+	if _, warnings := mustParse(t, block); len(warnings) > 0 {
+		t.Errorf("warnings: %v", warnings)
 	}
 }

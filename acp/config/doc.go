@@ -31,7 +31,22 @@
 //
 // Durations (the limits startupBudget, connectTimeout and callTimeout, and
 // a server's timeout and toolTimeout) are integer milliseconds. A JSON null
-// is the same as an absent key. A top-level "$schema" key is ignored.
+// is the same as an absent key. A top-level "$schema" key is ignored: it is
+// there for editors, which complete and check the file against [Schema].
+//
+// Numbers follow one rule: an absent limit takes its default (a nil
+// pointer in [Limits], in [Server].MaxRestarts); 0 means off, and only
+// limits.callsPerMinute (no rate limit) and a server's maxRestarts (never
+// restart) can be off; every other limit and timeout must be positive.
+//
+// # Validation
+//
+// [Parse] validates the file against a JSON Schema (draft 2020-12, [Schema],
+// embedded from schema.json), decodes it with encoding/json and then makes
+// the checks the schema cannot express, in Go: a transport's url or
+// command, URL schemes (plain http only to loopback unless
+// allowInsecureHttp), unique profile IDs, glob patterns and the syntax of
+// secret references.
 //
 // The top-level "mcpServers" object (Claude Desktop, Cursor) and "servers"
 // object (VS Code) hold default servers, like "agents.defaults.mcp.servers";
@@ -60,7 +75,8 @@
 // # Secrets
 //
 // Values such as secret://env/NAME and ${VAR} are kept verbatim; they are
-// resolved when a server starts, by another package. A literal value for
+// resolved when a server starts, by package secrets, whose syntax check
+// ([secrets.Check]) runs here. A literal value for
 // model.apiKey, or for an env or headers key whose name looks like a
 // credential (it contains token, secret, password, key or auth), draws a
 // warning. [Config.Redacted] hides literal values for display.
@@ -73,8 +89,10 @@
 //
 //	agents.list[1].mcp.servers.tavily: transport "sse" requires "url"
 //
-// Unknown keys, duplicate keys and literal credentials are [Warning]s, not
-// errors. A JSON syntax error names the source, line and column.
+// Unknown keys, duplicate keys, literal credentials and keys a transport
+// ignores are [Warning]s, not errors. A JSON syntax error names the source,
+// line and column. testdata/*.golden holds the output for a file with every
+// kind of error and warning.
 //
 // A [*Config] is not modified by any function or method of this package
 // once returned; it may then be read from any number of goroutines, as long

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -62,9 +63,7 @@ func (c *Config) Profiles() []string {
 // the known ones. A nil Config is empty. Effective is safe for concurrent
 // use on an unmodified Config.
 func (c *Config) Effective(profile string) (Effective, error) {
-	if c == nil {
-		c = &Config{}
-	}
+	c = c.clone() // the result shares no memory with the receiver
 	var prof *Profile
 	if profile != "" {
 		i := slices.IndexFunc(c.Agents.List, func(p Profile) bool { return p.ID == profile })
@@ -98,7 +97,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools.clone(), Model: model.clone(), Limits: c.Limits.clone()}
+	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits}
 	for _, name := range sortedKeys(servers) {
 		eff.Servers = append(eff.Servers, NamedServer{Name: name, Server: servers[name].withDefaults()})
 	}
@@ -122,9 +121,8 @@ func (m Model) over(o Model) Model {
 	return m
 }
 
-// withDefaults returns a deep copy of s with its defaults filled in.
+// withDefaults returns s with its defaults filled in.
 func (s Server) withDefaults() Server {
-	s = s.clone()
 	s.Transport = s.ResolvedTransport()
 	s.Enabled = ptr(s.IsEnabled())
 	if s.RestartOnCrash == nil {
@@ -138,74 +136,14 @@ func (s Server) withDefaults() Server {
 
 func ptr[T any](v T) *T { return &v }
 
-// clonePtr returns a copy of *p, or nil.
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	return ptr(*p)
-}
-
-func (s Server) clone() Server {
-	s.Enabled = clonePtr(s.Enabled)
-	s.RestartOnCrash = clonePtr(s.RestartOnCrash)
-	s.MaxRestarts = clonePtr(s.MaxRestarts)
-	s.Args = slices.Clone(s.Args)
-	s.Env = maps.Clone(s.Env)
-	s.Headers = maps.Clone(s.Headers)
-	return s
-}
-
-func (m Model) clone() Model {
-	m.Headers = maps.Clone(m.Headers)
-	return m
-}
-
-func (l Limits) clone() Limits {
-	return Limits{
-		MaxServers:           clonePtr(l.MaxServers),
-		MaxTools:             clonePtr(l.MaxTools),
-		CallsPerMinute:       clonePtr(l.CallsPerMinute),
-		MaxResultBytes:       clonePtr(l.MaxResultBytes),
-		MaxStoredResultBytes: clonePtr(l.MaxStoredResultBytes),
-		StartupBudget:        clonePtr(l.StartupBudget),
-		ConnectTimeout:       clonePtr(l.ConnectTimeout),
-		CallTimeout:          clonePtr(l.CallTimeout),
-	}
-}
-
-func (t ToolPolicy) clone() ToolPolicy {
-	return ToolPolicy{Allow: slices.Clone(t.Allow), Deny: slices.Clone(t.Deny), AutoApprove: slices.Clone(t.AutoApprove)}
-}
-
-func cloneServers(m map[string]Server) map[string]Server {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]Server, len(m))
-	for k, s := range m {
-		out[k] = s.clone()
-	}
-	return out
-}
-
-// clone returns a deep copy of c.
+// clone returns a deep copy of c, made by a trip through the file format
+// (which keeps every field, and empty lists and maps apart from nil ones).
+// A nil c yields an empty Config.
 func (c *Config) clone() *Config {
-	out := &Config{
-		Model:      c.Model.clone(),
-		Limits:     c.Limits.clone(),
-		MCPServers: cloneServers(c.MCPServers),
-		Servers:    cloneServers(c.Servers),
-		Agents: Agents{Defaults: Defaults{
-			MCP:   MCP{Servers: cloneServers(c.Agents.Defaults.MCP.Servers)},
-			Tools: c.Agents.Defaults.Tools.clone(),
-		}},
-	}
-	if c.Agents.List != nil {
-		out.Agents.List = make([]Profile, len(c.Agents.List))
-		for i, p := range c.Agents.List {
-			out.Agents.List[i] = Profile{ID: p.ID, Model: p.Model.clone(), MCP: MCP{Servers: cloneServers(p.MCP.Servers)}, Tools: p.Tools.clone()}
-		}
+	out := &Config{}
+	if err := json.Unmarshal(c.JSON(), out); err != nil {
+		// Unreachable: JSON writes what Unmarshal reads.
+		return &Config{}
 	}
 	return out
 }

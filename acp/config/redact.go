@@ -3,6 +3,8 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/acpgate/acpgate/acp/secrets"
 )
 
 // RedactedValue replaces literal values in [Config.Redacted].
@@ -19,27 +21,17 @@ func (c *Config) Redacted() *Config {
 		return &Config{}
 	}
 	out := c.clone()
-	redactModel(&out.Model)
-	redactServers(out.MCPServers)
-	redactServers(out.Servers)
-	redactServers(out.Agents.Defaults.MCP.Servers)
-	for i := range out.Agents.List {
-		redactModel(&out.Agents.List[i].Model)
-		redactServers(out.Agents.List[i].MCP.Servers)
+	for _, m := range out.models() {
+		m.v.APIKey = redact(m.v.APIKey)
+		redactMap(m.v.Headers)
+	}
+	for _, set := range out.serverSets() {
+		for _, s := range set.v {
+			redactMap(s.Env) // the maps are the copy's own
+			redactMap(s.Headers)
+		}
 	}
 	return out
-}
-
-func redactModel(m *Model) {
-	m.APIKey = redact(m.APIKey)
-	redactMap(m.Headers)
-}
-
-func redactServers(servers map[string]Server) {
-	for _, s := range servers {
-		redactMap(s.Env) // the maps are the copy's own
-		redactMap(s.Headers)
-	}
 }
 
 func redactMap(m map[string]string) {
@@ -49,7 +41,7 @@ func redactMap(m map[string]string) {
 }
 
 func redact(v string) string {
-	if v == "" || isReference(v) {
+	if v == "" || secrets.IsReference(v) {
 		return v
 	}
 	return RedactedValue

@@ -220,20 +220,45 @@ func (r *Resolver) resolveRef(ctx context.Context, ref string) (string, error) {
 	return v, nil
 }
 
-// fetch returns the secret ref refers to.
-func (r *Resolver) fetch(ctx context.Context, ref string) (string, error) {
-	provider, rest, _ := strings.Cut(strings.TrimPrefix(ref, Scheme), "/")
+// Check reports, without resolving anything, a malformed reference in
+// value: a secret:// reference with an unknown provider, an empty or
+// malformed name, or a ${...} that is not a valid variable. The error
+// names the reference and wraps ErrBadReference; a value without
+// references is fine. Check is safe for concurrent use.
+func Check(value string) error {
+	if strings.HasPrefix(value, Scheme) {
+		if _, _, err := splitRef(value); err != nil {
+			return fmt.Errorf("%s: %w", value, err)
+		}
+		return nil
+	}
+	// Expansion with every variable set finds the malformed ones only.
+	r := &Resolver{Redactor: NewRedactor(), LookupEnv: func(string) (string, bool) { return "", true }}
+	_, err := r.expand("", value)
+	return err
+}
+
+// splitRef returns the provider of a secret:// reference and the rest,
+// after the syntax checks that need no provider.
+func splitRef(ref string) (provider, rest string, err error) {
+	provider, rest, _ = strings.Cut(strings.TrimPrefix(ref, Scheme), "/")
 	switch provider {
 	case "env", "file", "gcp", "aws", "vault":
 	case "":
-		return "", fmt.Errorf("%w: no provider (want env, file, gcp, aws or vault)", ErrBadReference)
+		return "", "", fmt.Errorf("%w: no provider (want env, file, gcp, aws or vault)", ErrBadReference)
 	default:
-		return "", fmt.Errorf("%w: unknown provider %q (want env, file, gcp, aws or vault)", ErrBadReference, provider)
+		return "", "", fmt.Errorf("%w: unknown provider %q (want env, file, gcp, aws or vault)", ErrBadReference, provider)
 	}
 	if rest == "" {
-		return "", fmt.Errorf("%w: empty name", ErrBadReference)
+		return "", "", fmt.Errorf("%w: empty name", ErrBadReference)
 	}
-	if err := checkName(rest); err != nil {
+	return provider, rest, checkName(rest)
+}
+
+// fetch returns the secret ref refers to.
+func (r *Resolver) fetch(ctx context.Context, ref string) (string, error) {
+	provider, rest, err := splitRef(ref)
+	if err != nil {
 		return "", err
 	}
 	switch provider {

@@ -548,3 +548,30 @@ func TestIsReference(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck: Check finds malformed references without resolving anything
+// (no variable, file or command is needed).
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		value string
+		bad   bool
+	}{
+		{"literal", false},
+		{"", false},
+		{"secret://env/UNSET_VARIABLE_FOR_CHECK", false},
+		{"secret://gcp/name#3", false},
+		{"Bearer ${UNSET_VARIABLE_FOR_CHECK}", false},
+		{"secret://nope/x", true},
+		{"secret://env/", true},
+		{"secret:///x", true},
+		{"secret://env/ X", true},
+		{"${HOME", true},
+		{"${1X}", true},
+	}
+	for _, tt := range tests {
+		err := secrets.Check(tt.value)
+		if bad := errors.Is(err, secrets.ErrBadReference); bad != tt.bad || (err != nil && !bad) {
+			t.Errorf("Check(%q) = %v, want bad %v", tt.value, err, tt.bad)
+		}
+	}
+}

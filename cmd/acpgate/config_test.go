@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -137,6 +139,34 @@ func TestConfigCommands(t *testing.T) {
 	}
 	if out, err := exec.Command(agentBin, "config", "check", "--config", "/nonexistent/config.json").CombinedOutput(); err == nil || !strings.Contains(string(out), "/nonexistent/config.json") {
 		t.Errorf("missing --config file: %v\n%s", err, out)
+	}
+}
+
+// TestConfigSchema: `acpgate config schema` prints the committed schema, and
+// a file that names it in "$schema" checks without a warning.
+func TestConfigSchema(t *testing.T) {
+	out, err := exec.Command(agentBin, "config", "schema").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := os.ReadFile(filepath.Join("..", "..", "acp", "config", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, committed) || !json.Valid(out) {
+		t.Errorf("config schema printed:\n%s", out)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "schema.json"), out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"$schema": "./schema.json", "limits": {"callsPerMinute": 0}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(agentBin, "config", "check", "--config", cfg).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "warning") {
+		t.Errorf("check of a file naming its schema: %v\n%s", err, out)
 	}
 }
 

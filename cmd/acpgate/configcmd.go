@@ -28,10 +28,15 @@ func loadConfig(path string) (*config.Config, []config.Warning, string, error) {
 	return cfg, warnings, path, err
 }
 
-// configCommand runs `acpgate config check|show [--config F] [--profile P]`.
+// configCommand runs `acpgate config check|show [--config F] [--profile P]`
+// and `acpgate config schema`.
 func configCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "schema" {
+		_, _ = stdout.Write(config.Schema())
+		return 0
+	}
 	if len(args) == 0 || (args[0] != "check" && args[0] != "show") {
-		fmt.Fprintln(stderr, "usage: acpgate config check|show [--config FILE] [--profile ID]")
+		fmt.Fprintln(stderr, "usage: acpgate config check|show [--config FILE] [--profile ID]\n       acpgate config schema")
 		return 2
 	}
 	fs := flag.NewFlagSet("acpgate config "+args[0], flag.ContinueOnError)

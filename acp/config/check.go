@@ -1,0 +1,219 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/acpgate/acpgate/acp/secrets"
+)
+
+// located is a part of a Config with its location in the file.
+type located[T any] struct {
+	loc []string
+	v   T
+}
+
+// child returns a new location: loc followed by keys.
+func child(loc []string, keys ...string) []string {
+	return append(slices.Clip(loc), keys...)
+}
+
+// serverSets returns every "servers" object of c with its location.
+func (c *Config) serverSets() []located[map[string]Server] {
+	sets := []located[map[string]Server]{
+		{[]string{"servers"}, c.Servers},
+		{[]string{"mcpServers"}, c.MCPServers},
+		{[]string{"agents", "defaults", "mcp", "servers"}, c.Agents.Defaults.MCP.Servers},
+	}
+	for i, p := range c.Agents.List {
+		sets = append(sets, located[map[string]Server]{[]string{"agents", "list", strconv.Itoa(i), "mcp", "servers"}, p.MCP.Servers})
+	}
+	return sets
+}
+
+// models returns every "model" object of c with its location.
+func (c *Config) models() []located[*Model] {
+	models := []located[*Model]{{[]string{"model"}, &c.Model}}
+	for i := range c.Agents.List {
+		models = append(models, located[*Model]{[]string{"agents", "list", strconv.Itoa(i), "model"}, &c.Agents.List[i].Model})
+	}
+	return models
+}
+
+// check makes the checks the schema cannot express on c, the decoded
+// document, skipping the values the schema rejected; it settles each
+// server's Transport and Enabled from the "type" and "disabled" keys.
+func (r *report) check(c *Config) {
+	for _, set := range c.serverSets() {
+		for _, name := range sortedKeys(set.v) {
+			if loc := child(set.loc, name); !r.isBad(loc) {
+				s := set.v[name]
+				r.server(loc, &s)
+				set.v[name] = s
+			}
+		}
+	}
+	r.overrides(c)
+	policies := []located[ToolPolicy]{{[]string{"agents", "defaults", "tools"}, c.Agents.Defaults.Tools}}
+	seen := map[string]bool{}
+	for i, p := range c.Agents.List {
+		loc := []string{"agents", "list", strconv.Itoa(i)}
+		if id := child(loc, "id"); seen[p.ID] && strings.TrimSpace(p.ID) != "" && !r.isBad(id) {
+			r.errorAt(id, nil, "duplicate profile %q", p.ID)
+		}
+		seen[p.ID] = true
+		policies = append(policies, located[ToolPolicy]{child(loc, "tools"), p.Tools})
+	}
+	for _, m := range c.models() {
+		if at := child(m.loc, "baseUrl"); m.v.BaseURL != "" && !r.isBad(at) {
+			if err := checkHTTPURL(m.v.BaseURL); err != nil {
+				r.errorAt(at, err, "%v", err)
+			}
+		}
+		r.values(m.loc, map[string]string{"apiKey": m.v.APIKey})
+		r.values(child(m.loc, "headers"), m.v.Headers)
+	}
+	for _, p := range policies {
+		for list, patterns := range map[string][]string{"allow": p.v.Allow, "deny": p.v.Deny, "autoApprove": p.v.AutoApprove} {
+			for i, pat := range patterns {
+				if _, err := path.Match(pat, ""); err != nil {
+					r.errorAt(child(p.loc, list, strconv.Itoa(i)), err, "bad pattern %q: %v", pat, err)
+				}
+			}
+		}
+	}
+}
+
+// server checks the server at loc.
+func (r *report) server(loc []string, s *Server) {
+	raw, _ := r.value(loc).(map[string]any)
+	if strings.TrimSpace(loc[len(loc)-1]) == "" {
+		r.errorAt(loc, nil, "empty server name")
+	}
+	if typ, ok := raw["type"].(string); ok {
+		t := Transport(typ)
+		if typ == "streamable-http" || typ == "streamableHttp" {
+			t = TransportHTTP
+		}
+		if s.Transport != "" && s.Transport != t {
+			r.errorAt(loc, nil, "transport %q and type %q disagree", s.Transport, t)
+		} else {
+			s.Transport = t
+		}
+	}
+	if disabled, ok := raw["disabled"].(bool); ok {
+		if s.Enabled != nil && *s.Enabled == disabled {
+			r.errorAt(loc, nil, "enabled and disabled disagree")
+		}
+		s.Enabled = ptr(!disabled)
+	}
+
+	t := s.ResolvedTransport()
+	needs, ignored := "command", []string{"url", "headers", "allowInsecureHttp"}
+	if t != TransportStdio {
+		needs, ignored = "url", []string{"command", "args", "env", "cwd"}
+	}
+	switch {
+	case t == TransportStdio && strings.TrimSpace(s.Command) == "", t != TransportStdio && s.URL == "":
+		r.errorAt(loc, nil, "transport %q requires %q", t, needs)
+	case t != TransportStdio:
+		if err := checkServerURL(s.URL, s.AllowInsecureHTTP); err != nil {
+			r.errorAt(child(loc, "url"), err, "%v", err)
+		}
+	}
+	for _, k := range ignored {
+		if _, ok := raw[k]; ok {
+			r.warn(child(loc, k), "ignored by transport %q", t)
+		}
+	}
+	r.values(child(loc, "env"), s.Env)
+	r.values(child(loc, "headers"), s.Headers)
+}
+
+// values checks the values of an env, headers or model object at loc: a
+// malformed secret reference is an error, a literal value under a key that
+// looks like a credential a warning.
+func (r *report) values(loc []string, m map[string]string) {
+	for k, v := range m {
+		at := child(loc, k)
+		if r.isBad(at) {
+			continue
+		}
+		if err := secrets.Check(v); err != nil {
+			r.errorAt(at, err, "%v", err)
+		} else if v != "" && !secrets.ContainsReference(v) && secrets.LooksLikeCredential(k) {
+			r.warn(at, "literal credential; use a secret:// reference")
+		}
+	}
+}
+
+// overrides warns about default servers defined more than once:
+// agents.defaults wins over mcpServers, which wins over servers.
+func (r *report) overrides(c *Config) {
+	sets := c.serverSets()[:3]
+	for i, set := range sets {
+		for name := range set.v {
+			for _, over := range sets[i+1:] {
+				if _, ok := over.v[name]; ok {
+					r.warn(child(set.loc, name), "overridden by %s", r.path(child(over.loc, name)))
+					break
+				}
+			}
+		}
+	}
+}
+
+// value returns the value at loc in the document, or nil.
+func (r *report) value(loc []string) any {
+	var node any = r.doc
+	for _, k := range loc {
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(n) {
+				return nil
+			}
+			node = n[i]
+		default:
+			return nil
+		}
+	}
+	return node
+}
+
+// checkHTTPURL accepts an absolute http or https URL.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("bad URL %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("URL %q has no host", raw)
+	}
+	return nil
+}
+
+// checkServerURL is checkHTTPURL, with plain http allowed to loopback hosts
+// only unless insecure is set.
+func checkServerURL(raw string, insecure bool) error {
+	if err := checkHTTPURL(raw); err != nil {
+		return err
+	}
+	u, _ := url.Parse(raw)
+	if host := u.Hostname(); u.Scheme == "http" && !insecure && !strings.EqualFold(host, "localhost") {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return fmt.Errorf("URL %q: plain http is only allowed to a loopback host; use https or set \"allowInsecureHttp\"", raw)
+		}
+	}
+	return nil
+}
