@@ -136,6 +136,18 @@ func (a *Agent) bridgeBase(session string) bridge.Options {
 	return o
 }
 
+// startupGrace is the session's startup grace: the configured one (0 in
+// the file turns it off), else def.
+func (sc *sessionConfig) startupGrace(def time.Duration) time.Duration {
+	if g := sc.limits.StartupGrace; g != nil {
+		if *g == 0 {
+			return -1
+		}
+		return time.Duration(*g) * time.Millisecond
+	}
+	return def
+}
+
 // bridgeOptions are the session's bridge options: trusted servers, tool
 // prefixes and the result cap.
 func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {

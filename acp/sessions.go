@@ -191,7 +191,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	// is ready and the others have been quiet for the grace: servers still
 	// connecting go on, and their tools join later.
 	mgr.Launch()
-	_ = mgr.WaitSettled(bctx, a.opts.StartupGrace)
+	_ = mgr.WaitSettled(bctx, sc.startupGrace(a.opts.StartupGrace))
 	// Events reach the bridge asynchronously: make sure the tools of every
 	// server ready now are in place before the client is answered.
 	s.sync.Refresh()

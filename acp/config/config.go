@@ -44,7 +44,7 @@ type Model struct {
 
 // Limits bounds what a session may use. A nil field is not set (the caller
 // applies its default); 0 means off and is accepted for CallsPerMinute
-// only; the other fields are positive. Durations are in milliseconds. A
+// and StartupGrace only; the other fields are positive. Durations are in milliseconds. A
 // Limits value is plain data: not safe for concurrent modification.
 type Limits struct {
 	// MaxServers bounds the MCP servers started per session (> 0).
@@ -61,6 +61,9 @@ type Limits struct {
 	MaxStoredResultBytes *int `json:"maxStoredResultBytes,omitempty"`
 	// StartupBudget is how long a new session waits for its servers (> 0 ms).
 	StartupBudget *int `json:"startupBudget,omitempty"`
+	// StartupGrace is how long a new session, once one server is ready,
+	// waits for another to settle before answering (>= 0 ms; 0: off).
+	StartupGrace *int `json:"startupGrace,omitempty"`
 	// ConnectTimeout is the default connect timeout of a server (> 0 ms).
 	ConnectTimeout *int `json:"connectTimeout,omitempty"`
 	// CallTimeout is the default timeout of one tool call (> 0 ms).

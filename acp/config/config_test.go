@@ -112,6 +112,7 @@ func TestValidationErrors(t *testing.T) {
 		{"maxStoredResultBytes text", `{"limits": {"maxStoredResultBytes": "1MB"}}`, []string{`limits.maxStoredResultBytes: want an integer`}},
 		{"negative calls", `{"limits": {"callsPerMinute": -1}}`, []string{`limits.callsPerMinute: must not be negative`}},
 		{"zero budget", `{"limits": {"startupBudget": 0}}`, []string{`limits.startupBudget: must be a positive number of milliseconds`}},
+		{"negative grace", `{"limits": {"startupGrace": -1}}`, []string{`limits.startupGrace: must not be negative (0 means off)`}},
 		{"non-integer", `{"limits": {"maxServers": 1.5}}`, []string{`limits.maxServers: want an integer`}},
 		{"syntax", "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"x\",}\n  }\n}",
 			[]string{`config.json:3:27: invalid character '}' looking for beginning of object key string`}},

@@ -142,7 +142,7 @@ func tooSmall(at string) string {
 	switch at {
 	case "/$defs/millis":
 		return "must be a positive number of milliseconds"
-	case "/$defs/countOrOff":
+	case "/$defs/countOrOff", "/$defs/millisOrOff":
 		return "must not be negative (0 means off)"
 	}
 	return "must be positive"
