@@ -150,13 +150,13 @@ func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b
 
 // startAgent runs acpgate with args and connects a client; the agent is
 // stopped (stdin closed, then killed) at the end of the test.
-func startAgent(t *testing.T, stateDir string, args ...string) *agent {
+func startAgent(t testing.TB, stateDir string, args ...string) *agent {
 	t.Helper()
 	return startAgentEnv(t, stateDir, nil, args...)
 }
 
 // startAgentEnv is startAgent with extra environment variables.
-func startAgentEnv(t *testing.T, stateDir string, env []string, args ...string) *agent {
+func startAgentEnv(t testing.TB, stateDir string, env []string, args ...string) *agent {
 	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "2s"}, args...)...)
 	// No configuration file unless a test gives one.
@@ -203,7 +203,7 @@ func stdioServer(name string, args ...string) acpsdk.McpServer {
 	return acpsdk.McpServer{Stdio: &acpsdk.McpServerStdio{Name: name, Command: serverBin, Args: append([]string{"-name", name}, args...), Env: []acpsdk.EnvVariable{}}}
 }
 
-func ctx30(t *testing.T) context.Context {
+func ctx30(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -238,7 +238,7 @@ func netServer(t *testing.T, mode string, args ...string) string {
 }
 
 // recordFile is a path for a test server's -record file, and a reader.
-func recordFile(t *testing.T) (string, func() string) {
+func recordFile(t testing.TB) (string, func() string) {
 	p := filepath.Join(t.TempDir(), "record")
 	return p, func() string { b, _ := os.ReadFile(p); return string(b) }
 }

@@ -21,7 +21,7 @@ func stubbornArgs(rec string) []string {
 
 // openStubborn opens a session with one stubborn server and waits for its
 // process and grandchild.
-func openStubborn(t *testing.T, a *agent, name string) (acpsdk.SessionId, func() []int) {
+func openStubborn(t testing.TB, a *agent, name string) (acpsdk.SessionId, func() []int) {
 	t.Helper()
 	rec, record := recordFile(t)
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer(name, stubbornArgs(rec)...)}})
