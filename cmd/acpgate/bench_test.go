@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpgo "github.com/mark3labs/mcp-go/client"
@@ -20,7 +22,14 @@ func benchAgent(b *testing.B) (*acpsdk.ClientSideConnection, func()) {
 
 func benchAgentIn(b *testing.B, stateDir string) (*acpsdk.ClientSideConnection, func()) {
 	b.Helper()
-	cmd := exec.Command(agentBin, "--state-dir", stateDir, "--log-level", "error")
+	return benchACP(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
+}
+
+// benchACP starts an ACP agent (acpgate or the minimal agent) and
+// initializes it.
+func benchACP(b *testing.B, bin string, args ...string) (*acpsdk.ClientSideConnection, func()) {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -34,27 +43,51 @@ func benchAgentIn(b *testing.B, stateDir string) (*acpsdk.ClientSideConnection, 
 	return conn, func() { _ = stdin.Close(); _ = cmd.Wait() }
 }
 
-// BenchmarkCall compares a /call round trip through acpgate (prompt in,
-// tool_call updates and response out, the call fdatasynced to the session
-// log) with a direct MCP call to the same stdio server. via=acpgate-tmpfs
-// keeps the session store in /dev/shm, where fdatasync costs nothing, to
-// show acpgate's own overhead apart from the disk.
+// latencies times each iteration of a benchmark loop and reports their
+// median as the p50-ns/op metric (ns/op is their mean).
+type latencies []time.Duration
+
+func (l *latencies) loop(b *testing.B, op func()) {
+	*l = (*l)[:0]
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		op()
+		*l = append(*l, time.Since(t0))
+	}
+	b.StopTimer()
+	if len(*l) > 0 {
+		slices.Sort(*l)
+		b.ReportMetric(float64((*l)[len(*l)/2].Nanoseconds()), "p50-ns/op")
+	}
+}
+
+// BenchmarkCall runs the same /call round trip, in the same run, four
+// ways: through acpgate (prompt in; tool_call, in_progress and completed
+// updates and the response out; the call written to the session log,
+// whose fdatasync is group-committed in the background), the same with
+// the store on tmpfs (via=acpgate-tmpfs), through testdata/minagent, the
+// least ACP agent on the same SDKs (via=minagent: the floor), and as a
+// direct mcp-go call to the same stdio server (via=mcp).
 func BenchmarkCall(b *testing.B) {
-	run := func(b *testing.B, stateDir string) {
-		conn, stop := benchAgentIn(b, stateDir)
-		defer stop()
+	var lat latencies
+	acpCall := func(b *testing.B, conn *acpsdk.ClientSideConnection) {
 		ctx := context.Background()
 		resp, err := conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("s")}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		req := acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(`/call mcp__s__echo {"text":"hello"}`)}}
-		b.ResetTimer()
-		for b.Loop() {
+		lat.loop(b, func() {
 			if _, err := conn.Prompt(ctx, req); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
+	}
+	run := func(b *testing.B, stateDir string) {
+		conn, stop := benchAgentIn(b, stateDir)
+		defer stop()
+		acpCall(b, conn)
 	}
 	b.Run("via=acpgate", func(b *testing.B) { run(b, b.TempDir()) })
 	b.Run("via=acpgate-tmpfs", func(b *testing.B) {
@@ -64,6 +97,11 @@ func BenchmarkCall(b *testing.B) {
 		}
 		defer os.RemoveAll(dir)
 		run(b, dir)
+	})
+	b.Run("via=minagent", func(b *testing.B) {
+		conn, stop := benchACP(b, minAgentBin)
+		defer stop()
+		acpCall(b, conn)
 	})
 	b.Run("via=mcp", func(b *testing.B) {
 		c, err := mcpgo.NewStdioMCPClient(serverBin, nil)
@@ -81,12 +119,11 @@ func BenchmarkCall(b *testing.B) {
 		req.Params.Name = "echo"
 		req.Params.Arguments = map[string]any{"text": "hello"}
 		req.Params.Meta = &mcp.Meta{ProgressToken: "bench"}
-		b.ResetTimer()
-		for b.Loop() {
+		lat.loop(b, func() {
 			if _, err := c.CallTool(ctx, req); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 }
 
