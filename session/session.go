@@ -24,7 +24,7 @@ type Session struct {
 	size    int64     // length of the log: where the next line starts
 	synced  int64     // length of the log known to be on stable storage
 	syncing bool      // a datasync runs, without mu held
-	soon    *time.Timer
+	soon    *time.Timer // the background sync SyncSoon scheduled; nil if none
 	meta    Meta
 	dirty   bool // meta changed since it was last written
 	touched bool // Updated moved by Append since the metadata was written

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -22,12 +23,13 @@ func benchAgent(b *testing.B) (*acpsdk.ClientSideConnection, func()) {
 
 func benchAgentIn(b *testing.B, stateDir string) (*acpsdk.ClientSideConnection, func()) {
 	b.Helper()
-	return benchACP(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
+	conn, _, stop := benchACP(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
+	return conn, stop
 }
 
 // benchACP starts an ACP agent (acpgate or the minimal agent) and
 // initializes it.
-func benchACP(b *testing.B, bin string, args ...string) (*acpsdk.ClientSideConnection, func()) {
+func benchACP(b *testing.B, bin string, args ...string) (*acpsdk.ClientSideConnection, *exec.Cmd, func()) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
 	stdin, _ := cmd.StdinPipe()
@@ -40,7 +42,25 @@ func benchACP(b *testing.B, bin string, args ...string) (*acpsdk.ClientSideConne
 	if _, err := conn.Initialize(context.Background(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
 		b.Fatal(err)
 	}
-	return conn, func() { _ = stdin.Close(); _ = cmd.Wait() }
+	return conn, cmd, func() { _ = stdin.Close(); _ = cmd.Wait() }
+}
+
+// cpuTime is the CPU time the threads of process pid have used, from
+// /proc/PID/task/*/schedstat (ns); 0 where there is no such file.
+func cpuTime(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 // latencies times each iteration of a benchmark loop and reports their
@@ -71,23 +91,29 @@ func (l *latencies) loop(b *testing.B, op func()) {
 // direct mcp-go call to the same stdio server (via=mcp).
 func BenchmarkCall(b *testing.B) {
 	var lat latencies
-	acpCall := func(b *testing.B, conn *acpsdk.ClientSideConnection) {
+	// acpCall runs the benchmark through an agent, and reports the CPU
+	// time the agent's process (not its MCP server) used per call.
+	acpCall := func(b *testing.B, bin string, args ...string) {
+		conn, cmd, stop := benchACP(b, bin, args...)
+		defer stop()
 		ctx := context.Background()
 		resp, err := conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("s")}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		req := acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(`/call mcp__s__echo {"text":"hello"}`)}}
+		cpu0 := cpuTime(cmd.Process.Pid)
 		lat.loop(b, func() {
 			if _, err := conn.Prompt(ctx, req); err != nil {
 				b.Fatal(err)
 			}
 		})
+		if cpu := cpuTime(cmd.Process.Pid) - cpu0; cpu > 0 {
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "agent-cpu-ns/op")
+		}
 	}
 	run := func(b *testing.B, stateDir string) {
-		conn, stop := benchAgentIn(b, stateDir)
-		defer stop()
-		acpCall(b, conn)
+		acpCall(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
 	}
 	b.Run("via=acpgate", func(b *testing.B) { run(b, b.TempDir()) })
 	b.Run("via=acpgate-tmpfs", func(b *testing.B) {
@@ -99,9 +125,7 @@ func BenchmarkCall(b *testing.B) {
 		run(b, dir)
 	})
 	b.Run("via=minagent", func(b *testing.B) {
-		conn, stop := benchACP(b, minAgentBin)
-		defer stop()
-		acpCall(b, conn)
+		acpCall(b, minAgentBin)
 	})
 	b.Run("via=mcp", func(b *testing.B) {
 		c, err := mcpgo.NewStdioMCPClient(serverBin, nil)
