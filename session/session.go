@@ -19,11 +19,11 @@ type Session struct {
 	dir   string
 
 	mu      sync.Mutex
-	idle    sync.Cond // on mu: broadcast when a datasync ends
-	f       *os.File  // nil once closed
-	size    int64     // length of the log: where the next line starts
-	synced  int64     // length of the log known to be on stable storage
-	syncing bool      // a datasync runs, without mu held
+	idle    sync.Cond   // on mu: broadcast when a datasync ends
+	f       *os.File    // nil once closed
+	size    int64       // length of the log: where the next line starts
+	synced  int64       // length of the log known to be on stable storage
+	syncing bool        // a datasync runs, without mu held
 	soon    *time.Timer // the background sync SyncSoon scheduled; nil if none
 	meta    Meta
 	dirty   bool // meta changed since it was last written
