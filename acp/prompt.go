@@ -76,9 +76,9 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		}
 	}
 	t.flush()
-	if err := s.store.Sync(); err != nil {
-		a.logger.Error("saving the turn", "session", s.id, "err", err)
-	}
+	// Every record is written already; it reaches the disk within the
+	// store's sync delay (and before close or shutdown).
+	s.store.SyncSoon()
 	return acpsdk.PromptResponse{StopReason: stopReason(stop)}, nil
 }
 
@@ -153,7 +153,9 @@ func (a *Agent) newTurnLog(s *liveSession) *turnLog {
 	return t
 }
 
-// sink is the Runner's event sink (never called concurrently).
+// sink is the Runner's event sink (never called concurrently). It does
+// nothing slow: records are written to the session log (no fsync) and the
+// log's sync is scheduled in the background (session.Session.SyncSoon).
 func (t *turnLog) sink(e gateway.Event) {
 	switch e.Kind {
 	case gateway.EventText, gateway.EventThinking:
@@ -180,16 +182,17 @@ func (t *turnLog) sink(e gateway.Event) {
 		if e.Failed {
 			status = acpsdk.ToolCallStatusFailed
 		}
-		// The client gets the whole result; the session log a bounded copy.
-		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
-			acpsdk.WithUpdateContent(toolContent(e.Result.Content)), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))))
+		// The session log gets a bounded copy, written before the client
+		// sees the call end (so a crash loses no call the client saw
+		// completed), and on disk within the store's sync delay.
 		stored, cut := storedCopy(*e.Result, t.s.maxStoredResultBytes())
 		final := toolCallStart(e.Call)
 		final.Status, final.Content, final.RawOutput = status, toolContent(stored.Content), rawOutput(stored, cut)
 		t.record(acpsdk.SessionUpdate{ToolCall: final})
-		if err := t.s.store.Sync(); err != nil { // each completed call is durable
-			t.a.logger.Error("saving a tool call", "session", t.s.id, "err", err)
-		}
+		t.s.store.SyncSoon()
+		// The client gets the whole result.
+		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
+			acpsdk.WithUpdateContent(toolContent(e.Result.Content)), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))))
 	}
 }
 

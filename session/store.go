@@ -8,9 +8,13 @@
 //
 // Directories are created 0700 and files 0600, whatever the umask.
 //
-// Durability: Session.Append writes one line to the log without fsync;
-// Session.Sync fsyncs it, then writes the metadata if it changed. A crash
-// loses at most what was appended since the last Sync. Metadata is written
+// Durability: Session.Append writes one line to the log with one write(2)
+// and no buffering in the process, so once it returns the record survives
+// a crash of the process. Session.SyncSoon fdatasyncs the log in the
+// background within a short delay (group commit: appends made meanwhile
+// share one fdatasync); Session.Sync does it before returning, then writes
+// the metadata if it changed; Close and Store.Resume sync too. A crash of
+// the machine loses at most what was appended since the last sync. Metadata is written
 // to a temporary file in the same directory, fsynced, renamed over the old
 // file, and the directory is fsynced, so meta.json always holds either the
 // old or the new metadata. A session is created in a temporary directory
@@ -48,6 +52,8 @@ const (
 	MaxIDLen = 128
 	// DefaultListLimit is the page size of Store.List when its limit is <= 0.
 	DefaultListLimit = 50
+	// DefaultSyncDelay is the default Options.SyncDelay.
+	DefaultSyncDelay = 50 * time.Millisecond
 )
 
 // The values of Meta.Always.
@@ -203,8 +209,12 @@ type Options struct {
 	// in UTC.
 	Now func() time.Time
 	// Logger receives warnings: torn lines dropped by Resume, sessions List
-	// cannot read. Default: discard.
+	// cannot read, failed background syncs. Default: discard.
 	Logger *slog.Logger
+	// SyncDelay is how long after Session.SyncSoon the background
+	// fdatasync runs; calls within it share one. Default (<= 0):
+	// DefaultSyncDelay.
+	SyncDelay time.Duration
 }
 
 // Store is a directory of sessions. It is safe for concurrent use.
@@ -213,6 +223,10 @@ type Store struct {
 	sessions string
 	clock    func() time.Time
 	logger   *slog.Logger
+	// syncDelay is Options.SyncDelay; datasync flushes a log to stable
+	// storage (a variable so that tests can observe and fail it).
+	syncDelay time.Duration
+	datasync  func(*os.File) error
 
 	mu   sync.Mutex
 	open map[string]*Session // nil value: being created or resumed
@@ -232,13 +246,18 @@ func OpenWith(dir string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("session: open %s: %w", dir, err)
 	}
 	s := &Store{
-		dir:      abs,
-		sessions: filepath.Join(abs, sessionsDir),
-		clock:    time.Now,
-		logger:   slog.New(slog.DiscardHandler),
-		open:     make(map[string]*Session),
+		dir:       abs,
+		sessions:  filepath.Join(abs, sessionsDir),
+		clock:     time.Now,
+		logger:    slog.New(slog.DiscardHandler),
+		open:      make(map[string]*Session),
+		syncDelay: DefaultSyncDelay,
+		datasync:  datasync,
 	}
 	if opts != nil {
+		if opts.SyncDelay > 0 {
+			s.syncDelay = opts.SyncDelay
+		}
 		if opts.Now != nil {
 			s.clock = opts.Now
 		}
@@ -365,11 +384,12 @@ func (s *Store) create(id, cwd string) (_ *Session, err error) {
 		f = nil
 		return nil, fmt.Errorf("session: create %q: %w", id, err)
 	}
-	return &Session{store: s, id: id, dir: final, f: f, meta: meta}, nil
+	return newSession(s, id, final, f, 0, meta), nil
 }
 
 // Resume opens the existing session id for appending and returns its
-// records, oldest first. A torn last line is dropped, the log truncated to
+// records, oldest first, durable: the log is fdatasynced first, since a
+// process that crashed may have left them in the page cache only. A torn last line is dropped, the log truncated to
 // its last complete line and the loss reported by the Session's Dropped
 // method; any other unreadable line fails with a *CorruptError. Resume
 // fails with ErrNotFound if there is no such session and with ErrInUse if
@@ -413,13 +433,18 @@ func (s *Store) resume(id string) (_ *Session, _ []Record, err error) {
 		if err := f.Truncate(end); err != nil {
 			return nil, nil, fmt.Errorf("session: resume %q: drop torn line %d: %w", id, dropped.Line, err)
 		}
-		if err := f.Sync(); err != nil {
-			return nil, nil, fmt.Errorf("session: resume %q: drop torn line %d: %w", id, dropped.Line, err)
-		}
+	}
+	// What a crashed process wrote may still be only in the page cache:
+	// make the records durable before the caller shows them.
+	if err := s.datasync(f); err != nil {
+		return nil, nil, fmt.Errorf("session: resume %q: sync log: %w", id, err)
+	}
+	if dropped != nil {
 		s.logger.Warn("session: dropped torn last line of log", "id", id, "path", path,
 			"line", dropped.Line, "bytes", dropped.Size, "reason", dropped.Reason)
 	}
-	ss := &Session{store: s, id: id, dir: dir, f: f, size: end, meta: meta, dropped: dropped}
+	ss := newSession(s, id, dir, f, end, meta)
+	ss.dropped = dropped
 	if n := len(recs); n > 0 && recs[n-1].Time.After(meta.Updated) {
 		ss.meta.Updated = recs[n-1].Time
 		ss.dirty = true

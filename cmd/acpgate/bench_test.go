@@ -6,7 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpgo "github.com/mark3labs/mcp-go/client"
@@ -20,7 +23,15 @@ func benchAgent(b *testing.B) (*acpsdk.ClientSideConnection, func()) {
 
 func benchAgentIn(b *testing.B, stateDir string) (*acpsdk.ClientSideConnection, func()) {
 	b.Helper()
-	cmd := exec.Command(agentBin, "--state-dir", stateDir, "--log-level", "error")
+	conn, _, stop := benchACP(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
+	return conn, stop
+}
+
+// benchACP starts an ACP agent (acpgate or the minimal agent) and
+// initializes it.
+func benchACP(b *testing.B, bin string, args ...string) (*acpsdk.ClientSideConnection, *exec.Cmd, func()) {
+	b.Helper()
+	cmd := exec.Command(bin, args...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -31,17 +42,59 @@ func benchAgentIn(b *testing.B, stateDir string) (*acpsdk.ClientSideConnection, 
 	if _, err := conn.Initialize(context.Background(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
 		b.Fatal(err)
 	}
-	return conn, func() { _ = stdin.Close(); _ = cmd.Wait() }
+	return conn, cmd, func() { _ = stdin.Close(); _ = cmd.Wait() }
 }
 
-// BenchmarkCall compares a /call round trip through acpgate (prompt in,
-// tool_call updates and response out, the call fdatasynced to the session
-// log) with a direct MCP call to the same stdio server. via=acpgate-tmpfs
-// keeps the session store in /dev/shm, where fdatasync costs nothing, to
-// show acpgate's own overhead apart from the disk.
+// cpuTime is the CPU time the threads of process pid have used, from
+// /proc/PID/task/*/schedstat (ns); 0 where there is no such file.
+func cpuTime(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// latencies times each iteration of a benchmark loop and reports their
+// median as the p50-ns/op metric (ns/op is their mean).
+type latencies []time.Duration
+
+func (l *latencies) loop(b *testing.B, op func()) {
+	*l = (*l)[:0]
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		op()
+		*l = append(*l, time.Since(t0))
+	}
+	b.StopTimer()
+	if len(*l) > 0 {
+		slices.Sort(*l)
+		b.ReportMetric(float64((*l)[len(*l)/2].Nanoseconds()), "p50-ns/op")
+	}
+}
+
+// BenchmarkCall runs the same /call round trip, in the same run, four
+// ways: through acpgate (prompt in; tool_call, in_progress and completed
+// updates and the response out; the call written to the session log,
+// whose fdatasync is group-committed in the background), the same with
+// the store on tmpfs (via=acpgate-tmpfs), through testdata/minagent, the
+// least ACP agent on the same SDKs (via=minagent: the floor), and as a
+// direct mcp-go call to the same stdio server (via=mcp).
 func BenchmarkCall(b *testing.B) {
-	run := func(b *testing.B, stateDir string) {
-		conn, stop := benchAgentIn(b, stateDir)
+	var lat latencies
+	// acpCall runs the benchmark through an agent, and reports the CPU
+	// time the agent's process (not its MCP server) used per call.
+	acpCall := func(b *testing.B, bin string, args ...string) {
+		conn, cmd, stop := benchACP(b, bin, args...)
 		defer stop()
 		ctx := context.Background()
 		resp, err := conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("s")}})
@@ -49,12 +102,18 @@ func BenchmarkCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		req := acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(`/call mcp__s__echo {"text":"hello"}`)}}
-		b.ResetTimer()
-		for b.Loop() {
+		cpu0 := cpuTime(cmd.Process.Pid)
+		lat.loop(b, func() {
 			if _, err := conn.Prompt(ctx, req); err != nil {
 				b.Fatal(err)
 			}
+		})
+		if cpu := cpuTime(cmd.Process.Pid) - cpu0; cpu > 0 {
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "agent-cpu-ns/op")
 		}
+	}
+	run := func(b *testing.B, stateDir string) {
+		acpCall(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
 	}
 	b.Run("via=acpgate", func(b *testing.B) { run(b, b.TempDir()) })
 	b.Run("via=acpgate-tmpfs", func(b *testing.B) {
@@ -64,6 +123,9 @@ func BenchmarkCall(b *testing.B) {
 		}
 		defer os.RemoveAll(dir)
 		run(b, dir)
+	})
+	b.Run("via=minagent", func(b *testing.B) {
+		acpCall(b, minAgentBin)
 	})
 	b.Run("via=mcp", func(b *testing.B) {
 		c, err := mcpgo.NewStdioMCPClient(serverBin, nil)
@@ -81,12 +143,11 @@ func BenchmarkCall(b *testing.B) {
 		req.Params.Name = "echo"
 		req.Params.Arguments = map[string]any{"text": "hello"}
 		req.Params.Meta = &mcp.Meta{ProgressToken: "bench"}
-		b.ResetTimer()
-		for b.Loop() {
+		lat.loop(b, func() {
 			if _, err := c.CallTool(ctx, req); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 }
 

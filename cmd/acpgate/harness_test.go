@@ -20,10 +20,10 @@ import (
 )
 
 // Binaries built once by TestMain.
-var agentBin, serverBin string
+var agentBin, serverBin, minAgentBin string
 
 func TestMain(m *testing.M) {
-	testbin.Main(m, map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/mcpserver": &serverBin})
+	testbin.Main(m, map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/mcpserver": &serverBin, "./testdata/minagent": &minAgentBin})
 }
 
 // client is the test's ACP client: it records updates and answers
