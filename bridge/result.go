@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,15 +73,24 @@ func (f *framer) convert(src source, res *mcp.CallToolResult) gateway.Result {
 			out.Structured = raw
 		}
 	}
-	text := gateway.PlainText(out.Content)
+	// Only the start of the text can reach the model: it is cut before it
+	// is joined. The prefix runs maxBytes past the cap, so a secret across
+	// the cap is still whole for the redaction, and the cap is applied to
+	// what redaction leaves.
+	text, total := gateway.PlainTextPrefix(out.Content, 2*f.maxBytes)
+	if strings.TrimSpace(text) == "" && total > len(text) { // rare: all blank so far
+		text = gateway.PlainText(out.Content)
+		total = len(text)
+	}
 	if strings.TrimSpace(text) == "" && out.Structured != nil {
 		text = string(out.Structured)
+		total = len(text)
 	}
 	if len(out.Content) == 0 && out.Structured == nil {
 		out.Content = []gateway.Content{{Type: gateway.ContentText, Text: emptyResult}}
-		text = emptyResult
+		text, total = emptyResult, len(emptyResult)
 	}
-	out.ForModel = f.forModel(src, "output", "result", text)
+	out.ForModel = f.forModel(src, "output", "result", text, total-len(text))
 	return out
 }
 
@@ -91,16 +99,17 @@ func (f *framer) convert(src source, res *mcp.CallToolResult) gateway.Result {
 // may come from the server).
 func (f *framer) callError(src source, err error) gateway.Result {
 	out := gateway.ErrorResult(fmt.Sprintf("The MCP tool %s of server %s could not be called: %v", src.tool, src.server, err))
-	out.ForModel = fmt.Sprintf("The MCP tool %s could not be called:\n%s", src.name, f.forModel(src, "error message", "error message", err.Error()))
+	out.ForModel = fmt.Sprintf("The MCP tool %s could not be called:\n%s", src.name, f.forModel(src, "error message", "error message", err.Error(), 0))
 	return out
 }
 
 // forModel prepares text from src's server for the model: redacted, capped
 // (what names the text in the cut note), checked for injection-like
 // phrases (logged) and, unless the server is trusted, neutralised and
-// framed (kind names the text in the frame's notice).
-func (f *framer) forModel(src source, kind, what, text string) string {
-	text = capText(f.redact(text), f.maxBytes, what)
+// framed (kind names the text in the frame's notice). more is how many
+// bytes of the text the caller already cut off after text.
+func (f *framer) forModel(src source, kind, what, text string, more int) string {
+	text = capMore(f.redact(text), more, f.maxBytes, what)
 	norm := normalize(text)
 	if hits := injectionHits(norm); len(hits) > 0 {
 		f.logger.Warn("MCP "+what+" contains text that looks like a prompt injection", "server", src.server, "tool", src.tool, "patterns", hits)
@@ -131,22 +140,17 @@ func (f *framer) description(server string, t mcp.Tool) string {
 
 // capText cuts text to at most max bytes (on a rune boundary) and says how
 // much of the what was cut.
-func capText(text string, max int, what string) string {
-	if max <= 0 || len(text) <= max {
+func capText(text string, max int, what string) string { return capMore(text, 0, max, what) }
+
+// capMore is capText for a text of which more bytes after text were
+// already cut off.
+func capMore(text string, more, max int, what string) string {
+	if max <= 0 || len(text) <= max && more == 0 {
 		return text
 	}
-	kept := runePrefix(text, max)
-	return kept + fmt.Sprintf("\n[%s truncated: showing the first %d of %d bytes; %d bytes were cut]", what, len(kept), len(text), len(text)-len(kept))
-}
-
-// runePrefix returns the longest prefix of s of at most max bytes that
-// does not end inside a rune; len(s) must be over max.
-func runePrefix(s string, max int) string {
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
+	kept := gateway.RunePrefix(text, max)
+	total := len(text) + more
+	return kept + fmt.Sprintf("\n[%s truncated: showing the first %d of %d bytes; %d bytes were cut]", what, len(kept), total, total-len(kept))
 }
 
 const (

@@ -184,3 +184,22 @@ func TestRedactBeforeCapAndFrame(t *testing.T) {
 		t.Error("the user must see the result as it came")
 	}
 }
+
+// TestRedactAcrossCapOfLongResult checks the redaction of a secret across
+// the cap when the result is far longer than the cap (only its start is
+// joined and redacted) and the size the cut note gives.
+func TestRedactAcrossCapOfLongResult(t *testing.T) {
+	const secret = "hunter22-very-secret-value"
+	redact := strings.NewReplacer(secret, "[REDACTED]").Replace
+	text := strings.Repeat("a", 95) + secret + strings.Repeat("b", 5000)
+	for _, content := range [][]mcp.Content{
+		{mcp.NewTextContent(text)},
+		{mcp.NewTextContent(text[:50]), mcp.NewTextContent(text[50:])},
+	} {
+		out := execOne(t, &bridge.Options{Redact: redact, MaxResultBytes: 100}, &mcp.CallToolResult{Content: content}, nil)
+		total := len(redact(gateway.PlainText(out.Content)))
+		if strings.Contains(out.ForModel, "hunt") || !strings.Contains(out.ForModel, fmt.Sprintf("of %d bytes", total)) {
+			t.Errorf("%d blocks: secret not redacted or wrong size (want %d):\n%s", len(content), total, out.ForModel)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acpgate/acpgate/gateway"
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/unicode/rangetable"
 )
@@ -395,5 +396,5 @@ func displayText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	return runePrefix(s, max) + "…"
+	return gateway.RunePrefix(s, max) + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // ToolKind is how an editor should present a tool call.
@@ -131,28 +132,65 @@ func (r *Result) ModelText() string {
 // PlainText renders content as text for a model: text as is, everything
 // else as a bracketed note saying what it is.
 func PlainText(content []Content) string {
+	text, _ := PlainTextPrefix(content, -1)
+	return text
+}
+
+// PlainTextPrefix returns the first max bytes of PlainText(content) (all
+// of it if max < 0 or it is not longer) and the length of all of it,
+// without building more than the prefix: a large result is not copied to
+// be cut. A cut prefix ends on a rune boundary (so it may be a little
+// shorter than max).
+func PlainTextPrefix(content []Content, max int) (string, int) {
+	if len(content) == 1 && content[0].Type == ContentText {
+		t := content[0].Text // as is: no copy
+		return RunePrefix(t, max), len(t)
+	}
 	var b strings.Builder
+	total, full := 0, false
+	add := func(s string) {
+		total += len(s)
+		if full {
+			return
+		}
+		p := RunePrefix(s, max-b.Len())
+		full = len(p) < len(s)
+		b.WriteString(p)
+	}
 	for i, c := range content {
 		if i > 0 {
-			b.WriteByte('\n')
+			add("\n")
 		}
 		switch c.Type {
 		case ContentText:
-			b.WriteString(c.Text)
+			add(c.Text)
 		case ContentResource:
 			if c.Text != "" {
-				fmt.Fprintf(&b, "[resource %s]\n%s", c.URI, c.Text)
+				add(fmt.Sprintf("[resource %s]\n", c.URI))
+				add(c.Text)
 			} else {
-				fmt.Fprintf(&b, "[resource %s: %s, %d bytes base64]", c.URI, c.MIMEType, len(c.Data))
+				add(fmt.Sprintf("[resource %s: %s, %d bytes base64]", c.URI, c.MIMEType, len(c.Data)))
 			}
 		case ContentResourceLink:
-			fmt.Fprintf(&b, "[resource link %s: %s]", c.Name, c.URI)
+			add(fmt.Sprintf("[resource link %s: %s]", c.Name, c.URI))
 			if c.Description != "" {
-				fmt.Fprintf(&b, " %s", c.Description)
+				add(" " + c.Description)
 			}
 		default: // image, audio
-			fmt.Fprintf(&b, "[%s: %s, %d bytes base64]", c.Type, c.MIMEType, len(c.Data))
+			add(fmt.Sprintf("[%s: %s, %d bytes base64]", c.Type, c.MIMEType, len(c.Data)))
 		}
 	}
-	return b.String()
+	return b.String(), total
+}
+
+// runePrefix returns the longest prefix of s of at most max bytes that
+// does not end inside a rune (s itself if max < 0 or s is not longer).
+func RunePrefix(s string, max int) string {
+	if max < 0 || len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max]
 }

@@ -68,6 +68,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	callCtx, _ = withSizeTrip(callCtx)
+	callCtx, slot := withResultSlot(callCtx)
 	cs := &callState{timeout: s.spec.CallTimeout}
 	for _, o := range opts {
 		o(cs)
@@ -83,6 +84,9 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	req.Params.Meta = &mcp.Meta{ProgressToken: token}
 	res, err := c.client.CallTool(callCtx, req)
 	if err == nil {
+		if slot.res != nil {
+			return slot.res, nil // decoded by the transport wrapper
+		}
 		return res, nil
 	}
 	return nil, s.callErr(ctx, callCtx, c, "tools/call "+tool, err)

@@ -51,8 +51,14 @@ func (n *notices) wait() { n.wg.Wait() }
 // SendRequest implements transport.Interface.
 func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Interface.SendRequest(ctx, req)
-	if err == nil && resp != nil && resp.Error == nil && req.Method == string(mcp.MethodToolsList) && t.schemas != nil {
-		t.schemas.capture(resp.Result)
+	if err == nil && resp != nil && resp.Error == nil {
+		switch {
+		case req.Method == string(mcp.MethodToolsList) && t.schemas != nil:
+			t.schemas.capture(resp.Result)
+		case req.Method == string(mcp.MethodToolsCall):
+			_, own := t.Interface.(*stdioTransport)
+			resp = takeCallResult(ctx, resp, own)
+		}
 	}
 	if err != nil && ctx.Err() != nil && req.Method != string(mcp.MethodInitialize) {
 		n := mcp.JSONRPCNotification{

@@ -109,7 +109,7 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	tooLarge := &tooLargeIDs{}
 	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logs, tooLarge)
 	schemas, notes := &rawSchemas{}, newNotices(life)
-	t := sizeGuard{transport.NewIO(stdout, p.stdin, nil), tooLarge}
+	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
 		client:    client.NewClient(cancelling{t, schemas, notes}, client.WithProtocolVersion(ProtocolVersion)),
 		notes:     notes,

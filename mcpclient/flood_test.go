@@ -111,9 +111,9 @@ func TestStderrSecretAcrossCut(t *testing.T) {
 	copy(line[8192-len(secret)/2:], secret)
 	copy(line[len(line)-3:], "END")
 	call(t, m, "s", "stderr", map[string]any{"text": string(line)})
-	testbin.WaitFor(t, "the line in the tail", func() bool {
-		st, _ := m.Status("s")
-		return strings.HasSuffix(st.Stderr, "END")
+	testbin.WaitFor(t, "the line in the tail and the log", func() bool {
+		st, _ := m.Status("s") // the tail is written before the log record
+		return strings.HasSuffix(st.Stderr, "END") && strings.Contains(logs.String(), `msg="server stderr"`)
 	})
 	st, _ := m.Status("s")
 	out := logs.String()

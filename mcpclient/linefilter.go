@@ -13,10 +13,11 @@ import (
 // and bounds a message to max bytes, so a server printing junk or an
 // endless line cannot corrupt the session or exhaust memory.
 //
-// It streams: a message's bytes are handed on as they arrive, never
-// gathered into a line of its own (the transport gathers them). When a
-// message passes max bytes, what was handed on is ended with a newline
-// (the transport cannot parse it and skips it), the rest is only scanned,
+// It streams: a message's bytes are handed on as they arrive, read by Read
+// or gathered by next into a buffer of the message's own (the stdio
+// transport reads through next). When a message passes max bytes, what was
+// handed on is ended with a newline (the transport cannot parse it and
+// skips it), the rest is only scanned,
 // and if the message was a response, a made-up error response for its id
 // takes its place, so the request fails at once (see tooLargeIDs). Not safe
 // for concurrent use (the transport has a single reader).
@@ -137,5 +138,37 @@ func (j *jsonLines) endSkipped() {
 	}
 	if j.logs.allow() {
 		j.logs.logger.Warn("discarded over-long message on server stdout", "bytes", j.n, "max", j.max, "answered_request", ok)
+	}
+}
+
+// next returns the next message handed on, without its newline, in a
+// buffer of its own that is never written to again (so it may be kept, or
+// sliced by decoders, without copying). A message that arrives in several
+// fragments is gathered fragment by fragment, then joined once. It returns
+// the read error once stdout ends.
+func (j *jsonLines) next() ([]byte, error) {
+	var parts [][]byte
+	size := 0
+	for {
+		for len(j.pending) == 0 {
+			if j.err != nil {
+				return nil, j.err
+			}
+			j.step()
+		}
+		i := bytes.IndexByte(j.pending, '\n')
+		if i < 0 {
+			parts = append(parts, bytes.Clone(j.pending))
+			size += len(j.pending)
+			j.pending = nil
+			continue
+		}
+		last := j.pending[:i]
+		j.pending = j.pending[i+1:]
+		line := make([]byte, 0, size+len(last))
+		for _, p := range parts {
+			line = append(line, p...)
+		}
+		return append(line, last...), nil
 	}
 }

@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -215,7 +214,7 @@ func (s *idScanner) responseID() (mcp.RequestId, bool) {
 }
 
 // tooLargeIDs are the ids of requests answered with a made-up "response too
-// large" error, until the transport wrapper has seen that answer. Safe for
+// large" error, until the stdio transport has seen that answer. Safe for
 // concurrent use.
 type tooLargeIDs struct {
 	mu  sync.Mutex
@@ -246,23 +245,4 @@ func (t *tooLargeIDs) take(resp *transport.JSONRPCResponse) bool {
 	_, ok := t.ids[key]
 	delete(t.ids, key)
 	return ok
-}
-
-// sizeGuard is the stdio transport with the made-up "response too large"
-// answers turned into ErrResponseTooLarge. (mcp-go turns a JSON-RPC error
-// with a code it does not know into a plain errors.New(message), so the
-// code would be lost above the transport.) It embeds the transport, so
-// every optional interface of it is still there.
-type sizeGuard struct {
-	*transport.Stdio
-	ids *tooLargeIDs
-}
-
-// SendRequest implements transport.Interface.
-func (g sizeGuard) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	resp, err := g.Stdio.SendRequest(ctx, req)
-	if err == nil && g.ids.take(resp) {
-		return nil, fmt.Errorf("%w: %s", ErrResponseTooLarge, resp.Error.Message)
-	}
-	return resp, err
 }

@@ -81,3 +81,15 @@ func vmHWM() uint64 {
 	}
 	return 0
 }
+
+// Allocated returns the bytes the whole process allocated on the heap
+// while fn ran (runtime/metrics /gc/heap/allocs:bytes): a measure of
+// copies that does not depend on when the collector runs.
+func Allocated(fn func()) uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	before := s[0].Value.Uint64()
+	fn()
+	metrics.Read(s)
+	return s[0].Value.Uint64() - before
+}

@@ -1,0 +1,293 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// stdioTransport is the MCP transport of a stdio server: JSON-RPC messages,
+// one a line, read from the server's stdout through jsonLines and written
+// to its stdin. It implements transport.BidirectionalInterface the way
+// mcp-go's own stdio transport does (responses go to the request waiting
+// for them by id; notifications to the notification handler, on the reader
+// goroutine; server requests such as ping and roots/list to the request
+// handler, each on a goroutine of its own; when stdout ends, every request
+// waiting fails with transport.ErrTransportClosed), but reads each message
+// once into a buffer of its own and decodes it once, handing a response's
+// result on as a slice of that buffer: a large result costs its size once
+// here instead of five times. Its made-up "response too large" answers
+// (see tooLargeIDs) fail their request with ErrResponseTooLarge. Safe for
+// concurrent use; Start once.
+type stdioTransport struct {
+	lines    *jsonLines
+	stdin    io.WriteCloser
+	tooLarge *tooLargeIDs
+
+	writeMu sync.Mutex // one frame at a time on stdin
+
+	mu        sync.Mutex
+	pending   map[string]chan *transport.JSONRPCResponse
+	onNotify  func(mcp.JSONRPCNotification)
+	onRequest transport.RequestHandler
+	ctx       context.Context // for server requests: the Start context
+	started   bool
+
+	done      chan struct{} // closed when stdout ends or on Close
+	closeOnce sync.Once
+}
+
+func newStdioTransport(lines *jsonLines, stdin io.WriteCloser, tooLarge *tooLargeIDs) *stdioTransport {
+	return &stdioTransport{
+		lines:    lines,
+		stdin:    stdin,
+		tooLarge: tooLarge,
+		pending:  map[string]chan *transport.JSONRPCResponse{},
+		ctx:      context.Background(),
+		done:     make(chan struct{}),
+	}
+}
+
+// Start starts reading stdout; ctx is the context server requests are
+// handled in. Starting again is a no-op.
+func (t *stdioTransport) Start(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started {
+		return nil
+	}
+	t.started, t.ctx = true, ctx
+	go t.readLoop()
+	return nil
+}
+
+// Close fails every waiting request and closes the server's stdin. It is
+// idempotent; the process itself is the link's business.
+func (t *stdioTransport) Close() error {
+	t.finish()
+	var err error
+	t.closeOnce.Do(func() { err = t.stdin.Close() })
+	if err != nil {
+		return fmt.Errorf("close stdin: %w", err)
+	}
+	return nil
+}
+
+// finish marks the transport done (once).
+func (t *stdioTransport) finish() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.done:
+	default:
+		close(t.done)
+	}
+}
+
+// GetSessionId implements transport.Interface: stdio has no session id.
+func (t *stdioTransport) GetSessionId() string { return "" }
+
+// SetNotificationHandler implements transport.Interface.
+func (t *stdioTransport) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
+	t.mu.Lock()
+	t.onNotify = h
+	t.mu.Unlock()
+}
+
+// SetRequestHandler implements transport.BidirectionalInterface.
+func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
+	t.mu.Lock()
+	t.onRequest = h
+	t.mu.Unlock()
+}
+
+// SendRequest writes req and waits for its response, ctx's end or the
+// transport's.
+func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	select {
+	case <-t.done:
+		return nil, transport.ErrTransportClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	frame, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("marshal request: %w", err)
+	}
+	key := req.ID.String()
+	ch := make(chan *transport.JSONRPCResponse, 1)
+	t.mu.Lock()
+	t.pending[key] = ch
+	t.mu.Unlock()
+	forget := func() {
+		t.mu.Lock()
+		delete(t.pending, key)
+		t.mu.Unlock()
+	}
+	if err := t.write(frame); err != nil {
+		forget()
+		return nil, fmt.Errorf("write request: %w", err)
+	}
+	select {
+	case resp := <-ch:
+		return t.checkSize(resp)
+	case <-ctx.Done():
+		forget()
+		return nil, ctx.Err()
+	case <-t.done:
+		select { // an answer that came just before the end
+		case resp := <-ch:
+			return t.checkSize(resp)
+		default:
+		}
+		forget()
+		return nil, transport.ErrTransportClosed
+	}
+}
+
+// checkSize turns a made-up "response too large" answer into its error.
+func (t *stdioTransport) checkSize(resp *transport.JSONRPCResponse) (*transport.JSONRPCResponse, error) {
+	if t.tooLarge.take(resp) {
+		return nil, fmt.Errorf("%w: %s", ErrResponseTooLarge, resp.Error.Message)
+	}
+	return resp, nil
+}
+
+// SendNotification implements transport.Interface.
+func (t *stdioTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {
+	select {
+	case <-t.done:
+		return transport.ErrTransportClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	frame, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("marshal notification: %w", err)
+	}
+	if err := t.write(frame); err != nil {
+		return fmt.Errorf("write notification: %w", err)
+	}
+	return nil
+}
+
+// write sends one frame (a newline is added).
+func (t *stdioTransport) write(frame []byte) error {
+	frame = append(frame, '\n')
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	_, err := t.stdin.Write(frame)
+	return err
+}
+
+// rawRef is a JSON value kept as a slice of the text it was decoded from,
+// uncopied. Only for texts in buffers nobody writes to again (see
+// jsonLines.next).
+type rawRef []byte
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *rawRef) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
+// envelope is what one decoding of a message tells: its kind, and for a
+// response its id, error and result (a slice of the message).
+type envelope struct {
+	ID     *mcp.RequestId           `json:"id"`
+	Method string                   `json:"method"`
+	Result rawRef                   `json:"result"`
+	Error  *mcp.JSONRPCErrorDetails `json:"error"`
+}
+
+// readLoop reads and dispatches messages until stdout ends, then ends the
+// transport.
+func (t *stdioTransport) readLoop() {
+	defer t.finish()
+	for {
+		line, err := t.lines.next()
+		if err != nil {
+			return
+		}
+		t.dispatch(line)
+	}
+}
+
+// dispatch hands one message on; a line that is not a JSON-RPC message is
+// skipped, as mcp-go does.
+func (t *stdioTransport) dispatch(line []byte) {
+	var env envelope
+	if json.Unmarshal(line, &env) != nil {
+		return
+	}
+	switch {
+	case env.Method != "" && env.ID == nil:
+		var n mcp.JSONRPCNotification
+		if json.Unmarshal(line, &n) != nil {
+			return
+		}
+		t.mu.Lock()
+		h := t.onNotify
+		t.mu.Unlock()
+		if h != nil {
+			h(n)
+		}
+	case env.Method != "":
+		var req transport.JSONRPCRequest
+		if json.Unmarshal(line, &req) == nil {
+			t.serve(req)
+		}
+	case env.ID != nil:
+		resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: *env.ID,
+			Result: json.RawMessage(env.Result), Error: env.Error}
+		key := env.ID.String()
+		t.mu.Lock()
+		ch, ok := t.pending[key]
+		delete(t.pending, key)
+		t.mu.Unlock()
+		if ok {
+			ch <- resp
+		}
+	}
+}
+
+// serve answers a request from the server with the request handler, on a
+// goroutine of its own (a handler may send requests itself); without a
+// handler it answers "method not found".
+func (t *stdioTransport) serve(req transport.JSONRPCRequest) {
+	t.mu.Lock()
+	h, ctx := t.onRequest, t.ctx
+	t.mu.Unlock()
+	if h == nil {
+		t.respond(transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "No request handler configured", nil))
+		return
+	}
+	go func() {
+		if err := ctx.Err(); err != nil {
+			t.respond(transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil))
+			return
+		}
+		resp, err := h(ctx, req)
+		switch {
+		case err != nil:
+			t.respond(transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR, err.Error(), nil))
+		case resp != nil:
+			t.respond(resp)
+		}
+	}()
+}
+
+// respond writes resp; a failure means the server is gone, which the link
+// reports.
+func (t *stdioTransport) respond(resp *transport.JSONRPCResponse) {
+	if frame, err := json.Marshal(resp); err == nil {
+		_ = t.write(frame)
+	}
+}
