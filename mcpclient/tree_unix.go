@@ -80,6 +80,9 @@ func (t *tree) alive(leader <-chan struct{}) bool {
 	default:
 		return true // the leader itself is still running (or unreaped)
 	}
+	if t.quicklyGone() {
+		return false
+	}
 	pids, ok := t.members()
 	if !ok {
 		err := syscall.Kill(-t.leader, 0)
@@ -94,6 +97,27 @@ func (t *tree) alive(leader <-chan struct{}) bool {
 	time.Sleep(2 * time.Millisecond)
 	pids, _ = t.members()
 	return len(pids) > 0
+}
+
+// quicklyGone is the common case's check, without a scan of every
+// process: the group is empty (not even a zombie), nothing found earlier
+// still runs, and — acpgate being a child subreaper, so that orphaned
+// descendants become its own children — none of its children carries the
+// server's token. False means "scan to know".
+func (t *tree) quicklyGone() bool {
+	if !proctree.IsSubreaper() || !errors.Is(syscall.Kill(-t.leader, 0), syscall.ESRCH) || t.seenAlive() {
+		return false
+	}
+	kids, err := proctree.OwnChildren()
+	if err != nil {
+		return false
+	}
+	for _, pid := range kids {
+		if proctree.HasToken(pid, t.token, t.since) {
+			return false
+		}
+	}
+	return true
 }
 
 // seenAlive reports whether a member found by an earlier scan still runs.

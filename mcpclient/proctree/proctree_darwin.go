@@ -40,3 +40,12 @@ func BecomeSubreaper() error { return ErrUnsupported }
 
 // SetParentDeathSignal is a no-op: macOS has no parent-death signal.
 func SetParentDeathSignal(*syscall.SysProcAttr) {}
+
+// IsSubreaper reports false: macOS has no subreaper.
+func IsSubreaper() bool { return false }
+
+// OwnChildren returns ErrUnsupported.
+func OwnChildren() ([]int, error) { return nil, ErrUnsupported }
+
+// HasToken reports false: environments cannot be read.
+func HasToken(int, string, uint64) bool { return false }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +22,7 @@ func List() (Table, error) {
 		return nil, err
 	}
 	t := make(Table, 0, len(names))
+	buf := make([]byte, 1024)
 	for _, name := range names {
 		if name[0] < '0' || name[0] > '9' {
 			continue
@@ -29,31 +31,63 @@ func List() (Table, error) {
 		if err != nil {
 			continue
 		}
-		if p, ok := readStat(pid); ok {
+		if p, ok := readStat(pid, buf); ok {
 			t = append(t, p)
 		}
 	}
 	return t, nil
 }
 
+// readProc reads /proc/PID/file into buf (growing it up to max bytes) with
+// plain system calls: os.File's set-up (fstat, poller) would dominate the
+// cost of a scan of every process.
+func readProc(pid int, file string, buf []byte, max int) ([]byte, bool) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/"+file, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false // gone meanwhile
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			if len(buf) >= max {
+				return buf[:n], true
+			}
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		k, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if k == 0 {
+			return buf[:n], true
+		}
+		n += k
+	}
+}
+
 // Running reports whether pid is a live process (not a zombie).
 func Running(pid int) bool {
-	p, ok := readStat(pid)
+	p, ok := readStat(pid, make([]byte, 1024))
 	return ok && !p.Zombie
 }
 
 // StartOf returns the start time of pid (see Proc.Start), or 0.
 func StartOf(pid int) uint64 {
-	p, _ := readStat(pid)
+	p, _ := readStat(pid, make([]byte, 1024))
 	return p.Start
 }
 
-// readStat parses /proc/PID/stat: pid (comm) state ppid pgrp session ...
-// starttime is field 22; comm may contain spaces and parentheses.
-func readStat(pid int) (Proc, bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return Proc{}, false // gone meanwhile
+// readStat parses /proc/PID/stat, read into buf: pid (comm) state ppid
+// pgrp session ... starttime is field 22; comm may contain spaces and
+// parentheses.
+func readStat(pid int, buf []byte) (Proc, bool) {
+	stat, ok := readProc(pid, "stat", buf, 4096)
+	if !ok {
+		return Proc{}, false
 	}
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
@@ -73,8 +107,8 @@ func readStat(pid int) (Proc, bool) {
 
 // hasToken reports whether pid's environment holds EnvName=token.
 func hasToken(pid int, token string) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
+	env, ok := readProc(pid, "environ", make([]byte, 4096), 1<<20)
+	if !ok {
 		return false
 	}
 	want := []byte(EnvName + "=" + token)
@@ -93,6 +127,48 @@ func hasToken(pid int, token string) bool {
 // call it once, from main.
 func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// IsSubreaper reports whether the calling process is a child subreaper
+// (see BecomeSubreaper).
+func IsSubreaper() bool {
+	var on int32
+	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&on)), 0, 0, 0)
+	return err == nil && on != 0
+}
+
+// OwnChildren returns the children of the calling process, read from
+// /proc/self/task/*/children: far cheaper than a scan of every process.
+func OwnChildren() ([]int, error) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	buf := make([]byte, 4096)
+	self := os.Getpid()
+	for _, task := range tasks {
+		b, ok := readProc(self, "task/"+task.Name()+"/children", buf, 1<<20)
+		if !ok {
+			if _, err := os.Stat("/proc/self/task/" + task.Name()); err == nil {
+				return nil, ErrUnsupported // no children files (CONFIG_PROC_CHILDREN off)
+			}
+			continue // the thread is gone
+		}
+		for f := range bytes.FieldsSeq(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out, nil
+}
+
+// HasToken reports whether pid, started at or after since, carries token
+// in its environment.
+func HasToken(pid int, token string, since uint64) bool {
+	p, ok := readStat(pid, make([]byte, 1024))
+	return ok && !p.Zombie && p.Start >= since && hasToken(pid, token)
 }
 
 // SetParentDeathSignal asks the kernel to send SIGKILL to the child of attr

@@ -15,3 +15,12 @@ func hasToken(int, string) bool { return false }
 
 // BecomeSubreaper returns ErrUnsupported.
 func BecomeSubreaper() error { return ErrUnsupported }
+
+// IsSubreaper reports false.
+func IsSubreaper() bool { return false }
+
+// OwnChildren returns ErrUnsupported.
+func OwnChildren() ([]int, error) { return nil, ErrUnsupported }
+
+// HasToken reports false.
+func HasToken(int, string, uint64) bool { return false }
