@@ -407,7 +407,13 @@ func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
-		<-turn
+		// A turn stuck writing to a client that stopped reading must not
+		// keep the servers alive: past ctx, close without it.
+		select {
+		case <-turn:
+		case <-ctx.Done():
+			a.logger.Warn("closing a session whose turn has not ended", "session", s.id)
+		}
 	}
 	s.stop()
 	err := s.mgr.Close(ctx)

@@ -1,7 +1,12 @@
 package main_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,4 +153,77 @@ func TestClientClosesPipesMidTurn(t *testing.T) {
 		t.Errorf("acpgate panicked:\n%s", a.stderr.String())
 	}
 	t.Logf("acpgate exited %s after the pipes closed", time.Since(start).Round(time.Millisecond))
+}
+
+// TestClientStopsReading: the editor stops reading while a turn writes a
+// large update, then closes stdin. The turn is stuck in its write; acpgate
+// must still stop the servers and exit.
+func TestClientStopsReading(t *testing.T) {
+	rec, record := recordFile(t)
+	cmd := exec.Command(agentBin, "--state-dir", t.TempDir(), "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncBuf{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("acpgate stderr:\n%s", stderr.String())
+		}
+	})
+	r := bufio.NewReader(stdout)
+	call := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading: %v", err)
+			}
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["id"] != nil && m["method"] == nil {
+				return m
+			}
+		}
+	}
+	call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	resp := call(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[` +
+		mustJSON(map[string]any{"name": "s", "command": serverBin, "args": []string{"-name", "s", "-record", rec}, "env": []any{}}) + `]}}`)
+	sid, _ := resp["result"].(map[string]any)["sessionId"].(string)
+	call(`{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"` + sid + `","modeId":"auto"}}`)
+	// The 4 MB result will not be read to its end.
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"`+sid+
+		`","prompt":[{"type":"text","text":"/call mcp__s__big {\"bytes\":4000000}"}]}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Read the first 200 kB of the answer, so acpgate is known to be in
+	// the middle of writing the result, then read nothing more.
+	if _, err := io.CopyN(io.Discard, r, 200_000); err != nil {
+		t.Fatal(err)
+	}
+	_ = stdin.Close()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("acpgate did not exit after stdin EOF while the client was not reading")
+	}
+	for _, pid := range pids(record()) {
+		if testbin.Alive(pid) {
+			t.Errorf("server pid %d survived", pid)
+		}
+	}
 }
