@@ -29,11 +29,19 @@ type Options struct {
 	Name, Version string
 	// Store persists sessions.
 	Store *session.Store
-	// Provider is the model; nil means none is configured.
+	// Providers returns the model of sessions whose effective model
+	// settings (the configuration file's, for the session's profile) are
+	// m; nil (with a nil error) means no model is configured. It is called
+	// when a session opens and on /reload, concurrently; it should cache
+	// what it builds. An error is shown to the user at the session's
+	// prompts. When Providers is nil, every session uses Provider.
+	Providers func(ctx context.Context, m config.Model) (gateway.Provider, error)
+	// Provider is the model of every session when Providers is nil; nil
+	// means none is configured.
 	Provider gateway.Provider
 	// System is the model's system prompt.
 	System string
-	// NoModelMessage answers prompts when Provider is nil.
+	// NoModelMessage answers prompts of sessions that have no model.
 	NoModelMessage string
 	// StartupBudget bounds how long session/new and session/load wait for
 	// the session's MCP servers (default 5 s); servers still connecting go
@@ -41,10 +49,12 @@ type Options struct {
 	StartupBudget time.Duration
 	// StartupGrace lets session/new and session/load answer before the
 	// budget ends: once one server is ready and no other has settled for
-	// this long (default DefaultStartupGrace; negative: wait for all).
+	// this long (default DefaultStartupGrace; NoStartupGrace: wait for
+	// all).
 	StartupGrace time.Duration
 	// MCP is the template of every session's MCP client options (limits,
-	// close bounds). Logger, Cwd and OnEvent are set per session.
+	// close bounds). Logger, Cwd and OnEvent are set per session;
+	// ClientName and ClientVersion default to Name and Version.
 	MCP mcpclient.Options
 	// Bridge configures how MCP tools and results are bridged.
 	Bridge bridge.Options
@@ -53,6 +63,10 @@ type Options struct {
 	// Config returns the configuration in force (it may change between
 	// calls: hot reload); nil means no configuration file.
 	Config func() *config.Config
+	// ConfigChanged, if set, receives a value after each change of what
+	// Config returns: the shared servers whose spec changed are then
+	// restarted (new sessions pick up every other change when they open).
+	ConfigChanged <-chan struct{}
 	// Profile is the configuration profile of sessions whose request names
 	// none (in _meta.profile).
 	Profile string
@@ -61,8 +75,12 @@ type Options struct {
 	Secrets *secrets.Resolver
 }
 
-// DefaultStartupGrace is Options.StartupGrace's default.
-const DefaultStartupGrace = time.Second
+// DefaultStartupGrace is Options.StartupGrace's default; NoStartupGrace
+// turns the grace off (session/new waits for every server, or the budget).
+const (
+	DefaultStartupGrace               = time.Second
+	NoStartupGrace      time.Duration = -1
+)
 
 // Agent serves one ACP connection. Its methods are called by the SDK,
 // concurrently; all state is guarded.
@@ -73,7 +91,11 @@ type Agent struct {
 	out    *lockedWriter
 	reg    *gateway.Registry
 	runner *gateway.Runner
-	shared *mcpclient.Manager // servers configured shared: true; nil if none
+	// shared runs the servers configured shared: true; nil without a
+	// configuration. sharedDone is closed when the goroutine applying
+	// configuration changes to it has returned.
+	shared     *mcpclient.Manager
+	sharedDone chan struct{}
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
@@ -101,6 +123,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if opts.StartupGrace == 0 {
 		opts.StartupGrace = DefaultStartupGrace
 	}
+	if opts.MCP.ClientName == "" {
+		opts.MCP.ClientName = opts.Name
+	}
+	if opts.MCP.ClientVersion == "" {
+		opts.MCP.ClientVersion = opts.Version
+	}
 	a := &Agent{
 		opts:     opts,
 		logger:   opts.Logger,
@@ -109,14 +137,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		sessions: map[string]*liveSession{},
 	}
 	a.runner = gateway.NewRunner(a.reg, gateway.RunnerOptions{
-		Provider:       opts.Provider,
 		System:         opts.System,
 		NoModelMessage: opts.NoModelMessage,
 		Approver:       a.approve,
 		Policy:         a.policy,
 		Logger:         opts.Logger,
 	})
-	if err := a.startShared(ctx); err != nil {
+	sctx, stopShared := context.WithCancel(ctx)
+	defer stopShared()
+	if err := a.startShared(sctx); err != nil {
 		return err
 	}
 	input := newInputFilter(in, a.out, a.logger)
@@ -131,6 +160,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	case <-ctx.Done():
 		a.logger.Info("shutting down", "cause", context.Cause(ctx))
 	}
+	stopShared()
 	return a.shutdown()
 }
 
@@ -162,34 +192,22 @@ func (a *Agent) shutdown() error {
 	}
 	wg.Wait()
 	if a.shared != nil {
+		<-a.sharedDone // Reconfigure must not run concurrently with Close
 		errs = append(errs, a.shared.Close(ctx))
 	}
 	return errors.Join(errs...)
 }
 
 // startShared starts the servers configured shared: true, one instance for
-// every session, in parallel, waiting at most the startup budget.
+// every session, in parallel, waiting at most the startup budget, and
+// keeps them in step with the configuration until ctx ends: on each
+// Options.ConfigChanged, the shared servers whose spec changed are
+// restarted, new ones started and removed ones stopped. Without a
+// configuration there is no shared manager.
 func (a *Agent) startShared(ctx context.Context) error {
-	sc, err := a.sessionConfigFor(a.opts.Profile)
-	if err != nil {
+	sc, specs, err := a.sharedSpecs()
+	if err != nil || a.config() == nil {
 		return err
-	}
-	cfg := a.config()
-	if cfg == nil {
-		return nil
-	}
-	eff, err := cfg.Effective(a.opts.Profile)
-	if err != nil {
-		return err
-	}
-	var specs []mcpclient.ServerSpec
-	for _, s := range eff.Servers {
-		if s.Shared {
-			specs = append(specs, specFromConfig(s))
-		}
-	}
-	if len(specs) == 0 {
-		return nil
 	}
 	mo := a.opts.MCP
 	sc.applyLimits(&mo, specs)
@@ -201,11 +219,51 @@ func (a *Agent) startShared(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("shared MCP servers: %w", err)
 	}
-	a.shared = m
+	a.shared, a.sharedDone = m, make(chan struct{})
 	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
 	defer cancel()
 	_ = m.Start(bctx)
+	go a.followShared(ctx)
 	return nil
+}
+
+// sharedSpecs returns the configuration of the agent's profile and its
+// shared servers (with the configured default timeouts).
+func (a *Agent) sharedSpecs() (sessionConfig, []mcpclient.ServerSpec, error) {
+	sc, err := a.sessionConfigFor(a.opts.Profile)
+	if err != nil {
+		return sc, nil, err
+	}
+	specs := sc.shared
+	sc.applyLimits(&mcpclient.Options{}, specs)
+	return sc, specs, nil
+}
+
+// followShared applies each configuration change to the shared servers
+// until ctx ends; then it closes sharedDone.
+func (a *Agent) followShared(ctx context.Context) {
+	defer close(a.sharedDone)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.opts.ConfigChanged: // nil: blocks until ctx ends
+		}
+		_, specs, err := a.sharedSpecs()
+		if err != nil {
+			a.logger.Error("shared MCP servers not reconfigured", "err", err)
+			continue
+		}
+		bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
+		restarted, err := a.shared.Reconfigure(bctx, specs)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded):
+			a.logger.Error("shared MCP servers not reconfigured", "err", err)
+		case len(restarted) > 0:
+			a.logger.Info("shared MCP servers restarted after a configuration change", "servers", restarted)
+		}
+	}
 }
 
 // redact is the redaction MCP servers' own output (stderr, log

@@ -254,8 +254,8 @@ func (a *Agent) approve(ctx context.Context, key string, call gateway.CallInfo, 
 }
 
 // reload applies the current configuration to a session: its configured
-// servers whose spec changed are restarted, its policy and bridge options
-// replaced, its tools refreshed.
+// servers whose spec changed are restarted, its policy, model and bridge
+// options replaced, its tools refreshed.
 func (a *Agent) reload(ctx context.Context, s *liveSession) string {
 	s.mu.Lock()
 	profile := s.cfg.profile
@@ -270,8 +270,9 @@ func (a *Agent) reload(ctx context.Context, s *liveSession) string {
 	if err != nil {
 		return fmt.Sprintf("Reload failed: %v", err)
 	}
+	model := a.provider(ctx, sc)
 	s.mu.Lock()
-	s.cfg = sc
+	s.cfg, s.provider = sc, model
 	s.mu.Unlock()
 	s.sync.SetOptions(sc.bridgeOptions(a.bridgeBase(s.id)))
 	if len(restarted) == 0 {

@@ -10,14 +10,17 @@ import (
 
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // sessionConfig is what the configuration file says about one session: its
-// configured servers, tool policy and limits.
+// configured servers, tool policy, model settings and limits.
 type sessionConfig struct {
 	profile string
 	servers []mcpclient.ServerSpec // configured, per-session (not shared)
+	shared  []mcpclient.ServerSpec // configured shared: true
+	model   config.Model           // the file's model settings for the profile
 	policy  config.ToolPolicy
 	trusted map[string]bool
 	prefix  map[string]string
@@ -38,18 +41,47 @@ func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
 	if err != nil {
 		return sc, err
 	}
-	sc.policy, sc.limits = eff.Tools, eff.Limits
+	sc.policy, sc.limits, sc.model = eff.Tools, eff.Limits, eff.Model
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		if s.ToolPrefix != "" {
 			sc.prefix[s.Name] = s.ToolPrefix
 		}
 		if s.Shared {
+			sc.shared = append(sc.shared, specFromConfig(s))
 			continue
 		}
 		sc.servers = append(sc.servers, specFromConfig(s))
 	}
 	return sc, nil
+}
+
+// provider returns the model of a session with configuration sc: from
+// Options.Providers for its model settings, else Options.Provider. A
+// provider that cannot be built is logged and becomes one whose every call
+// fails with the reason, so the session's prompts say what is wrong.
+func (a *Agent) provider(ctx context.Context, sc sessionConfig) gateway.Provider {
+	if a.opts.Providers == nil {
+		return a.opts.Provider
+	}
+	p, err := a.opts.Providers(ctx, sc.model)
+	if err != nil {
+		a.logger.Error("model provider", "profile", sc.profile, "err", err)
+		what := "the model"
+		if sc.profile != "" {
+			what = fmt.Sprintf("the model of profile %q", sc.profile)
+		}
+		return failedProvider{err: fmt.Errorf("%w: %s cannot be set up: %w", gateway.ErrProvider, what, err)}
+	}
+	return p
+}
+
+// failedProvider is the model of a session whose provider could not be
+// built: every call fails with err.
+type failedProvider struct{ err error }
+
+func (f failedProvider) Complete(context.Context, gateway.ModelRequest, func(gateway.Delta)) (gateway.ModelResponse, error) {
+	return gateway.ModelResponse{}, f.err
 }
 
 // config returns the configuration in force, or nil.
@@ -141,7 +173,7 @@ func (a *Agent) bridgeBase(session string) bridge.Options {
 func (sc *sessionConfig) startupGrace(def time.Duration) time.Duration {
 	if g := sc.limits.StartupGrace; g != nil {
 		if *g == 0 {
-			return -1
+			return NoStartupGrace
 		}
 		return time.Duration(*g) * time.Millisecond
 	}

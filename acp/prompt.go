@@ -56,9 +56,9 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		// their tools (bounded by the session's startup budget).
 		a.waitServers(ctx, s)
 		s.mu.Lock()
-		hist := s.history
+		hist, model := s.history, s.provider
 		s.mu.Unlock()
-		res, err := a.runner.Run(ctx, s.id, hist, input, t.sink)
+		res, err := a.runner.Run(ctx, s.id, model, hist, input, t.sink)
 		if err != nil {
 			// A provider error: tell the user in the session, end the turn.
 			t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})

@@ -36,14 +36,15 @@ type liveSession struct {
 
 	client []mcpclient.ServerSpec // the servers the client passed
 
-	mu      sync.Mutex
-	cfg     sessionConfig // what the configuration says (replaced by /reload)
-	mode    string
-	always  map[string]string // tool name -> "allow" | "reject"
-	history gateway.History
-	cancel  context.CancelFunc // of the running turn; nil when idle
-	turn    chan struct{}      // closed when the running turn ends
-	failed  map[string]bool    // servers whose failure card was sent
+	mu       sync.Mutex
+	cfg      sessionConfig    // what the configuration says (replaced by /reload)
+	provider gateway.Provider // the model, chosen by cfg.model; nil: none
+	mode     string
+	always   map[string]string // tool name -> "allow" | "reject"
+	history  gateway.History
+	cancel   context.CancelFunc // of the running turn; nil when idle
+	turn     chan struct{}      // closed when the running turn ends
+	failed   map[string]bool    // servers whose failure card was sent
 	// announced is set once the client knows the session (after the
 	// session/new response); failure cards wait for it.
 	announced bool
@@ -142,7 +143,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc,
+		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{},
 	}

@@ -67,11 +67,10 @@ type Approver func(ctx context.Context, key string, call CallInfo, tool Tool) (D
 // (by the model or directly).
 type Policy func(key string, tool Tool) bool
 
-// RunnerOptions configures a Runner. Zero fields take defaults.
+// RunnerOptions configures a Runner. Zero fields take defaults. The model
+// is not an option: each Run names its own (sessions may use different
+// models).
 type RunnerOptions struct {
-	// Provider is the model; nil means none is configured, and a prompt
-	// gets NoModelMessage.
-	Provider Provider
 	// MaxModelCalls bounds the model calls of one turn (default 50).
 	MaxModelCalls int
 	// System is the system prompt.
@@ -127,16 +126,18 @@ var (
 	ErrToolDenied  = errors.New("tool not allowed")
 )
 
-// Run runs one prompt turn of session key: the model is called with the
-// history, the input and the session's tools; tool calls are run (several
-// concurrently, results in order) and their results given back, until the
-// model ends its turn, the model-call limit is hit, the model hits its
-// token limit or refuses, or ctx is cancelled. A provider error ends the
-// turn with an error; the messages so far are still returned.
-func (r *Runner) Run(ctx context.Context, key string, history []Message, input []Content, sink Sink) (TurnResult, error) {
+// Run runs one prompt turn of session key with the model model: it is
+// called with the history, the input and the session's tools; tool calls
+// are run (several concurrently, results in order) and their results given
+// back, until the model ends its turn, the model-call limit is hit, the
+// model hits its token limit or refuses, or ctx is cancelled. A nil model
+// means none is configured: the turn is answered with NoModelMessage. A
+// provider error ends the turn with an error; the messages so far are
+// still returned.
+func (r *Runner) Run(ctx context.Context, key string, model Provider, history []Message, input []Content, sink Sink) (TurnResult, error) {
 	sink = serialize(sink)
 	res := TurnResult{Messages: []Message{{Role: RoleUser, Content: input}}}
-	if r.opts.Provider == nil {
+	if model == nil {
 		sink(Event{Kind: EventText, Text: r.opts.NoModelMessage})
 		res.Messages = append(res.Messages, Message{Role: RoleAssistant, Content: []Content{{Type: ContentText, Text: r.opts.NoModelMessage}}})
 		res.Stop = StopEndTurn
@@ -157,7 +158,7 @@ func (r *Runner) Run(ctx context.Context, key string, history []Message, input [
 			specs[i] = ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}
 		}
 		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
-		resp, err := r.opts.Provider.Complete(ctx, req, func(d Delta) {
+		resp, err := model.Complete(ctx, req, func(d Delta) {
 			if d.Thinking != "" {
 				sink(Event{Kind: EventThinking, Text: d.Thinking})
 			}

@@ -78,9 +78,9 @@ func TestRunOneToolCall(t *testing.T) {
 		return gateway.Result{Content: []gateway.Content{{Type: gateway.ContentText, Text: "hi"}}, ForModel: "FRAMED(hi)"}, nil
 	}
 	reg.SetExtraTools("s", []gateway.Tool{echo})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{}), System: "be brief"})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{System: "be brief"})
 	var ev events
-	res, err := r.Run(context.Background(), "s", nil, userInput("say hi"), ev.sink)
+	res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("say hi"), ev.sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +133,11 @@ func TestRunParallelToolCallsInOrder(t *testing.T) {
 	started := make(chan string, 2)
 	release := make(chan struct{})
 	reg := gateway.NewRegistry(slowTool("slow_a", started, release), slowTool("slow_b", started, release))
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
 	done := make(chan gateway.TurnResult)
+	model := srv.Provider(t, openaicompat.Config{})
 	go func() {
-		res, err := r.Run(context.Background(), "s", nil, userInput("go"), nil)
+		res, err := r.Run(context.Background(), "s", model, nil, userInput("go"), nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -175,8 +176,7 @@ func TestRunFailingToolApprovalAndPolicy(t *testing.T) {
 	reg := gateway.NewRegistry(boom, guarded, namedTool("forbidden"))
 	var asked []string
 	r := gateway.NewRunner(reg, gateway.RunnerOptions{
-		Provider: srv.Provider(t, openaicompat.Config{}),
-		Policy:   func(_ string, tl gateway.Tool) bool { return tl.Name != "forbidden" },
+		Policy: func(_ string, tl gateway.Tool) bool { return tl.Name != "forbidden" },
 		Approver: func(_ context.Context, _ string, c gateway.CallInfo, tl gateway.Tool) (gateway.Decision, error) {
 			asked = append(asked, c.Name)
 			if tl.AskApproval {
@@ -186,7 +186,7 @@ func TestRunFailingToolApprovalAndPolicy(t *testing.T) {
 		},
 	})
 	var ev events
-	res, err := r.Run(context.Background(), "s", nil, userInput("go"), ev.sink)
+	res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("go"), ev.sink)
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatalf("%v %s", err, res.Stop)
 	}
@@ -214,11 +214,12 @@ func TestRunCancelDuringTool(t *testing.T) {
 	defer srv.Close()
 	started := make(chan string, 1)
 	reg := gateway.NewRegistry(slowTool("slow", started, nil))
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan gateway.TurnResult)
+	model := srv.Provider(t, openaicompat.Config{})
 	go func() {
-		res, _ := r.Run(ctx, "s", nil, userInput("go"), nil)
+		res, _ := r.Run(ctx, "s", model, nil, userInput("go"), nil)
 		done <- res
 	}()
 	<-started
@@ -240,10 +241,10 @@ func TestRunCancelDuringModel(t *testing.T) {
 	srv := fakellm.Start(fakellm.Turn{Text: "never", Started: started, HoldMidStream: hold})
 	defer srv.Close()
 	defer close(hold)
-	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
+	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	res, err := r.Run(ctx, "s", nil, userInput("go"), nil)
+	res, err := r.Run(ctx, "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("go"), nil)
 	if err != nil || res.Stop != gateway.StopCancelled {
 		t.Errorf("%v %s", err, res.Stop)
 	}
@@ -253,8 +254,8 @@ func TestRunTurnLimitAndStops(t *testing.T) {
 	loop := fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "x", Name: "echo", Arguments: `{}`}}}
 	srv := fakellm.Start(loop, loop, loop)
 	defer srv.Close()
-	r := gateway.NewRunner(gateway.NewRegistry(namedTool("echo")), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{}), MaxModelCalls: 3})
-	res, err := r.Run(context.Background(), "s", nil, userInput("loop"), nil)
+	r := gateway.NewRunner(gateway.NewRegistry(namedTool("echo")), gateway.RunnerOptions{MaxModelCalls: 3})
+	res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("loop"), nil)
 	if err != nil || res.Stop != gateway.StopMaxTurnRequests || len(srv.Requests()) != 3 {
 		t.Errorf("%v %s after %d requests", err, res.Stop, len(srv.Requests()))
 	}
@@ -268,8 +269,8 @@ func TestRunTurnLimitAndStops(t *testing.T) {
 	} {
 		srv := fakellm.Start(tc.turn)
 		var ev events
-		r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
-		res, err := r.Run(context.Background(), "s", nil, userInput("q"), ev.sink)
+		r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
+		res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("q"), ev.sink)
 		srv.Close()
 		if err != nil || res.Stop != tc.want {
 			t.Errorf("%+v: %v %s", tc.turn, err, res.Stop)
@@ -296,8 +297,8 @@ func TestProviderErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakellm.Start(tc.turns...)
 			defer srv.Close()
-			r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: srv.Provider(t, openaicompat.Config{})})
-			res, err := r.Run(context.Background(), "s", nil, userInput("q"), nil)
+			r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
+			res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("q"), nil)
 			if tc.want == "" {
 				if err != nil || res.Messages[1].Text() != "fine" {
 					t.Fatalf("%v %+v", err, res)
@@ -313,8 +314,8 @@ func TestProviderErrors(t *testing.T) {
 		})
 	}
 	// Nothing listening.
-	p, _ := openaicompat.New(openaicompat.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", MaxRetries: -1})
-	_, err := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{Provider: p}).Run(context.Background(), "s", nil, userInput("q"), nil)
+	p, _ := openaicompat.New(openaicompat.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", MaxRetries: openaicompat.NoRetries})
+	_, err := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{}).Run(context.Background(), "s", p, nil, userInput("q"), nil)
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the model provider at http://127.0.0.1:1/v1") {
 		t.Errorf("unreachable: %v", err)
 	}
@@ -323,7 +324,7 @@ func TestProviderErrors(t *testing.T) {
 func TestNoModelConfigured(t *testing.T) {
 	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
 	var ev events
-	res, err := r.Run(context.Background(), "s", nil, userInput("hello"), ev.sink)
+	res, err := r.Run(context.Background(), "s", nil, nil, userInput("hello"), ev.sink)
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatal(err, res.Stop)
 	}

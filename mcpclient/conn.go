@@ -77,9 +77,6 @@ func (l *httpLink) close(time.Duration, time.Duration, <-chan struct{}) error {
 }
 func (l *httpLink) stderrTail() string { return "" }
 
-// clientInfo identifies acpgate to servers.
-var clientInfo = mcp.Implementation{Name: "acpgate", Version: "0.1.0"}
-
 // dial starts the transport for s and completes the initialize handshake.
 // life bounds the connection (transport goroutines); ctx bounds the dial.
 // spec is the server's spec as prepared for this connection (secrets
@@ -209,7 +206,7 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) { s.notify(n) })
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = ProtocolVersion
-	req.Params.ClientInfo = clientInfo
+	req.Params.ClientInfo = mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}
 	res, err := c.client.Initialize(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil && life.Err() == nil {

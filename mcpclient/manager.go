@@ -76,7 +76,19 @@ type Options struct {
 	LogBurst int
 	// Clock is the clock the log rate limit reads (default time.Now).
 	Clock func() time.Time
+	// ClientName and ClientVersion identify the client to servers (the
+	// clientInfo of initialize). Defaults: DefaultClientName and
+	// DefaultClientVersion.
+	ClientName    string
+	ClientVersion string
 }
+
+// The defaults of Options.ClientName and Options.ClientVersion. An agent
+// sets its own version, so that servers see the binary's.
+const (
+	DefaultClientName    = "acpgate"
+	DefaultClientVersion = "(devel)"
+)
 
 // DefaultBackoff is the restart backoff: 1, 2, 4, 8, 16, then 30 seconds.
 func DefaultBackoff(n int) time.Duration {
@@ -129,6 +141,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.Clock == nil {
 		out.Clock = time.Now
+	}
+	if out.ClientName == "" {
+		out.ClientName = DefaultClientName
+	}
+	if out.ClientVersion == "" {
+		out.ClientVersion = DefaultClientVersion
 	}
 	return out
 }

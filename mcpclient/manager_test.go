@@ -694,3 +694,24 @@ func TestReconfigure(t *testing.T) {
 		t.Errorf("duplicate names: %v", err)
 	}
 }
+
+// TestClientInfo: servers see the client name and version of the Options
+// in initialize, and the defaults without them.
+func TestClientInfo(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, want string
+	}{
+		{"editor-agent", "9.8.7", "client editor-agent 9.8.7"},
+		{"", "", "client " + mcpclient.DefaultClientName + " " + mcpclient.DefaultClientVersion},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			opts, _ := fastOpts(t)
+			opts.ClientName, opts.ClientVersion = tc.name, tc.version
+			rec, lines := recordFile(t)
+			start(t, opts, stdio("s", "-record", rec))
+			if !slices.Contains(lines(), tc.want) {
+				t.Errorf("record %q, want the line %q", lines(), tc.want)
+			}
+		})
+	}
+}

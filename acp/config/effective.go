@@ -94,7 +94,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		if prof.Tools.AutoApprove != nil {
 			tools.AutoApprove = prof.Tools.AutoApprove
 		}
-		model = model.over(prof.Model)
+		model = model.Over(prof.Model)
 	}
 
 	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits}
@@ -104,8 +104,12 @@ func (c *Config) Effective(profile string) (Effective, error) {
 	return eff, nil
 }
 
-// over returns m with the set fields of o over it.
-func (m Model) over(o Model) Model {
+// Over returns m with the set fields of o over it: o's non-empty BaseURL,
+// Model and APIKey, and its Headers when non-nil (replacing m's whole).
+// This is the one merge rule of model settings: a profile's over the
+// file's (in [Config.Effective]), and acpgate's flags and environment over
+// both.
+func (m Model) Over(o Model) Model {
 	if o.BaseURL != "" {
 		m.BaseURL = o.BaseURL
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/acp/secrets"
 )
 
 // loadConfig reads the configuration file: path if given (it must exist),
@@ -68,8 +67,18 @@ func configCommand(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// liveConfig holds the configuration in force; the watcher replaces it.
-type liveConfig struct{ p atomic.Pointer[config.Config] }
+// liveConfig holds the configuration in force; the watcher replaces it and
+// signals changed (acp.Options.ConfigChanged).
+type liveConfig struct {
+	p       atomic.Pointer[config.Config]
+	changed chan struct{} // buffered: one pending signal covers any number of changes
+}
+
+func newLiveConfig(cfg *config.Config) *liveConfig {
+	l := &liveConfig{changed: make(chan struct{}, 1)}
+	l.p.Store(cfg)
+	return l
+}
 
 func (l *liveConfig) get() *config.Config { return l.p.Load() }
 
@@ -79,7 +88,11 @@ func (l *liveConfig) watch(ctx context.Context, path string, logger *slog.Logger
 	config.Watch(ctx, path, time.Second, func(c *config.Config, warnings []config.Warning) {
 		logWarnings(logger, warnings)
 		l.p.Store(c)
-		logger.Info("configuration reloaded; new sessions use it, /reload applies it to a session", "file", path)
+		select {
+		case l.changed <- struct{}{}:
+		default: // a signal is pending: the reader will see c
+		}
+		logger.Info("configuration reloaded; new sessions use it, shared servers that changed restart, /reload applies it to a session", "file", path)
 	}, func(err error) {
 		logger.Error("configuration not reloaded; keeping the last good one", "file", path, "err", err)
 	})
@@ -89,37 +102,4 @@ func logWarnings(logger *slog.Logger, warnings []config.Warning) {
 	for _, w := range warnings {
 		logger.Warn("configuration: " + w.String())
 	}
-}
-
-// modelSettings merges the model settings: flags and environment override
-// the configuration file. The API key may be a secret reference.
-func modelSettings(ctx context.Context, c cliConfig, cfg *config.Config, profile string, res *secrets.Resolver) (baseURL, model, apiKey string, headers map[string]string, err error) {
-	var m config.Model
-	if cfg != nil {
-		eff, err := cfg.Effective(profile)
-		if err != nil {
-			return "", "", "", nil, err
-		}
-		m = eff.Model
-	}
-	baseURL, model, apiKey, headers = m.BaseURL, m.Model, m.APIKey, m.Headers
-	if c.baseURL != "" {
-		baseURL = c.baseURL
-	}
-	if c.model != "" {
-		model = c.model
-	}
-	if c.apiKey != "" {
-		apiKey = c.apiKey
-		res.Redactor.Add(apiKey)
-	}
-	if apiKey != "" {
-		if apiKey, err = res.ResolveKey(ctx, "apiKey", apiKey); err != nil {
-			return "", "", "", nil, fmt.Errorf("model API key: %w", err)
-		}
-	}
-	if headers, err = res.ResolveMap(ctx, headers); err != nil {
-		return "", "", "", nil, fmt.Errorf("model headers: %w", err)
-	}
-	return baseURL, model, apiKey, headers, nil
 }

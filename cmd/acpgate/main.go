@@ -23,7 +23,6 @@ import (
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
-	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/session"
 )
@@ -134,13 +133,17 @@ func run(args []string) int {
 		logger.Error("configuration", "file", cfgPath, "err", err)
 		return 1
 	}
-	if _, err := cfg.Effective(c.profile); err != nil {
+	eff, err := cfg.Effective(c.profile)
+	if err != nil {
 		logger.Error("configuration", "file", cfgPath, "err", err)
 		return 1
 	}
-	live := &liveConfig{}
-	live.p.Store(cfg)
+	live := newLiveConfig(cfg)
 	resolver := &secrets.Resolver{Redactor: redactor}
+	if c.apiKey != "" {
+		redactor.Add(c.apiKey)
+	}
+	models := newModels(c, resolver, logger)
 
 	dir := c.stateDir
 	if dir == "" {
@@ -156,27 +159,15 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	baseURL, model, apiKey, headers, err := modelSettings(ctx, c, cfg, c.profile, resolver)
-	if err != nil {
-		logger.Error("model settings", "err", err)
-		return 1
-	}
-	var provider gateway.Provider
-	if model != "" {
-		if provider, err = openaicompat.New(openaicompat.Config{BaseURL: baseURL, APIKey: apiKey, Model: model, Headers: headers}); err != nil {
-			logger.Error("model provider", "err", err)
-			return 1
-		}
-	}
 	go live.watch(ctx, cfgPath, logger)
 	guard := startGuard(logger)
 	defer guard.close(logger)
-	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", model)
+	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", models.settings(eff.Model).Model)
 	opts := acp.Options{
 		Name: "acpgate", Version: version,
-		Store: store, Provider: provider, Logger: logger,
+		Store: store, Providers: models.provider, Logger: logger,
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget, StartupGrace: startupGrace(c.startupGrace),
-		Config: live.get, Profile: c.profile, Secrets: resolver,
+		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 	}
 	if guard.wd != nil {
 		opts.MCP.Guard = guard.wd
@@ -193,7 +184,7 @@ func run(args []string) int {
 // the default: a flag of 0 turns the grace off.
 func startupGrace(d time.Duration) time.Duration {
 	if d <= 0 {
-		return -1
+		return acp.NoStartupGrace
 	}
 	return d
 }

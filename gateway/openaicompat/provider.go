@@ -23,6 +23,14 @@ import (
 // DefaultBaseURL is OpenAI's API.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// DefaultMaxRetries is Config.MaxRetries' default; NoRetries turns retries
+// off. As in every option struct of acpgate, zero means the default and
+// "off" is a named negative value.
+const (
+	DefaultMaxRetries = 3
+	NoRetries         = -1
+)
+
 // Config configures a Provider.
 type Config struct {
 	BaseURL string            // default DefaultBaseURL
@@ -31,7 +39,8 @@ type Config struct {
 	Headers map[string]string // sent with every request
 	// MaxRetries bounds the retries of a request answered with 408, 409,
 	// 429 or 5xx, or failing to connect, with exponential backoff honouring
-	// Retry-After (default 3; negative for none).
+	// Retry-After: 0 means DefaultMaxRetries, NoRetries (or any negative
+	// value) none.
 	MaxRetries int
 	// NoStream asks for whole responses instead of a stream, for servers
 	// that cannot stream.
@@ -58,7 +67,7 @@ func New(cfg Config) (*Provider, error) {
 	retries := cfg.MaxRetries
 	switch {
 	case retries == 0:
-		retries = 3
+		retries = DefaultMaxRetries
 	case retries < 0:
 		retries = 0
 	}

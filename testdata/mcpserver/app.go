@@ -40,6 +40,9 @@ func newApp(cfg *config, rec *recorder) *app {
 func (a *app) build() {
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(a.onRequest)
+	hooks.AddBeforeInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest) {
+		a.rec.event("client %s %s", req.Params.ClientInfo.Name, req.Params.ClientInfo.Version)
+	})
 	hooks.AddBeforeCallTool(func(_ context.Context, _ any, req *mcp.CallToolRequest) {
 		a.rec.event("call %s", req.Params.Name)
 	})

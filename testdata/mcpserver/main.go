@@ -179,6 +179,7 @@
 //
 //	started <pid>      at start, before anything else (even -exit-at-start)
 //	grandchild <pid>   after spawning the grandchild
+//	client <name> <version>  on initialize: the client's clientInfo
 //	initialized        on receipt of notifications/initialized
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/acp/secrets"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+)
+
+// models builds the model providers of sessions (acp.Options.Providers):
+// one per distinct effective model settings, created when a session first
+// needs it and kept for every later session with the same settings. Its
+// methods are safe for concurrent use.
+//
+// Precedence, field by field (the README states it): the flags and
+// environment (--model, --base-url, OPENAI_API_KEY) over the session's
+// profile (agents.list[].model) over the file's top-level model.
+type models struct {
+	flags  config.Model // what the command line and environment set
+	res    *secrets.Resolver
+	logger *slog.Logger
+
+	mu    sync.Mutex
+	cache map[settingsKey]*modelEntry
+}
+
+// settingsKey identifies model settings as written (secret references
+// unresolved): a hash, so that no settings value, a literal API key
+// included, is kept or can be logged through the key.
+type settingsKey [sha256.Size]byte
+
+// modelEntry is one cached provider; ready is closed once p or err is set.
+type modelEntry struct {
+	ready chan struct{}
+	p     gateway.Provider
+	err   error
+}
+
+func newModels(c cliConfig, res *secrets.Resolver, logger *slog.Logger) *models {
+	return &models{
+		flags:  config.Model{BaseURL: c.baseURL, Model: c.model, APIKey: c.apiKey},
+		res:    res,
+		logger: logger,
+		cache:  map[settingsKey]*modelEntry{},
+	}
+}
+
+// settings returns the model settings in force over the file's settings
+// for a profile (see the precedence above).
+func (m *models) settings(file config.Model) config.Model { return file.Over(m.flags) }
+
+// provider returns the provider for the file's model settings file (a
+// profile's, as config.Effective merged them): nil when no model name is
+// set. A provider that failed to build (a secret reference that does not
+// resolve) is not cached: the next session tries again.
+func (m *models) provider(ctx context.Context, file config.Model) (gateway.Provider, error) {
+	s := m.settings(file)
+	if s.Model == "" {
+		return nil, nil
+	}
+	key, err := keyOf(s)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	e, ok := m.cache[key]
+	if !ok {
+		e = &modelEntry{ready: make(chan struct{})}
+		m.cache[key] = e
+	}
+	m.mu.Unlock()
+	if ok {
+		select {
+		case <-e.ready:
+			return e.p, e.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	e.p, e.err = m.build(ctx, s)
+	if e.err != nil {
+		m.mu.Lock()
+		delete(m.cache, key)
+		m.mu.Unlock()
+	}
+	close(e.ready)
+	return e.p, e.err
+}
+
+// build resolves the secret references of s and makes its provider.
+func (m *models) build(ctx context.Context, s config.Model) (gateway.Provider, error) {
+	apiKey := s.APIKey
+	if apiKey != "" {
+		var err error
+		if apiKey, err = m.res.ResolveKey(ctx, "apiKey", apiKey); err != nil {
+			return nil, fmt.Errorf("model API key: %w", err)
+		}
+	}
+	headers, err := m.res.ResolveMap(ctx, s.Headers)
+	if err != nil {
+		return nil, fmt.Errorf("model headers: %w", err)
+	}
+	p, err := openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers})
+	if err != nil {
+		return nil, fmt.Errorf("model provider: %w", err)
+	}
+	m.logger.Info("model provider ready", "model", s.Model, "base_url", s.BaseURL)
+	return p, nil
+}
+
+// keyOf is the cache key of s.
+func keyOf(s config.Model) (settingsKey, error) {
+	data, err := json.Marshal(s) // map keys sorted: deterministic
+	if err != nil {
+		return settingsKey{}, fmt.Errorf("model settings: %w", err)
+	}
+	return sha256.Sum256(data), nil
+}
