@@ -11,7 +11,6 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/session"
 )
 
 // rawAgent is acp.Serve on io.Pipes, driven with raw JSON lines.
@@ -25,22 +24,11 @@ type rawAgent struct {
 // ends.
 func serveRaw(t *testing.T, opts acp.Options) *rawAgent {
 	t.Helper()
-	st, err := session.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Store = st
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- acp.Serve(context.Background(), inR, outW, opts)
-		_ = outW.Close()
-	}()
-	a := &rawAgent{t: t, in: inW, lines: make(chan string, 64)}
+	p := startAgent(t, opts)
+	a := &rawAgent{t: t, in: p.in, lines: make(chan string, 64)}
 	go func() {
 		defer close(a.lines)
-		r := bufio.NewReader(outR)
+		r := bufio.NewReader(p.out)
 		for {
 			l, err := r.ReadString('\n')
 			if err != nil {
@@ -50,14 +38,11 @@ func serveRaw(t *testing.T, opts acp.Options) *rawAgent {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = inW.Close()
 		go func() {
 			for range a.lines { // keep the agent's writes flowing while it shuts down
 			}
 		}()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
+		p.stop(t)
 	})
 	return a
 }
