@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -38,15 +39,21 @@ func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
 	if !strings.HasPrefix(text, "/") {
 		return "", "", false
 	}
-	name, rest, _ := strings.Cut(text[1:], " ")
-	if name == "" {
-		name, rest, _ = strings.Cut(text[1:], "\n")
-	}
+	name, rest := cutWord(text[1:])
 	switch name {
 	case "mcp", "tools", "call", "reload":
 		return name, strings.TrimSpace(rest), true
 	}
 	return "", "", false
+}
+
+// cutWord splits s at its first white space (a newline included): the
+// word before it and the rest.
+func cutWord(s string) (word, rest string) {
+	if i := strings.IndexFunc(s, unicode.IsSpace); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
 }
 
 // command runs a slash command; its output is agent text and, for /call, a
@@ -61,7 +68,7 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 	case "tools":
 		say(a.toolsReport(s, arg))
 	case "call":
-		name, args, _ := strings.Cut(arg, " ")
+		name, args := cutWord(arg)
 		if _, ok := a.reg.Lookup(s.id, name); !ok {
 			// It may belong to a server that is still connecting.
 			a.waitServers(ctx, s)
