@@ -13,6 +13,7 @@ import (
 
 // TestInitialize: the agent names itself and advertises what it serves.
 func TestInitialize(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{Name: "acpgate-test", Version: "9.9.9"}, nil)
 	resp, err := h.conn.Initialize(h.ctx(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
 	if err != nil {
@@ -38,6 +39,7 @@ func TestInitialize(t *testing.T) {
 // TestMethodErrors: every method answers a request it cannot serve with
 // invalid params (-32602), never -32000 ("authentication required").
 func TestMethodErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{}, nil)
 	ctx := h.ctx()
 	live := h.newSession().SessionId
@@ -112,6 +114,7 @@ func TestMethodErrors(t *testing.T) {
 // modes, and its _meta lists its servers' states; the announcement lists
 // the slash commands.
 func TestNewSessionResponse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{}, nil)
 	resp := h.newSession(stdioServer("alpha"))
 	if !strings.HasPrefix(string(resp.SessionId), "sess_") {
@@ -139,6 +142,7 @@ func TestNewSessionResponse(t *testing.T) {
 // TestSetMode: set_mode answers with current_mode_update, and the mode is
 // kept with the session (load restores it).
 func TestSetMode(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{}, nil)
 	sid := h.newSession().SessionId
 	from := h.fc.rec.len()
@@ -167,6 +171,7 @@ func (h *harness) closeSession(sid acpsdk.SessionId) {
 // of its first prompt, filters by cwd, and refuses a cursor it did not
 // issue.
 func TestListSessions(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{Provider: scripted(says("ok"))}, nil)
 	first := h.newSession().SessionId
 	second := h.newSession().SessionId
@@ -202,6 +207,7 @@ func TestListSessions(t *testing.T) {
 // TestCloseEndsTurnAndSession: closing a session cancels its running
 // turn (stopReason cancelled) and the session is gone.
 func TestCloseEndsTurnAndSession(t *testing.T) {
+	t.Parallel()
 	m := &blockingModel{started: make(chan struct{}, 1), release: make(chan struct{})}
 	h := newHarness(t, acp.Options{Provider: m}, nil)
 	sid := h.newSession(stdioServer("alpha")).SessionId
@@ -224,6 +230,7 @@ func TestCloseEndsTurnAndSession(t *testing.T) {
 // TestCancel: session/cancel ends the running turn with cancelled, and
 // the session takes the next prompt.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	m := &fakeModel{}
 	m.CompleteFunc = func(ctx context.Context, req gateway.ModelRequest, onDelta func(gateway.Delta)) (gateway.ModelResponse, error) {
@@ -262,6 +269,7 @@ func TestCancel(t *testing.T) {
 // final state) before answering, and the model gets the history back;
 // resume restores the history without a replay.
 func TestLoadReplaysAndResumeRestores(t *testing.T) {
+	t.Parallel()
 	m := scripted(calls("c1", "mcp__alpha__echo", `{"text":"from the tool"}`), says("the end"))
 	h := newHarness(t, acp.Options{Provider: m}, nil)
 	sid := h.newSession(stdioServer("alpha")).SessionId

@@ -19,6 +19,7 @@ import (
 // TestChunks: streamed thinking and text become agent_thought_chunk and
 // agent_message_chunk updates, in order; the user's prompt is not echoed.
 func TestChunks(t *testing.T) {
+	t.Parallel()
 	m := scripted(func(_ gateway.ModelRequest, onDelta func(gateway.Delta)) (gateway.ModelResponse, error) {
 		onDelta(gateway.Delta{Thinking: "let me think"})
 		onDelta(gateway.Delta{Text: "Hello, "})
@@ -52,6 +53,7 @@ func TestChunks(t *testing.T) {
 
 // TestStopReasons: the model's stop reasons and failures map to ACP's.
 func TestStopReasons(t *testing.T) {
+	t.Parallel()
 	stop := func(s gateway.StopReason) step {
 		return func(gateway.ModelRequest, func(gateway.Delta)) (gateway.ModelResponse, error) {
 			return gateway.ModelResponse{Message: assistant("x"), Stop: s}, nil
@@ -75,6 +77,7 @@ func TestStopReasons(t *testing.T) {
 		{"no model", nil, acpsdk.StopReasonEndTurn, "no model here"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t, acp.Options{Provider: tc.model, NoModelMessage: "no model here"}, nil)
 			sid := h.newSession().SessionId
 			resp, ups := h.prompt(sid, "go")
@@ -91,6 +94,7 @@ func TestStopReasons(t *testing.T) {
 // TestPromptContent: every content block a prompt may carry reaches the
 // model as the matching gateway content.
 func TestPromptContent(t *testing.T) {
+	t.Parallel()
 	m := scripted(says("ok"))
 	h := newHarness(t, acp.Options{Provider: m}, nil)
 	sid := h.newSession().SessionId
@@ -127,6 +131,7 @@ func TestPromptContent(t *testing.T) {
 // reports progress in _meta.progress, and finishes with the result's
 // content and rawOutput; a failed call ends failed.
 func TestToolCallUpdates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, tool, args string
 		kind             acpsdk.ToolKind
@@ -141,6 +146,7 @@ func TestToolCallUpdates(t *testing.T) {
 		{"structured", "structured", `{}`, acpsdk.ToolKindDelete, acpsdk.ToolCallStatusCompleted, `{"answer":42}`, 0, `{"isError":false,"structuredContent":{"answer":42}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m := scripted(calls("c1", "mcp__alpha__"+tc.tool, tc.args), says("done"))
 			h := newHarness(t, acp.Options{Provider: m}, nil)
 			sid := h.newSession(stdioServer("alpha")).SessionId
@@ -189,6 +195,7 @@ func (h *harness) setMode(sid acpsdk.SessionId, mode string) {
 // TestResultContent: a result's image, audio, embedded resource and
 // resource link reach the client as the matching content blocks.
 func TestResultContent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{}, nil)
 	sid := h.newSession(stdioServer("alpha")).SessionId
 	h.setMode(sid, "auto")
@@ -232,7 +239,9 @@ func TestResultContent(t *testing.T) {
 // the session/new response, with its error and stderr; one that gives up
 // restarting gets a "failed" card.
 func TestFailureCards(t *testing.T) {
+	t.Parallel()
 	t.Run("at start", func(t *testing.T) {
+		t.Parallel()
 		h := newHarness(t, acp.Options{}, nil)
 		resp, err := h.conn.NewSession(h.ctx(), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("bad", "-exit-at-start", "7"), stdioServer("good")}})
 		if err != nil {
@@ -256,6 +265,7 @@ func TestFailureCards(t *testing.T) {
 		}
 	})
 	t.Run("gave up", func(t *testing.T) {
+		t.Parallel()
 		cfg := configOf(t, `{"mcpServers": {"crashy": {"command": `+mustJSON(serverBin)+`, "maxRestarts": 1}}}`)
 		opts := acp.Options{Config: cfg}
 		opts.MCP.Backoff = func(int) time.Duration { return time.Millisecond }
@@ -319,6 +329,7 @@ func TestConnectingCard(t *testing.T) {
 // session log keeps a copy cut to limits.maxStoredResultBytes, which a
 // load replays with rawOutput.truncated.
 func TestStoredCopyReplayed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, acp.Options{Config: configOf(t, `{"limits": {"maxStoredResultBytes": 10}}`)}, nil)
 	sid := h.newSession(stdioServer("alpha")).SessionId
 	h.setMode(sid, "auto")
@@ -349,6 +360,7 @@ func TestStoredCopyReplayed(t *testing.T) {
 // servers get their secret references resolved, the client's servers get
 // their env exactly as given.
 func TestSecretsRedacted(t *testing.T) {
+	t.Parallel()
 	red := secrets.NewRedactor()
 	res := &secrets.Resolver{Redactor: red, LookupEnv: func(name string) (string, bool) {
 		if name == "ACPGATE_TEST_TOKEN" {
@@ -404,6 +416,7 @@ func firstCall(ups []acpsdk.SessionUpdate) string {
 // TestClientGone: when writing to the client fails, Serve ends as on
 // stdin EOF, closing the sessions.
 func TestClientGone(t *testing.T) {
+	t.Parallel()
 	p := startAgent(t, acp.Options{})
 	_ = p.out.Close() // the client stops reading
 	// The agent notices at its first write: the answer to this request.
