@@ -132,7 +132,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	a := &Agent{
 		opts:     opts,
 		logger:   opts.Logger,
-		out:      newLockedWriter(out),
+		out:      newLockedWriter(redacting(out, opts.Secrets)),
 		reg:      gateway.NewRegistry(),
 		sessions: map[string]*liveSession{},
 	}
@@ -162,6 +162,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	stopShared()
 	return a.shutdown()
+}
+
+// redacting wraps out so that every resolved secret is redacted from each
+// frame sent to the client: responses, updates, errors, cards. The SDK
+// writes each frame with one Write, so no value is split across two.
+func redacting(out io.Writer, r *secrets.Resolver) io.Writer {
+	if r == nil || r.Redactor == nil {
+		return out
+	}
+	return r.Redactor.Writer(out)
 }
 
 // closeBound is how long closing a session (or shutting down) lets its

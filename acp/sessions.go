@@ -1,9 +1,7 @@
 package acp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -285,41 +283,13 @@ func (a *Agent) failureCard(s *liveSession, st mcpclient.Status) {
 	))
 }
 
-// update sends one session/update, resolved secrets redacted; failures
-// are logged (the client is gone).
+// update sends one session/update; failures are logged (the client is
+// gone). Resolved secrets are redacted from every frame on its way out
+// (see Serve).
 func (a *Agent) update(s *liveSession, u acpsdk.SessionUpdate) {
-	u, ok := a.redactUpdate(u)
-	if !ok {
-		a.logger.Warn("session/update not sent: it could not be redacted", "session", s.id)
-		return
-	}
 	if err := a.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
 		a.logger.Debug("session/update not sent", "session", s.id, "err", err)
 	}
-}
-
-// redactUpdate replaces every resolved secret in u (a tool's result or
-// input, a server's stderr on a card) by the redaction marker: README
-// promises it for everything sent to the client. ok is false if u could
-// not be redacted; it must not be sent then.
-func (a *Agent) redactUpdate(u acpsdk.SessionUpdate) (acpsdk.SessionUpdate, bool) {
-	r := a.opts.Secrets
-	if r == nil || r.Redactor == nil {
-		return u, true
-	}
-	data, err := json.Marshal(u)
-	if err != nil {
-		return u, false
-	}
-	redacted := r.Redactor.RedactBytes(data)
-	if bytes.Equal(redacted, data) {
-		return u, true
-	}
-	var out acpsdk.SessionUpdate
-	if err := json.Unmarshal(redacted, &out); err != nil {
-		return u, false
-	}
-	return out, true
 }
 
 // LoadSession implements acpsdk.AgentLoader: the history is replayed to the

@@ -41,8 +41,8 @@ func TestModelCallsMCPToolFramed(t *testing.T) {
 	reg := gateway.NewRegistry()
 	session(t, reg, "k")
 	p, _ := openaicompat.New(openaicompat.Config{BaseURL: srv.URL, Model: "m"})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: p})
-	res, err := r.Run(context.Background(), "k", nil, []gateway.Content{{Type: gateway.ContentText, Text: "go"}}, nil)
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), "k", p, nil, []gateway.Content{{Type: gateway.ContentText, Text: "go"}}, nil)
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatal(err, res.Stop)
 	}
@@ -70,12 +70,12 @@ func TestCancelReachesMCPServer(t *testing.T) {
 	reg := gateway.NewRegistry()
 	session(t, reg, "k", "-record", rec)
 	p, _ := openaicompat.New(openaicompat.Config{BaseURL: srv.URL, Model: "m"})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: p})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan gateway.TurnResult, 1)
 	running := make(chan struct{}, 1)
 	go func() {
-		res, _ := r.Run(ctx, "k", nil, []gateway.Content{{Type: gateway.ContentText, Text: "sleep"}}, func(e gateway.Event) {
+		res, _ := r.Run(ctx, "k", p, nil, []gateway.Content{{Type: gateway.ContentText, Text: "sleep"}}, func(e gateway.Event) {
 			if e.Kind == gateway.EventToolCallRunning {
 				running <- struct{}{}
 			}
@@ -106,12 +106,12 @@ func BenchmarkRunnerBridgeOverhead(b *testing.B) {
 	reg := gateway.NewRegistry()
 	sync := bridge.NewSync(reg, "k", nil)
 	sync.Attach(caller)
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{Provider: &scripted{}})
+	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
 	input := []gateway.Content{{Type: gateway.ContentText, Text: "go"}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := r.Run(ctx, "k", nil, input, func(gateway.Event) {})
+		res, err := r.Run(ctx, "k", &scripted{}, nil, input, func(gateway.Event) {})
 		if err != nil || res.Stop != gateway.StopEndTurn || len(res.Messages) != 4 {
 			b.Fatal(err, res.Stop)
 		}

@@ -270,7 +270,7 @@ func TestStdioTransportWithMCPClient(t *testing.T) {
 	go func() {
 		req := mcp.InitializeRequest{}
 		req.Params.ProtocolVersion = ProtocolVersion
-		req.Params.ClientInfo = clientInfo
+		req.Params.ClientInfo = mcp.Implementation{Name: DefaultClientName, Version: DefaultClientVersion}
 		_, err := c.Initialize(context.Background(), req)
 		initDone <- err
 	}()

@@ -172,7 +172,7 @@ func run(args []string) int {
 	if guard.wd != nil {
 		opts.MCP.Guard = guard.wd
 	}
-	err = acp.Serve(ctx, os.Stdin, redactor.Writer(os.Stdout), opts)
+	err = acp.Serve(ctx, os.Stdin, os.Stdout, opts) // redacts every frame (Options.Secrets)
 	if err != nil {
 		logger.Error("shutting down", "err", err)
 	}
