@@ -216,9 +216,13 @@ func (p *process) terminate(grace, total time.Duration, hurry <-chan struct{}) e
 	if p.waitGone(total-time.Since(start), hurry) {
 		return nil
 	}
-	p.tree.signal(true)
-	if p.waitGone(2*time.Second, nil) {
-		return nil
+	// SIGKILL, again and again: a server forking while it is killed can
+	// start processes after a walk of its tree.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		p.tree.signal(true)
+		if p.waitGone(50*time.Millisecond, nil) {
+			return nil
+		}
 	}
 	return fmt.Errorf("process group %d still has live processes after SIGKILL", p.pgid)
 }

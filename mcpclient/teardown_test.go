@@ -56,6 +56,13 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 			return mcpclient.ServerSpec{Name: "daemon", Command: "/bin/sh",
 				Args: []string{"-c", `(setsid "$0" -grandchild-mode </dev/null >/dev/null 2>&1 & echo "grandchild $!" >>"$1"); exec "$0" -record "$1" -ignore-sigterm -ignore-stdin-eof`, serverBin, rec}}
 		}},
+		{"forking", func(rec string) mcpclient.ServerSpec {
+			// A loop in the group that ignores SIGTERM and keeps starting
+			// processes that leave the group, until it is killed: some
+			// start between a walk of the tree and the SIGKILL after it.
+			return mcpclient.ServerSpec{Name: "forking", Command: "/bin/sh",
+				Args: []string{"-c", `(trap "" TERM; while :; do setsid sleep 600 </dev/null >/dev/null 2>&1 & echo "grandchild $!" >>"$1"; sleep 0.002; done) & exec "$0" -record "$1" -ignore-sigterm -ignore-stdin-eof`, serverBin, rec}}
+		}},
 		{"sh-wrapper", func(rec string) mcpclient.ServerSpec {
 			// sh forks (the trailing command stops it from exec'ing), so the
 			// server is a grandchild and its child a great-grandchild.
@@ -88,6 +95,9 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 			if err := m.Close(context.Background()); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
+			// Every process recorded up to now, those started during Close
+			// included.
+			pids = append(recordedPIDs(t, lines(), "started"), recordedPIDs(t, lines(), "grandchild")...)
 			for _, pid := range pids {
 				if testbin.Alive(pid) {
 					t.Errorf("pid %d still alive after Close", pid)

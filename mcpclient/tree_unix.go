@@ -68,6 +68,16 @@ func (t *tree) signal(kill bool) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, sig)
 	}
+	// Members found by earlier walks that the tree no longer reaches (one
+	// that left the group, cleared its environment and lost its parent).
+	t.mu.Lock()
+	seen := slices.Clone(t.seen)
+	t.mu.Unlock()
+	for _, pid := range seen {
+		if !slices.Contains(pids, pid) && proctree.Running(pid) {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
 }
 
 // alive reports whether any member of the tree is still live. Zombies do
