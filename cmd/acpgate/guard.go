@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/acpgate/acpgate/mcpclient/proctree"
 	"github.com/acpgate/acpgate/mcpclient/watchdog"
@@ -42,8 +43,26 @@ func startGuard(logger *slog.Logger) *guard {
 	return g
 }
 
-// close stops the watchdog after every server was stopped.
+// close runs after every server was stopped. A child of acpgate still
+// running now is a server's descendant that left its group, dropped its
+// token and was adopted by acpgate (a child subreaper): it is killed with
+// its own descendants. Then the watchdog is stopped.
 func (g *guard) close(logger *slog.Logger) {
+	if kids, err := proctree.OwnChildren(); err == nil {
+		var strays []int
+		for _, pid := range kids {
+			if g.wd == nil || pid != g.wd.Pid() {
+				strays = append(strays, pid)
+			}
+		}
+		if len(strays) > 0 {
+			logger.Warn("stopping processes left behind by MCP servers", "pids", strays)
+			proctree.KillTrees(strays, nil, 2*time.Second)
+			for _, pid := range strays {
+				proctree.Reap(pid)
+			}
+		}
+	}
 	if g.wd == nil {
 		return
 	}
@@ -56,7 +75,7 @@ func (g *guard) close(logger *slog.Logger) {
 // from acpgate. Terminal signals are for acpgate, not for it.
 func runWatchdog() int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGPIPE)
-	stopped, err := watchdog.Run(os.Stdin)
+	stopped, err := watchdog.Run(os.Stdin, os.Getppid())
 	for _, s := range stopped {
 		fmt.Fprintf(os.Stderr, "acpgate watchdog: acpgate died; stopped MCP server %s\n", s)
 	}

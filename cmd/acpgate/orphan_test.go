@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/mcpclient/watchdog"
 	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
@@ -225,5 +227,58 @@ func TestClientStopsReading(t *testing.T) {
 		if testbin.Alive(pid) {
 			t.Errorf("server pid %d survived", pid)
 		}
+	}
+}
+
+// tokenlessArgs wrap the test server in a shell whose subshell starts a
+// process that leaves the group (setsid), drops its environment (env -i,
+// so no instance token) and loses its parent (the subshell exits): acpgate,
+// a child subreaper, adopts it.
+func tokenlessServer(name, rec string) acpsdk.McpServer {
+	return acpsdk.McpServer{Stdio: &acpsdk.McpServerStdio{Name: name, Command: "/bin/sh", Env: []acpsdk.EnvVariable{},
+		Args: []string{"-c", `(setsid env -i /bin/sleep 600 </dev/null >/dev/null 2>&1 & echo "grandchild $!" >>"$1"); exec "$0" -name s -record "$1" -ignore-sigterm -ignore-stdin-eof`, serverBin, rec}}}
+}
+
+// parentOf returns pid's parent pid, or 0.
+func parentOf(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// TestTokenlessEscapeeStopped: such a process is stopped when acpgate
+// exits, and by the watchdog when acpgate is killed.
+func TestTokenlessEscapeeStopped(t *testing.T) {
+	for _, how := range []string{"EOF", "SIGKILL"} {
+		t.Run(how, func(t *testing.T) {
+			a := startAgent(t, t.TempDir())
+			rec, record := recordFile(t)
+			if _, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{tokenlessServer("s", rec)}}); err != nil {
+				t.Fatal(err)
+			}
+			testbin.WaitFor(t, "server and escapee recorded", func() bool { return len(pids(record())) == 2 })
+			all := pids(record())
+			escapee := all[0]
+			testbin.WaitFor(t, "acpgate to adopt the escapee", func() bool { return parentOf(escapee) == a.cmd.Process.Pid })
+			start := time.Now()
+			switch how {
+			case "EOF":
+				_ = a.stdin.Close()
+			case "SIGKILL":
+				// The watchdog notes acpgate's children periodically: give
+				// it two periods to see the adopted one (nothing to wait on).
+				time.Sleep(2 * watchdog.SnapshotInterval)
+				_ = a.cmd.Process.Kill()
+			}
+			waitExit(t, a)
+			waitAllGone(t, all, start)
+		})
 	}
 }

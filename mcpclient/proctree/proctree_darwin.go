@@ -47,5 +47,8 @@ func IsSubreaper() bool { return false }
 // OwnChildren returns ErrUnsupported.
 func OwnChildren() ([]int, error) { return nil, ErrUnsupported }
 
+// ChildrenOf returns ErrUnsupported.
+func ChildrenOf(int) ([]int, error) { return nil, ErrUnsupported }
+
 // HasToken reports false: environments cannot be read.
 func HasToken(int, string, uint64) bool { return false }

@@ -137,27 +137,31 @@ func IsSubreaper() bool {
 	return err == nil && on != 0
 }
 
-// OwnChildren returns the children of the calling process, read from
-// /proc/self/task/*/children: far cheaper than a scan of every process.
-func OwnChildren() ([]int, error) {
-	tasks, err := os.ReadDir("/proc/self/task")
+// OwnChildren returns the children of the calling process (see
+// ChildrenOf).
+func OwnChildren() ([]int, error) { return ChildrenOf(os.Getpid()) }
+
+// ChildrenOf returns the children of pid, read from
+// /proc/PID/task/*/children: far cheaper than a scan of every process.
+func ChildrenOf(pid int) ([]int, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []int
 	buf := make([]byte, 4096)
-	self := os.Getpid()
 	for _, task := range tasks {
-		b, ok := readProc(self, "task/"+task.Name()+"/children", buf, 1<<20)
+		b, ok := readProc(pid, "task/"+task.Name()+"/children", buf, 1<<20)
 		if !ok {
-			if _, err := os.Stat("/proc/self/task/" + task.Name()); err == nil {
+			if _, err := os.Stat(dir + "/" + task.Name()); err == nil {
 				return nil, ErrUnsupported // no children files (CONFIG_PROC_CHILDREN off)
 			}
 			continue // the thread is gone
 		}
 		for f := range bytes.FieldsSeq(b) {
-			if pid, err := strconv.Atoi(string(f)); err == nil {
-				out = append(out, pid)
+			if child, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, child)
 			}
 		}
 	}

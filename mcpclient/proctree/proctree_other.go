@@ -22,5 +22,8 @@ func IsSubreaper() bool { return false }
 // OwnChildren returns ErrUnsupported.
 func OwnChildren() ([]int, error) { return nil, ErrUnsupported }
 
+// ChildrenOf returns ErrUnsupported.
+func ChildrenOf(int) ([]int, error) { return nil, ErrUnsupported }
+
 // HasToken reports false.
 func HasToken(int, string, uint64) bool { return false }

@@ -20,11 +20,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/proctree"
 )
 
 // ErrUnsupported is returned by Start where no watchdog is needed or
@@ -90,6 +93,9 @@ func (d *Watchdog) send(rec string) {
 	_, d.err = io.WriteString(d.w, rec)
 }
 
+// Pid returns the watchdog process's pid.
+func (d *Watchdog) Pid() int { return d.cmd.Process.Pid }
+
 // Err returns the first error writing to the watchdog (it died), if any.
 func (d *Watchdog) Err() error {
 	d.mu.Lock()
@@ -121,12 +127,45 @@ type record struct {
 	token string
 }
 
+// SnapshotInterval is how often Run notes the children of the agent.
+const SnapshotInterval = 250 * time.Millisecond
+
 // Run is the watchdog process's body: it reads records from r until EOF
 // (the agent closed the pipe or died), then stops every server still
 // recorded: SIGKILL to its group and to every process carrying its token,
-// repeated until none is left or the bound has passed. It returns the
-// records it had to stop, for the log.
-func Run(r io.Reader) ([]string, error) {
+// repeated until none is left or the bound has passed. While it waits it
+// notes the agent's (parent's) children every SnapshotInterval; those still
+// running at EOF are killed with their descendants too: they are what the
+// agent, a child subreaper, adopted — descendants of servers that left
+// their group and dropped their token — or what it was running. It returns
+// what it had to stop, for the log.
+func Run(r io.Reader, parent int) ([]string, error) {
+	snap := newSnapshots(parent)
+	go snap.loop()
+	live := readRecords(r)
+	strays := snap.stop()
+	var stopped []string
+	recs := make([]record, 0, len(live))
+	for pgid, token := range live {
+		recs = append(recs, record{pgid, token})
+		stopped = append(stopped, fmt.Sprintf("group %d (%s)", pgid, token))
+	}
+	var err error
+	if len(recs) > 0 {
+		err = stopAll(recs, 3*time.Second)
+	}
+	if pids := strays.running(); len(pids) > 0 {
+		stopped = append(stopped, fmt.Sprintf("adopted processes %v", pids))
+		if !proctree.KillTrees(pids, strays, 3*time.Second) {
+			err = errors.Join(err, errors.New("watchdog: adopted processes survived SIGKILL"))
+		}
+	}
+	return stopped, err
+}
+
+// readRecords reads watch/unwatch records until EOF and returns the
+// servers still watched: process group -> token.
+func readRecords(r io.Reader) map[int]string {
 	live := map[int]string{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -145,14 +184,81 @@ func Run(r io.Reader) ([]string, error) {
 			delete(live, pgid)
 		}
 	}
-	recs := make([]record, 0, len(live))
-	var stopped []string
-	for pgid, token := range live {
-		recs = append(recs, record{pgid, token})
-		stopped = append(stopped, fmt.Sprintf("group %d (%s)", pgid, token))
+	return live
+}
+
+// snapshots notes the children of one process periodically: pid -> start
+// time. Safe for concurrent use.
+type snapshots struct {
+	parent int
+	self   int
+	done   chan struct{}
+	ended  chan struct{}
+
+	mu   sync.Mutex
+	seen startTimes
+}
+
+// startTimes maps pids to their start times (see proctree.Proc.Start).
+type startTimes map[int]uint64
+
+func newSnapshots(parent int) *snapshots {
+	return &snapshots{parent: parent, self: os.Getpid(), done: make(chan struct{}), ended: make(chan struct{}), seen: startTimes{}}
+}
+
+func (s *snapshots) loop() {
+	defer close(s.ended)
+	t := time.NewTicker(SnapshotInterval)
+	defer t.Stop()
+	for {
+		s.take()
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
 	}
-	if len(recs) == 0 {
-		return nil, nil
+}
+
+// take notes the parent's children now (only the current ones: a child
+// that died is forgotten).
+func (s *snapshots) take() {
+	kids, err := proctree.ChildrenOf(s.parent)
+	if err != nil {
+		return
 	}
-	return stopped, stopAll(recs, 3*time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := make(startTimes, len(kids))
+	for _, pid := range kids {
+		if pid == s.self {
+			continue
+		}
+		if start, ok := s.seen[pid]; ok {
+			now[pid] = start
+		} else {
+			now[pid] = proctree.StartOf(pid)
+		}
+	}
+	s.seen = now
+}
+
+// stop ends the loop and returns what was noted.
+func (s *snapshots) stop() startTimes {
+	close(s.done)
+	<-s.ended
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen
+}
+
+// running returns the noted pids that still run as the same process.
+func (st startTimes) running() []int {
+	var out []int
+	for pid, start := range st {
+		if proctree.Running(pid) && proctree.StartOf(pid) == start {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -23,7 +23,7 @@ const helperEnv = "ACPGATE_WATCHDOG_TEST_HELPER"
 // one (Start re-runs it with helperEnv set).
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
-		if _, err := watchdog.Run(os.Stdin); err != nil {
+		if _, err := watchdog.Run(os.Stdin, os.Getppid()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
