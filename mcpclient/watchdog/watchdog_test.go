@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/acpgate/acpgate/mcpclient/proctree"
 	"github.com/acpgate/acpgate/mcpclient/watchdog"
@@ -91,18 +92,48 @@ func TestRecordedServersDieWithTheAgent(t *testing.T) {
 	}
 }
 
+// TestUnwatchedServersAreLeftAlone: a server unwatched before the agent
+// ends is not touched, as long as it is no child of the agent's.
 func TestUnwatchedServersAreLeftAlone(t *testing.T) {
 	token := proctree.NewToken()
-	pgid, pids := victim(t, token)
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	// A double fork: the process is re-parented away from this test.
+	cmd := exec.Command("/bin/sh", "-c", `(setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! >"$0")`, pidfile)
+	cmd.Env = append(os.Environ(), proctree.EnvName+"="+token)
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	testbin.WaitFor(t, "the process started", func() bool {
+		b, _ := os.ReadFile(pidfile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	d := startWatchdog(t)
-	d.Watch(pgid, token)
-	d.Unwatch(pgid)
+	d.Watch(pid, token)
+	d.Unwatch(pid)
 	if err := d.Close(); err != nil { // returns once the watchdog exited
 		t.Fatal(err)
 	}
+	if !testbin.Alive(pid) {
+		t.Errorf("pid %d was killed although its server was unwatched", pid)
+	}
+}
+
+// TestAgentChildrenDieWithTheAgent: a child of the agent that no record
+// names (one it adopted) is killed, with its descendants, when the agent
+// ends.
+func TestAgentChildrenDieWithTheAgent(t *testing.T) {
+	_, pids := victim(t, "") // children of this test: the "agent"
+	d := startWatchdog(t)
+	// The watchdog notes the agent's children every SnapshotInterval;
+	// there is nothing to wait on but the period itself.
+	time.Sleep(2 * watchdog.SnapshotInterval)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, pid := range pids {
-		if !testbin.Alive(pid) {
-			t.Errorf("pid %d was killed although its server was unwatched", pid)
-		}
+		testbin.WaitFor(t, fmt.Sprintf("pid %d gone", pid), func() bool { return !testbin.Alive(pid) })
 	}
 }
