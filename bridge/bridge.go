@@ -149,12 +149,13 @@ func cachedSchema(t mcp.Tool, cache schemaCache) json.RawMessage {
 // inputSchema returns the tool's schema as the server sent it, normalised
 // only where a provider would reject it: a schema with no "type" gets
 // "type": "object", and an object schema with no "properties" gets empty
-// ones.
+// ones; and where its text is a danger to the model (see untrustedSchema).
 func inputSchema(t mcp.Tool) json.RawMessage {
 	raw := t.RawInputSchema
 	if raw == nil {
 		raw, _ = json.Marshal(t.InputSchema)
 	}
+	raw = untrustedSchema(raw)
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return json.RawMessage(`{"type":"object","properties":{}}`)

@@ -26,13 +26,18 @@ const markerRemoved = "[marker removed]"
 // markerCore matches the words of a frame marker in normalised text
 // ("mcp untrusted content", any separators between them); leadStart finds
 // what may precede them (angle brackets, a slash, "end").
-// markerReversed matches the words backwards, as a right-to-left override
-// (U+202E) makes them render forwards. Each pattern starts with a literal,
-// which keeps the scan of long text fast.
+// markerShuffled matches the three words in any order and each forwards or
+// backwards: bidi controls (an override, an embedding or an isolate around
+// a part of the text) make stored order and displayed order differ, so
+// the words of "<<<END_MCP_\u202eTNETNOC_DETSURTNU\u202c" render as a
+// marker. "rn" stands for m as it renders in many fonts.
 var (
-	markerCore     = regexp.MustCompile(`mcp[^\pL\pN]*untrusted[^\pL\pN]*c[o0]ntent`)
-	markerReversed = regexp.MustCompile(`tnetn[o0]c[^\pL\pN]*detsurtnu[^\pL\pN]*pcm`)
+	markerCore     = regexp.MustCompile(`(?:m|rn)cp[^\pL\pN]*untrusted[^\pL\pN]*c[o0]ntent`)
+	markerShuffled = regexp.MustCompile(markerWord + `[^\pL\pN]*` + markerWord + `[^\pL\pN]*` + markerWord)
 )
+
+// markerWord is one word of a marker, forwards or backwards.
+const markerWord = `(?:mcp|rncp|pcm|pcrn|untrusted|detsurtnu|c[o0]ntent|tnetn[o0]c)`
 
 // maxUnescapes bounds the rounds of HTML entity decoding (&amp;lt; takes two).
 const maxUnescapes = 4
@@ -221,26 +226,27 @@ func foldConfusable(r rune) rune {
 // Lisu, small capitals, brackets, CJK and syllabic strokes). Read only.
 var confusables = map[rune]rune{
 	// m
-	'М': 'm', 'м': 'm', 'Μ': 'm', 'Ϻ': 'm', 'ϻ': 'm', 'Ⲙ': 'm', 'ⲙ': 'm', 'Ꮇ': 'm', 'ꓟ': 'm', 'ᴍ': 'm', 'ɱ': 'm',
+	'ᗰ': 'm', 'ᙏ': 'm', 'М': 'm', 'м': 'm', 'Μ': 'm', 'Ϻ': 'm', 'ϻ': 'm', 'Ⲙ': 'm', 'ⲙ': 'm', 'Ꮇ': 'm', 'ꓟ': 'm', 'ᴍ': 'm', 'ɱ': 'm',
 	// c
-	'С': 'c', 'с': 'c', 'Ϲ': 'c', 'ϲ': 'c', 'Ⲥ': 'c', 'ⲥ': 'c', 'Ꮯ': 'c', 'ꮯ': 'c', 'ꓚ': 'c', 'ᴄ': 'c', 'ꞓ': 'c',
+	'ᑕ': 'c', 'С': 'c', 'с': 'c', 'Ϲ': 'c', 'ϲ': 'c', 'Ⲥ': 'c', 'ⲥ': 'c', 'Ꮯ': 'c', 'ꮯ': 'c', 'ꓚ': 'c', 'ᴄ': 'c', 'ꞓ': 'c',
 	// p
-	'Р': 'p', 'р': 'p', 'Ρ': 'p', 'ρ': 'p', 'Ⲣ': 'p', 'ⲣ': 'p', 'Ꮲ': 'p', 'ꓑ': 'p', 'ᴘ': 'p', 'ϱ': 'p',
+	'ᑭ': 'p', 'Р': 'p', 'р': 'p', 'Ρ': 'p', 'ρ': 'p', 'Ⲣ': 'p', 'ⲣ': 'p', 'Ꮲ': 'p', 'ꓑ': 'p', 'ᴘ': 'p', 'ϱ': 'p',
 	// u
-	'Ս': 'u', 'ս': 'u', 'ꓴ': 'u', 'υ': 'u', 'ᴜ': 'u', 'ʋ': 'u', 'μ': 'u', 'Ʋ': 'u', 'ꞟ': 'u',
+	'ᑌ': 'u', 'ᑘ': 'u', 'Ս': 'u', 'ս': 'u', 'ꓴ': 'u', 'υ': 'u', 'ᴜ': 'u', 'ʋ': 'u', 'μ': 'u', 'Ʋ': 'u', 'ꞟ': 'u',
 	// n
 	'Ν': 'n', 'Ⲛ': 'n', 'ꓠ': 'n', 'ɴ': 'n', 'ո': 'n', 'п': 'n', 'η': 'n', 'ŋ': 'n',
 	// t
 	'Т': 't', 'т': 't', 'Τ': 't', 'τ': 't', 'Ⲧ': 't', 'ⲧ': 't', 'Ꭲ': 't', 'ꓔ': 't', 'ᴛ': 't', 'ƚ': 't',
 	// r
-	'Ꭱ': 'r', 'Ꮢ': 'r', 'ꓣ': 'r', 'ʀ': 'r', 'г': 'r', 'ᴦ': 'r', 'ꭇ': 'r', 'ɾ': 'r',
+	'ᚱ': 'r', 'Ꭱ': 'r', 'Ꮢ': 'r', 'ꓣ': 'r', 'ʀ': 'r', 'г': 'r', 'ᴦ': 'r', 'ꭇ': 'r', 'ɾ': 'r',
 	// s
 	'Ѕ': 's', 'ѕ': 's', 'Ꮪ': 's', 'ꓢ': 's', 'ꜱ': 's', 'Տ': 's', 'ʂ': 's', 'ꮪ': 's',
 	// e
 	'Е': 'e', 'е': 'e', 'Ε': 'e', 'ε': 'e', 'Ꭼ': 'e', 'ꓰ': 'e', 'ᴇ': 'e', 'є': 'e', 'ҽ': 'e', '℮': 'e', 'Ҽ': 'e',
 	// d
-	'Ꭰ': 'd', 'ꓓ': 'd', 'ᴅ': 'd', 'ԁ': 'd', 'ɗ': 'd', 'ꮷ': 'd',
+	'ᗪ': 'd', 'ᗞ': 'd', 'Ꭰ': 'd', 'ꓓ': 'd', 'ᴅ': 'd', 'ԁ': 'd', 'ɗ': 'd', 'ꮷ': 'd',
 	// o
+	'〇': 'o', '০': 'o', '໐': 'o', 'ଠ': 'o', '๐': 'o', '٥': 'o', '۵': 'o', 'ᴑ': 'o',
 	'О': 'o', 'о': 'o', 'Ο': 'o', 'ο': 'o', 'σ': 'o', 'Օ': 'o', 'օ': 'o', 'Ⲟ': 'o', 'ⲟ': 'o', 'ꓳ': 'o', 'ᴏ': 'o', 'ø': 'o', 'Ø': 'o', 'ɵ': 'o',
 	// < (one or several)
 	'‹': '<', '«': '<', '〈': '<', '⟨': '<', '˂': '<', '❮': '<', '❬': '<', '❰': '<', '≪': '<', '⋘': '<',
@@ -304,7 +310,9 @@ func isEntityByte(c byte) bool {
 // marker by markerRemoved; norm is normalize(text). Text with none is
 // returned as it is.
 func neutralizeMarkers(text, norm string) string {
-	if !markerCore.MatchString(norm) && !markerReversed.MatchString(norm) {
+	// Every marker holds "untrusted", forwards or backwards: a cheap test
+	// spares the scan of almost all text.
+	if !strings.Contains(norm, "untrusted") && !strings.Contains(norm, "detsurtnu") || !markerShuffled.MatchString(norm) {
 		return text
 	}
 	if len(text) > math.MaxInt32 {
@@ -331,15 +339,17 @@ func neutralizeMarkers(text, norm string) string {
 type match struct{ start, end int }
 
 // markerMatches returns where norm holds marker words, forwards (with
-// what leads them) or backwards, in order of their start.
+// what leads them) or shuffled, in order of their start.
 func markerMatches(norm []byte) []match {
-	fwd, rev := markerCore.FindAllIndex(norm, -1), markerReversed.FindAllIndex(norm, -1)
-	all := make([]match, 0, len(fwd)+len(rev))
+	fwd, any := markerCore.FindAllIndex(norm, -1), markerShuffled.FindAllIndex(norm, -1)
+	all := make([]match, 0, len(fwd)+len(any))
 	for _, m := range fwd {
 		all = append(all, match{leadStart(norm, m[0]), m[1]})
 	}
-	for _, m := range rev {
-		all = append(all, match{m[0], m[1]})
+	for _, m := range any {
+		if !slices.ContainsFunc(fwd, func(f []int) bool { return f[0] <= m[0] && m[1] <= f[1] }) {
+			all = append(all, match{m[0], m[1]})
+		}
 	}
 	slices.SortFunc(all, func(a, b match) int { return a.start - b.start })
 	return all
