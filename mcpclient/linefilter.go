@@ -94,7 +94,9 @@ func (j *jsonLines) step() {
 	switch j.mode {
 	case lineJSON:
 		j.scan.write(frag)
-		if j.n > j.max {
+		// The newline that ends a line is no part of the message: a
+		// message of exactly max bytes is accepted whole.
+		if size := j.n - endingNewline(frag, ended); size > j.max {
 			j.mode = lineOver
 			if j.n > len(frag) {
 				j.pending = j.nl // end the part already handed on
@@ -119,6 +121,14 @@ func (j *jsonLines) step() {
 	if ended {
 		j.endSkipped()
 	}
+}
+
+// endingNewline is 1 when frag ends its line with a newline, else 0.
+func endingNewline(frag []byte, ended bool) int {
+	if ended && len(frag) > 0 && frag[len(frag)-1] == '\n' {
+		return 1
+	}
+	return 0
 }
 
 // endSkipped finishes a line that was not handed on: it is logged, and an

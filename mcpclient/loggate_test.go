@@ -200,3 +200,31 @@ func TestJSONLinesOverLongResponse(t *testing.T) {
 		t.Errorf("logs: %s", logs.String())
 	}
 }
+
+// A message of exactly the maximum size is accepted whole (its newline is
+// no part of it); one byte more is over the limit, and only then is the
+// made-up error sent.
+func TestJSONLinesLimitIsTheMessage(t *testing.T) {
+	msg := `{"jsonrpc":"2.0","id":7,"result":{"x":"` + strings.Repeat("a", 100<<10) + `"}}`
+	for _, tc := range []struct {
+		max     int
+		wantErr bool
+	}{{len(msg), false}, {len(msg) - 1, true}} {
+		ids := &tooLargeIDs{}
+		j := newJSONLines(strings.NewReader(msg+"\n"), tc.max, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), ids)
+		var got []string
+		for {
+			line, err := j.next()
+			if err != nil {
+				break
+			}
+			got = append(got, string(line))
+		}
+		switch {
+		case !tc.wantErr && (len(got) != 1 || got[0] != msg):
+			t.Errorf("max %d: got %d messages, want the message whole", tc.max, len(got))
+		case tc.wantErr && (len(got) == 0 || !strings.Contains(got[len(got)-1], `"error"`) || json.Valid([]byte(got[0])) && len(got[0]) == len(msg)):
+			t.Errorf("max %d: got %d messages, want a cut part and a made-up error", tc.max, len(got))
+		}
+	}
+}
