@@ -126,7 +126,12 @@ func run(args []string) int {
 	// Libraries that log through the default logger (mcp-go does) must
 	// not reach stdout, which is the protocol.
 	slog.SetDefault(logger)
+	return serve(c, redactor, logger)
+}
 
+// serve loads the configuration and the store and runs the agent on
+// stdin and stdout until the client leaves or a signal arrives.
+func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	cfg, warnings, cfgPath, err := loadConfig(c.configPath)
 	logWarnings(logger, warnings)
 	if err != nil {
@@ -144,15 +149,7 @@ func run(args []string) int {
 		redactor.Add(c.apiKey)
 	}
 	models := newModels(c, resolver, logger)
-
-	dir := c.stateDir
-	if dir == "" {
-		if dir, err = session.DefaultDir(); err != nil {
-			logger.Error("no state directory", "err", err)
-			return 1
-		}
-	}
-	store, err := session.Open(dir)
+	store, dir, err := openStore(c.stateDir)
 	if err != nil {
 		logger.Error("opening the session store", "dir", dir, "err", err)
 		return 1
@@ -172,12 +169,24 @@ func run(args []string) int {
 	if guard.wd != nil {
 		opts.MCP.Guard = guard.wd
 	}
-	err = acp.Serve(ctx, os.Stdin, os.Stdout, opts) // redacts every frame (Options.Secrets)
-	if err != nil {
+	if err := acp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil { // redacts every frame (Options.Secrets)
 		logger.Error("shutting down", "err", err)
 	}
 	logger.Info("acpgate stopped")
 	return 0
+}
+
+// openStore opens the session store in dir, or in the default state
+// directory when dir is "", and says which directory it used.
+func openStore(dir string) (*session.Store, string, error) {
+	if dir == "" {
+		var err error
+		if dir, err = session.DefaultDir(); err != nil {
+			return nil, dir, fmt.Errorf("no state directory: %w", err)
+		}
+	}
+	store, err := session.Open(dir)
+	return store, dir, err
 }
 
 // startupGrace maps the flag to acp.Options.StartupGrace, where zero means
