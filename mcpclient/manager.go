@@ -347,42 +347,25 @@ func (m *Manager) Launch() {
 
 // Wait blocks until no server is connecting, or ctx ends (returning its
 // error).
-func (m *Manager) Wait(ctx context.Context) error {
-	for {
-		m.mu.Lock()
-		ch := m.changedCh
-		m.mu.Unlock()
-		if !m.anyConnecting() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
+func (m *Manager) Wait(ctx context.Context) error { return m.WaitSettled(ctx, 0) }
 
 // WaitSettled is Wait that may return early: once at least one server is
 // ready, it returns nil as soon as no server has changed for grace (the
 // servers still connecting then are slow, and go on connecting). grace <= 0
 // is Wait.
 func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
-	if grace <= 0 {
-		return m.Wait(ctx)
-	}
-	quiet := time.NewTimer(grace)
+	quiet := time.NewTimer(time.Hour)
 	quiet.Stop()
 	defer quiet.Stop()
 	for {
 		m.mu.Lock()
 		ch := m.changedCh
 		m.mu.Unlock()
-		if !m.anyConnecting() {
+		if !m.anyIn(StateConnecting) {
 			return nil
 		}
 		var quietC <-chan time.Time
-		if m.anyReady() {
+		if grace > 0 && m.anyIn(StateReady) {
 			quiet.Reset(grace)
 			quietC = quiet.C
 		}
@@ -397,18 +380,10 @@ func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
 	}
 }
 
-func (m *Manager) anyReady() bool {
+// anyIn reports whether a server is in state.
+func (m *Manager) anyIn(state State) bool {
 	for _, s := range m.list().servers {
-		if s.status().State == StateReady {
-			return true
-		}
-	}
-	return false
-}
-
-func (m *Manager) anyConnecting() bool {
-	for _, s := range m.list().servers {
-		if s.status().State == StateConnecting {
+		if s.status().State == state {
 			return true
 		}
 	}
