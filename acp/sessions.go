@@ -268,7 +268,7 @@ func (a *Agent) failureCard(s *liveSession, st mcpclient.Status) {
 	s.failed[st.Name] = true
 	s.mu.Unlock()
 	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
-	if errors.Is(st.Err, mcpclient.ErrGaveUp) {
+	if st.WasReady || errors.Is(st.Err, mcpclient.ErrGaveUp) {
 		title = fmt.Sprintf("MCP server %s failed", st.Name)
 	}
 	text := st.Error

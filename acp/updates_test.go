@@ -284,6 +284,21 @@ func TestFailureCards(t *testing.T) {
 			t.Errorf("card %s", dump([]acpsdk.SessionUpdate{{ToolCall: card}}))
 		}
 	})
+	t.Run("crashed without restarts", func(t *testing.T) {
+		// maxRestarts 0: the server that worked and crashed did not fail
+		// to start.
+		t.Parallel()
+		cfg := configOf(t, `{"mcpServers": {"once": {"command": `+mustJSON(serverBin)+`, "maxRestarts": 0}}}`)
+		h := newHarness(t, acp.Options{Config: cfg}, nil)
+		sid := h.newSession().SessionId
+		h.setMode(sid, "auto")
+		from := h.fc.rec.len()
+		h.prompt(sid, "/call mcp__once__crash {}")
+		card := h.fc.rec.waitFor(t, from, sid, "failure card", isCard("mcp-server-failed-once", acpsdk.ToolCallStatusFailed)).ToolCall
+		if card.Title != "MCP server once failed" {
+			t.Errorf("card title %q", card.Title)
+		}
+	})
 }
 
 // TestConnectingCard: a prompt that finds a server still connecting after

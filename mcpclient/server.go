@@ -96,6 +96,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	prevTools := len(s.cat.tools)
 	s.st.State = state
 	s.st.Since = time.Now()
+	s.st.WasReady = s.st.WasReady || state == StateReady
 	s.st.Error, s.st.Err = "", reason
 	if reason != nil {
 		s.st.Error = reason.Error()

@@ -30,6 +30,9 @@ type Status struct {
 	// the reason was set without an error value (an invalid spec).
 	Error string
 	Err   error
+	// WasReady is set once the server has been ready: a failure after it
+	// is no failure to start.
+	WasReady bool
 	// Warning notes a problem that does not stop the server, such as tools
 	// dropped by the tool limit.
 	Warning string
