@@ -159,7 +159,7 @@ func TestToolCallUpdates(t *testing.T) {
 			start := calls[0].ToolCall
 			meta, _ := start.Meta["acpgate"].(map[string]any)
 			if start.Status != acpsdk.ToolCallStatusPending || start.Title != "alpha: "+tc.tool || start.Kind != tc.kind ||
-				mustJSON(start.RawInput) != tc.args || meta["tool"] != tc.tool || meta["server"] != "alpha" {
+				mustJSON(start.RawInput) != tc.args || meta["tool"] != "mcp__alpha__"+tc.tool || meta["mcpTool"] != tc.tool || meta["server"] != "alpha" {
 				t.Errorf("tool_call %s", dump(calls[:1]))
 			}
 			if s := calls[1].ToolCallUpdate.Status; s == nil || *s != acpsdk.ToolCallStatusInProgress {

@@ -113,7 +113,7 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cach
 		Kind:        kind,
 		Annotations: annotations(st.Tool.Annotations),
 		AskApproval: ask,
-		Meta:        map[string]any{"server": server, "tool": tool},
+		Meta:        map[string]any{"server": server, "mcpTool": tool},
 		Execute: func(ctx context.Context, args json.RawMessage, progress func(gateway.Progress)) (gateway.Result, error) {
 			res, err := c.CallTool(ctx, server, tool, args, mcpclient.WithProgress(func(p mcpclient.Progress) {
 				if progress != nil {

@@ -89,7 +89,7 @@ func TestToolsSchemaAndKinds(t *testing.T) {
 	if string(r.InputSchema) != rich {
 		t.Errorf("rich schema changed: %s", r.InputSchema)
 	}
-	if r.Title != "s: rich" || !strings.HasPrefix(r.Description, "[MCP server s; untrusted description] ") || r.Meta["server"] != "s" || r.Meta["tool"] != "rich" {
+	if r.Title != "s: rich" || !strings.HasPrefix(r.Description, "[MCP server s; untrusted description] ") || r.Meta["server"] != "s" || r.Meta["mcpTool"] != "rich" {
 		t.Errorf("rich: %+v", r)
 	}
 	var untyped map[string]any
