@@ -10,16 +10,8 @@ import (
 
 	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
-
-func marshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // TestParseShapes: every shape is accepted and normalised into what
 // acp-go-sdk decodes as intended (stdio with args and env arrays, http and
@@ -81,13 +73,13 @@ func TestParseShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := marshal(t, servers); got != tc.want {
+			if got := testbin.JSON(t, servers); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 			// What the agent's SDK decodes is what was meant.
 			var back []acpsdk.McpServer
-			if err := json.Unmarshal([]byte(marshal(t, servers)), &back); err != nil || marshal(t, back) != tc.want {
-				t.Errorf("round trip through acp-go-sdk: %v %s", err, marshal(t, back))
+			if err := json.Unmarshal([]byte(testbin.JSON(t, servers)), &back); err != nil || testbin.JSON(t, back) != tc.want {
+				t.Errorf("round trip through acp-go-sdk: %v %s", err, testbin.JSON(t, back))
 			}
 		})
 	}
@@ -237,8 +229,8 @@ func TestSpecs(t *testing.T) {
 	for _, s := range specs {
 		got = append(got, brief{s.Name, s.Transport, s.Command, s.Args, s.Env, s.URL, s.Headers})
 	}
-	if marshal(t, got) != want {
-		t.Errorf("got  %s\nwant %s", marshal(t, got), want)
+	if testbin.JSON(t, got) != want {
+		t.Errorf("got  %s\nwant %s", testbin.JSON(t, got), want)
 	}
 	_, err = mcpservers.Specs([]acpsdk.McpServer{servers[0], {Acp: &acpsdk.McpServerAcpInline{Name: "x"}}}, "mcpServers")
 	var perr *mcpservers.Error
@@ -261,10 +253,10 @@ func TestNamesAndBuilders(t *testing.T) {
 	for _, s := range list {
 		names = append(names, mcpservers.Name(s))
 	}
-	if marshal(t, names) != `["a","b","c","d",""]` {
+	if testbin.JSON(t, names) != `["a","b","c","d",""]` {
 		t.Errorf("names %q", names)
 	}
-	if got := marshal(t, list[:3]); got != `[{"args":[],"command":"cmd","env":[],"name":"a"},{"headers":[],"name":"b","type":"http","url":"https://h/"},{"headers":[],"name":"c","type":"sse","url":"https://h/sse"}]` {
+	if got := testbin.JSON(t, list[:3]); got != `[{"args":[],"command":"cmd","env":[],"name":"a"},{"headers":[],"name":"b","type":"http","url":"https://h/"},{"headers":[],"name":"c","type":"sse","url":"https://h/sse"}]` {
 		t.Errorf("builders: %s", got)
 	}
 	if err := mcpservers.CheckNames(list[:3]); err != nil {

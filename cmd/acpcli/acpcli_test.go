@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -49,44 +49,34 @@ func TestSplitCommand(t *testing.T) {
 	}
 }
 
-// marshal renders servers the way session/new sends them.
-func marshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestMCPFlags(t *testing.T) {
 	s, err := parseStdioFlag(`fs=npx -y '@scope/server fs' /tmp`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"args":["-y","@scope/server fs","/tmp"],"command":"npx","env":[],"name":"fs"}`
-	if got := marshal(t, s); got != want {
+	if got := testbin.JSON(t, s); got != want {
 		t.Errorf("--mcp = %s, want %s", got, want)
 	}
 	s, err = parseStdioFlag("bare=server")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, s); got != `{"args":[],"command":"server","env":[],"name":"bare"}` {
+	if got := testbin.JSON(t, s); got != `{"args":[],"command":"server","env":[],"name":"bare"}` {
 		t.Errorf("--mcp without args = %s", got)
 	}
 	s, err = parseURLFlag("http", "web=http://127.0.0.1:8080/mcp?x=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, s); got != `{"headers":[],"name":"web","type":"http","url":"http://127.0.0.1:8080/mcp?x=1"}` {
+	if got := testbin.JSON(t, s); got != `{"headers":[],"name":"web","type":"http","url":"http://127.0.0.1:8080/mcp?x=1"}` {
 		t.Errorf("--mcp-http = %s", got)
 	}
 	s, err = parseURLFlag("sse", "old=https://example.com/sse")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, s); got != `{"headers":[],"name":"old","type":"sse","url":"https://example.com/sse"}` {
+	if got := testbin.JSON(t, s); got != `{"headers":[],"name":"old","type":"sse","url":"https://example.com/sse"}` {
 		t.Errorf("--mcp-sse = %s", got)
 	}
 	for _, bad := range []string{"", "noequals", "=cmd", "name=", "name=   ", `name='open`} {
@@ -144,7 +134,7 @@ func TestParseOptionsMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, acp.NewSessionRequest{Cwd: "/", McpServers: opts.servers}); !strings.Contains(got, `"mcpServers":[]`) {
+	if got := testbin.JSON(t, acp.NewSessionRequest{Cwd: "/", McpServers: opts.servers}); !strings.Contains(got, `"mcpServers":[]`) {
 		t.Errorf("no servers must be sent as [], got %s", got)
 	}
 }
@@ -155,18 +145,12 @@ func TestParseOptionsMCP(t *testing.T) {
 // plain http to any host allowed.
 func TestLoadMCPConfig(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, content string) string { return testbin.WriteFile(t, dir, name, content) }
 	servers, err := loadMCPConfig(write("ok.json", `{"mcpServers": {"b": {"command": "x"}, "a": {"url": "http://example.com/mcp"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, servers); got != `[{"args":[],"command":"x","env":[],"name":"b"},{"headers":[],"name":"a","type":"http","url":"http://example.com/mcp"}]` {
+	if got := testbin.JSON(t, servers); got != `[{"args":[],"command":"x","env":[],"name":"b"},{"headers":[],"name":"a","type":"http","url":"http://example.com/mcp"}]` {
 		t.Errorf("got %s", got)
 	}
 	for _, tc := range []struct {
