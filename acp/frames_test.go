@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // decodeServers runs a session/new line through the filter and decodes its
@@ -58,7 +60,7 @@ func TestNormalizeServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := mustJSONT(t, specs)
+	got := testbin.JSON(t, specs)
 	for _, want := range []string{
 		`"Name":"a","Transport":"stdio","Command":"srv"`,
 		`"Name":"b","Transport":"stdio","Command":"srv","Args":["-x"]`,
@@ -119,14 +121,6 @@ func TestMalformedErrorRepaired(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[2]), &got3); err != nil || !reflect.DeepEqual(got3, want) {
 		t.Errorf("good response changed: %s", lines[2])
 	}
-}
-
-func mustJSONT(t testing.TB, v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func TestInputFilterErrors(t *testing.T) {

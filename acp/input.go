@@ -3,11 +3,13 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/mcpservers"
 )
 
 // JSON-RPC error codes the input filter answers with.
@@ -60,29 +62,7 @@ func badParam(path, format string, args ...any) *inputError {
 }
 
 // kindOf names the JSON type of a raw value, for error messages.
-func kindOf(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
-}
-
-// present reports whether a member is there and not null.
-func present(raw json.RawMessage, ok bool) bool { return ok && kindOf(raw) != "null" }
+func kindOf(raw json.RawMessage) string { return mcpservers.JSONKind(raw) }
 
 // msgKind is what a client message is.
 type msgKind int
@@ -217,10 +197,10 @@ func checkPrompt(params json.RawMessage) *inputError {
 
 // normalizeServers checks params.mcpServers of session/new, session/load
 // and session/resume, and rewrites every entry into the shape acp-go-sdk
-// decodes as intended (see normalizeServer). Params that are not an
-// object are returned as they are, and missing mcpServers stay missing:
-// the SDK answers those itself. Members spelled like mcpServers in
-// another case are removed.
+// decodes as intended (see mcpservers.ParseList: the liberal shapes real
+// clients send are accepted). Params that are not an object are returned
+// as they are, and missing mcpServers stay missing: the SDK answers those
+// itself. Members spelled like mcpServers in another case are removed.
 func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p == nil {
@@ -232,218 +212,19 @@ func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
 			delete(p, k)
 		}
 	}
-	raw, ok := p["mcpServers"]
-	if !present(raw, ok) {
-		fixed, _ := json.Marshal(p)
-		return fixed, nil
-	}
-	var entries []json.RawMessage
-	if json.Unmarshal(raw, &entries) != nil {
-		return nil, badParam("mcpServers", "must be an array, got %s", kindOf(raw))
-	}
-	out := make([]map[string]any, len(entries))
-	seen := map[string]int{}
-	for i, entry := range entries {
-		path := fmt.Sprintf("mcpServers[%d]", i)
-		s, err := normalizeServer(path, entry)
-		if err != nil {
-			return nil, err
+	if raw, ok := p["mcpServers"]; ok && kindOf(raw) != "null" {
+		servers, err := mcpservers.ParseList(raw, "mcpServers", mcpservers.Options{})
+		var perr *mcpservers.Error
+		if errors.As(err, &perr) {
+			return nil, badParam(perr.Path, "%s", perr.Problem)
+		} else if err != nil {
+			return nil, badParam("mcpServers", "%v", err)
 		}
-		name := s["name"].(string)
-		if j, dup := seen[name]; dup {
-			return nil, badParam(path+".name", "duplicate server name %q (also mcpServers[%d])", name, j)
-		}
-		seen[name] = i
-		out[i] = s
+		p["mcpServers"], _ = json.Marshal(servers)
 	}
-	p["mcpServers"], _ = json.Marshal(out)
 	fixed, err := json.Marshal(p)
 	if err != nil {
 		return nil, badParam("", "%v", err)
 	}
 	return fixed, nil
-}
-
-// normalizeServer checks one mcpServers entry and returns it in the shape
-// acp-go-sdk decodes as intended. The SDK decodes a stdio entry without
-// "env" or "args", and an http entry without "headers", as an HTTP server
-// with an empty URL; real clients send such entries, so they are filled
-// in: a stdio entry gets "args" and "env" arrays, an http or sse entry a
-// "type" and a "headers" array. Environment and headers may be objects
-// ({"K": "V"}) or name/value arrays; "type" may be "stdio", "http",
-// "streamable-http", "streamableHttp" or "sse", or absent (stdio with a
-// command, else http with a url). Anything else is an *inputError naming
-// the member.
-func normalizeServer(path string, raw json.RawMessage) (map[string]any, *inputError) {
-	var e map[string]json.RawMessage
-	if json.Unmarshal(raw, &e) != nil || e == nil {
-		return nil, badParam(path, "must be an object, got %s", kindOf(raw))
-	}
-	name, err := requiredString(e, path, "name")
-	if err != nil {
-		return nil, err
-	}
-	var typ string
-	if v, ok := e["type"]; present(v, ok) && json.Unmarshal(v, &typ) != nil {
-		return nil, badParam(path+".type", "must be a string, got %s", kindOf(v))
-	}
-	cmd, hasCmd := e["command"]
-	_, hasURL := e["url"]
-	switch typ {
-	case "":
-		switch {
-		case present(cmd, hasCmd):
-			typ = "stdio"
-		case hasURL:
-			typ = "http"
-		default:
-			return nil, badParam(path, "server %q needs a command (stdio) or a url (http, sse)", name)
-		}
-	case "stdio", "http", "sse":
-	case "streamable-http", "streamableHttp":
-		typ = "http"
-	default:
-		return nil, badParam(path+".type", "unsupported server type %q (acpgate takes stdio, http, streamable-http and sse)", typ)
-	}
-	if typ == "stdio" {
-		command, err := requiredString(e, path, "command")
-		if err != nil {
-			return nil, err
-		}
-		args, err := stringArray(e["args"], path+".args")
-		if err != nil {
-			return nil, err
-		}
-		env, err := pairs(e["env"], path+".env")
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"name": name, "command": command, "args": args, "env": env}, nil
-	}
-	url, err := requiredString(e, path, "url")
-	if err != nil {
-		return nil, err
-	}
-	headers, err := pairs(e["headers"], path+".headers")
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"type": typ, "name": name, "url": url, "headers": headers}, nil
-}
-
-// requiredString returns the member key of e, which must be a non-blank
-// string.
-func requiredString(e map[string]json.RawMessage, path, key string) (string, *inputError) {
-	v, ok := e[key]
-	if !ok {
-		return "", badParam(path+"."+key, "missing")
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", badParam(path+"."+key, "must be a string, got %s", kindOf(v))
-	}
-	if strings.TrimSpace(s) == "" {
-		return "", badParam(path+"."+key, "must not be empty")
-	}
-	return s, nil
-}
-
-// stringArray decodes an array of strings; absent or null is empty.
-func stringArray(raw json.RawMessage, path string) ([]string, *inputError) {
-	if kindOf(raw) == "nothing" || kindOf(raw) == "null" {
-		return []string{}, nil
-	}
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
-		return nil, badParam(path, "must be an array of strings, got %s", kindOf(raw))
-	}
-	out := make([]string, len(items))
-	for i, it := range items {
-		if json.Unmarshal(it, &out[i]) != nil {
-			return nil, badParam(fmt.Sprintf("%s[%d]", path, i), "must be a string, got %s", kindOf(it))
-		}
-	}
-	return out, nil
-}
-
-// member is the path of key in the object at path: ".key" for keys of
-// letters, digits, '_' and '-', else ["key"].
-func member(path, key string) string {
-	plain := key != ""
-	for _, r := range key {
-		if !(r == '_' || r == '-' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
-			plain = false
-		}
-	}
-	if plain {
-		return path + "." + key
-	}
-	return fmt.Sprintf("%s[%q]", path, key)
-}
-
-// nameValue is an entry of a stdio server's env or an HTTP server's
-// headers, as acp-go-sdk decodes them.
-type nameValue struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// pairs turns {"K": "V"}, [{"name": "K", "value": "V"}] or nothing (absent
-// or null) into a name/value array sorted as given (objects by key).
-func pairs(raw json.RawMessage, path string) ([]nameValue, *inputError) {
-	const want = `must be an object of strings or an array of {"name", "value"} objects`
-	switch kindOf(raw) {
-	case "nothing", "null":
-		return []nameValue{}, nil
-	case "object":
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return nil, badParam(path, "%s", want)
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		out := make([]nameValue, 0, len(m))
-		for _, k := range keys {
-			var v string
-			if k == "" {
-				return nil, badParam(path, "has an empty name")
-			}
-			if json.Unmarshal(m[k], &v) != nil {
-				return nil, badParam(member(path, k), "must be a string, got %s", kindOf(m[k]))
-			}
-			out = append(out, nameValue{Name: k, Value: v})
-		}
-		return out, nil
-	case "array":
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return nil, badParam(path, "%s", want)
-		}
-		out := make([]nameValue, len(items))
-		for i, it := range items {
-			at := fmt.Sprintf("%s[%d]", path, i)
-			var e map[string]json.RawMessage
-			if json.Unmarshal(it, &e) != nil || e == nil {
-				return nil, badParam(at, `must be an object with "name" and "value", got %s`, kindOf(it))
-			}
-			name, err := requiredString(e, at, "name")
-			if err != nil {
-				return nil, err
-			}
-			v, ok := e["value"]
-			if !ok {
-				return nil, badParam(at+".value", "missing")
-			}
-			if json.Unmarshal(v, &out[i].Value) != nil {
-				return nil, badParam(at+".value", "must be a string, got %s", kindOf(v))
-			}
-			out[i].Name = name
-		}
-		return out, nil
-	default:
-		return nil, badParam(path, "%s, got %s", want, kindOf(raw))
-	}
 }

@@ -12,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 
+	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -60,39 +61,7 @@ type liveSession struct {
 // has checked them (see normalizeServers): every entry is a stdio, http or
 // sse server with a name, unique in the list.
 func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
-	specs := make([]mcpclient.ServerSpec, 0, len(in))
-	for i, s := range in {
-		var spec mcpclient.ServerSpec
-		switch {
-		case s.Stdio != nil:
-			spec = mcpclient.ServerSpec{Name: s.Stdio.Name, Transport: mcpclient.TransportStdio, Command: s.Stdio.Command, Args: s.Stdio.Args}
-			if len(s.Stdio.Env) > 0 {
-				spec.Env = map[string]string{}
-				for _, e := range s.Stdio.Env {
-					spec.Env[e.Name] = e.Value
-				}
-			}
-		case s.Http != nil:
-			spec = mcpclient.ServerSpec{Name: s.Http.Name, Transport: mcpclient.TransportHTTP, URL: s.Http.Url, Headers: headers(s.Http.Headers)}
-		case s.Sse != nil:
-			spec = mcpclient.ServerSpec{Name: s.Sse.Name, Transport: mcpclient.TransportSSE, URL: s.Sse.Url, Headers: headers(s.Sse.Headers)}
-		default:
-			return nil, fmt.Errorf("mcpServers[%d]: unsupported server type (acpgate takes stdio, http and sse)", i)
-		}
-		specs = append(specs, spec)
-	}
-	return specs, nil
-}
-
-func headers(hs []acpsdk.HttpHeader) map[string]string {
-	if len(hs) == 0 {
-		return nil
-	}
-	m := make(map[string]string, len(hs))
-	for _, h := range hs {
-		m[h.Name] = h.Value
-	}
-	return m
+	return mcpservers.Specs(in, "mcpServers")
 }
 
 // checkCwd requires an absolute working directory.

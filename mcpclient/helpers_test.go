@@ -2,7 +2,6 @@ package mcpclient_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -37,9 +36,9 @@ func stdio(name string, args ...string) mcpclient.ServerSpec {
 
 // fastOpts are Options with short close bounds and restart backoff, and a
 // logger writing into the returned buffer.
-func fastOpts(t *testing.T) (*mcpclient.Options, *syncBuffer) {
+func fastOpts(t *testing.T) (*mcpclient.Options, *testbin.SyncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testbin.SyncBuffer{}
 	return &mcpclient.Options{
 		Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Cwd:          t.TempDir(),
@@ -142,24 +141,6 @@ func (l *eventLog) wait(t *testing.T, what string, match func(mcpclient.Event) b
 			t.Fatalf("timed out waiting for event: %s", what)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // recordFile returns a path for the server's -record file and a reader of

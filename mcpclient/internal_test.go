@@ -97,32 +97,6 @@ func TestRateLimiter(t *testing.T) {
 	}
 }
 
-func TestCheckURL(t *testing.T) {
-	for _, tc := range []struct {
-		url      string
-		insecure bool
-		want     string // "" = ok
-	}{
-		{"http://127.0.0.1:8080/mcp", false, ""},
-		{"http://localhost/mcp", false, ""},
-		{"http://[::1]:9/mcp", false, ""},
-		{"https://example.com/mcp", false, ""},
-		{"http://example.com/mcp", false, "only allowed to a loopback host"},
-		{"http://example.com/mcp", true, ""},
-		{"ftp://127.0.0.1/x", false, "scheme must be http or https"},
-		{"", false, "require a url"},
-		{"http:///nohost", false, "no host"},
-	} {
-		err := checkURL(tc.url, tc.insecure)
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%q: unexpected error %v", tc.url, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%q: error %v, want it to say %q", tc.url, err, tc.want)
-		}
-	}
-}
-
 func TestDefaultBackoff(t *testing.T) {
 	want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
 	for i, w := range want {

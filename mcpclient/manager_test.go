@@ -337,7 +337,7 @@ func TestCrashRestart(t *testing.T) {
 	}
 }
 
-func restarted(logs *syncBuffer) bool {
+func restarted(logs *testbin.SyncBuffer) bool {
 	return strings.Contains(logs.String(), "restarting MCP server")
 }
 

@@ -3,8 +3,6 @@ package mcpclient
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -146,45 +144,11 @@ func (s *ServerSpec) validate() error {
 			return fmt.Errorf("%w: server %q: stdio transport requires a command", ErrInvalidSpec, s.Name)
 		}
 	case TransportHTTP, TransportSSE:
-		if err := checkURL(s.URL, s.AllowInsecureHTTP); err != nil {
+		if err := CheckURL(s.URL, s.AllowInsecureHTTP); err != nil {
 			return fmt.Errorf("%w: server %q: %w", ErrInvalidSpec, s.Name, err)
 		}
 	default:
 		return fmt.Errorf("%w: server %q: unknown transport %q (want stdio, http or sse)", ErrInvalidSpec, s.Name, s.Transport)
 	}
 	return nil
-}
-
-// checkURL accepts http and https URLs; plain http only to loopback unless
-// insecure is set.
-func checkURL(raw string, insecure bool) error {
-	if raw == "" {
-		return errors.New("http and sse transports require a url")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("bad url %q: %w", raw, err)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("url %q has no host", raw)
-	}
-	switch u.Scheme {
-	case "https":
-	case "http":
-		if !insecure && !isLoopbackHost(u.Hostname()) {
-			return fmt.Errorf("url %q: plain http is only allowed to a loopback host; use https or allow insecure http for this server", raw)
-		}
-	default:
-		return fmt.Errorf("url %q: scheme must be http or https", raw)
-	}
-	return nil
-}
-
-// isLoopbackHost reports whether host names this machine's loopback.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -1,15 +1,15 @@
 package config
 
 import (
-	"fmt"
-	"net"
-	"net/url"
+	"errors"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/acp/secrets"
+	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // located is a part of a Config with its location in the file.
@@ -71,7 +71,7 @@ func (r *report) check(c *Config) {
 	}
 	for _, m := range c.models() {
 		if at := child(m.loc, "baseUrl"); m.v.BaseURL != "" && !r.isBad(at) {
-			if err := checkHTTPURL(m.v.BaseURL); err != nil {
+			if err := mcpclient.CheckURL(m.v.BaseURL, true); err != nil {
 				r.errorAt(at, err, "%v", err)
 			}
 		}
@@ -96,11 +96,12 @@ func (r *report) server(loc []string, s *Server) {
 		r.errorAt(loc, nil, "empty server name")
 	}
 	if typ, ok := raw["type"].(string); ok {
-		t := Transport(typ)
-		if typ == "streamable-http" || typ == "streamableHttp" {
-			t = TransportHTTP
+		mt, err := mcpservers.ParseType(typ) // the schema's enum: never an error
+		if err != nil {
+			r.errorAt(child(loc, "type"), err, "%v", err)
+			return
 		}
-		if s.Transport != "" && s.Transport != t {
+		if t := Transport(mt); s.Transport != "" && s.Transport != t {
 			r.errorAt(loc, nil, "transport %q and type %q disagree", s.Transport, t)
 		} else {
 			s.Transport = t
@@ -122,7 +123,9 @@ func (r *report) server(loc []string, s *Server) {
 	case t == TransportStdio && strings.TrimSpace(s.Command) == "", t != TransportStdio && s.URL == "":
 		r.errorAt(loc, nil, "transport %q requires %q", t, needs)
 	case t != TransportStdio:
-		if err := checkServerURL(s.URL, s.AllowInsecureHTTP); err != nil {
+		if err := mcpclient.CheckURL(s.URL, s.AllowInsecureHTTP); errors.Is(err, mcpclient.ErrInsecureHTTP) {
+			r.errorAt(child(loc, "url"), err, `%v ("allowInsecureHttp": true)`, err)
+		} else if err != nil {
 			r.errorAt(child(loc, "url"), err, "%v", err)
 		}
 	}
@@ -186,34 +189,4 @@ func (r *report) value(loc []string) any {
 		}
 	}
 	return node
-}
-
-// checkHTTPURL accepts an absolute http or https URL.
-func checkHTTPURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("bad URL %q: %w", raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("URL %q: scheme must be http or https", raw)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("URL %q has no host", raw)
-	}
-	return nil
-}
-
-// checkServerURL is checkHTTPURL, with plain http allowed to loopback hosts
-// only unless insecure is set.
-func checkServerURL(raw string, insecure bool) error {
-	if err := checkHTTPURL(raw); err != nil {
-		return err
-	}
-	u, _ := url.Parse(raw)
-	if host := u.Hostname(); u.Scheme == "http" && !insecure && !strings.EqualFold(host, "localhost") {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			return fmt.Errorf("URL %q: plain http is only allowed to a loopback host; use https or set \"allowInsecureHttp\"", raw)
-		}
-	}
-	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/acpgate/acpgate/acp/mcpservers"
 )
 
 // Config is a parsed and validated configuration file. Its zero value is an
@@ -172,8 +174,8 @@ func (s Server) ResolvedTransport() Transport {
 	if s.Transport != "" {
 		return s.Transport
 	}
-	if s.Command == "" && s.URL != "" {
-		return TransportHTTP
+	if t := mcpservers.Infer(s.Command != "", s.URL != ""); t != "" {
+		return Transport(t)
 	}
 	return TransportStdio
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/mcpclient"
 )
 
 const example = `{
@@ -180,6 +181,35 @@ func TestFieldError(t *testing.T) {
 	}
 	if !errors.Is(err, path.ErrBadPattern) {
 		t.Errorf("%v does not wrap ErrBadPattern", err)
+	}
+}
+
+// TestURLRule: server and model URLs follow mcpclient.CheckURL, the one
+// URL rule; the errors wrap its sentinels at the URL's path.
+func TestURLRule(t *testing.T) {
+	for _, tc := range []struct {
+		doc, path string
+		want      error
+	}{
+		{`{"mcpServers": {"x": {"url": "http://example.com/mcp"}}}`, "mcpServers.x.url", mcpclient.ErrInsecureHTTP},
+		{`{"servers": {"x": {"type": "sse", "url": "ftp://h/"}}}`, "servers.x.url", mcpclient.ErrURLScheme},
+		{`{"mcpServers": {"x": {"url": "https:///mcp"}}}`, "mcpServers.x.url", mcpclient.ErrURLHost},
+		{`{"model": {"baseUrl": "localhost:11434"}}`, "model.baseUrl", mcpclient.ErrURLScheme},
+	} {
+		_, _, err := config.Parse([]byte(tc.doc), "c.json")
+		var fe *config.FieldError
+		if !errors.As(err, &fe) || fe.Path != tc.path || !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %s wrapping %v", tc.doc, err, tc.path, tc.want)
+		}
+	}
+	for _, doc := range []string{
+		`{"mcpServers": {"x": {"url": "http://example.com/mcp", "allowInsecureHttp": true}}}`,
+		`{"mcpServers": {"x": {"url": "http://[::1]:9/mcp"}}}`,
+		`{"model": {"baseUrl": "http://example.com/v1"}}`,
+	} {
+		if _, _, err := config.Parse([]byte(doc), "c.json"); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
 	}
 }
 

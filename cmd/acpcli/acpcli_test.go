@@ -2,7 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,10 @@ import (
 	"testing"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -44,44 +49,34 @@ func TestSplitCommand(t *testing.T) {
 	}
 }
 
-// marshal renders servers the way session/new sends them.
-func marshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func TestMCPFlags(t *testing.T) {
 	s, err := parseStdioFlag(`fs=npx -y '@scope/server fs' /tmp`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"args":["-y","@scope/server fs","/tmp"],"command":"npx","env":[],"name":"fs"}`
-	if got := marshal(t, s); got != want {
+	if got := testbin.JSON(t, s); got != want {
 		t.Errorf("--mcp = %s, want %s", got, want)
 	}
 	s, err = parseStdioFlag("bare=server")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, s); got != `{"args":[],"command":"server","env":[],"name":"bare"}` {
+	if got := testbin.JSON(t, s); got != `{"args":[],"command":"server","env":[],"name":"bare"}` {
 		t.Errorf("--mcp without args = %s", got)
 	}
 	s, err = parseURLFlag("http", "web=http://127.0.0.1:8080/mcp?x=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, s); got != `{"headers":[],"name":"web","type":"http","url":"http://127.0.0.1:8080/mcp?x=1"}` {
+	if got := testbin.JSON(t, s); got != `{"headers":[],"name":"web","type":"http","url":"http://127.0.0.1:8080/mcp?x=1"}` {
 		t.Errorf("--mcp-http = %s", got)
 	}
 	s, err = parseURLFlag("sse", "old=https://example.com/sse")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, s); got != `{"headers":[],"name":"old","type":"sse","url":"https://example.com/sse"}` {
+	if got := testbin.JSON(t, s); got != `{"headers":[],"name":"old","type":"sse","url":"https://example.com/sse"}` {
 		t.Errorf("--mcp-sse = %s", got)
 	}
 	for _, bad := range []string{"", "noequals", "=cmd", "name=", "name=   ", `name='open`} {
@@ -110,7 +105,7 @@ func TestParseOptionsMCP(t *testing.T) {
 	}
 	var names []string
 	for _, s := range opts.servers {
-		names = append(names, serverName(s))
+		names = append(names, mcpservers.Name(s))
 	}
 	if !reflect.DeepEqual(names, []string{"a", "b", "c", "d"}) {
 		t.Errorf("servers = %q, want a b c d in command-line order", names)
@@ -139,95 +134,41 @@ func TestParseOptionsMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := marshal(t, acp.NewSessionRequest{Cwd: "/", McpServers: opts.servers}); !strings.Contains(got, `"mcpServers":[]`) {
+	if got := testbin.JSON(t, acp.NewSessionRequest{Cwd: "/", McpServers: opts.servers}); !strings.Contains(got, `"mcpServers":[]`) {
 		t.Errorf("no servers must be sent as [], got %s", got)
 	}
 }
 
-func TestMCPConfigACPList(t *testing.T) {
-	servers, err := parseMCPConfig([]byte(`[
-		{"name": "fs", "command": "fs-server", "args": ["--root", "/"], "env": [{"name": "TOKEN", "value": "t"}]},
-		{"name": "bare", "command": "bare-server"},
-		{"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": [{"name": "Authorization", "value": "Bearer x"}]},
-		{"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse"}
-	]`))
+// TestLoadMCPConfig: a file in any shape mcpservers.Parse takes is read
+// (its shapes are tested there); an error names the file and the JSON path
+// and wraps the parser's sentinel; URLs follow mcpclient.CheckURL with
+// plain http to any host allowed.
+func TestLoadMCPConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string { return testbin.WriteFile(t, dir, name, content) }
+	servers, err := loadMCPConfig(write("ok.json", `{"mcpServers": {"b": {"command": "x"}, "a": {"url": "http://example.com/mcp"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"args":["--root","/"],"command":"fs-server","env":[{"name":"TOKEN","value":"t"}],"name":"fs"},` +
-		`{"args":[],"command":"bare-server","env":[],"name":"bare"},` +
-		`{"headers":[{"name":"Authorization","value":"Bearer x"}],"name":"web","type":"http","url":"http://127.0.0.1:9/mcp"},` +
-		`{"headers":[],"name":"old","type":"sse","url":"http://127.0.0.1:9/sse"}]`
-	if got := marshal(t, servers); got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
+	if got := testbin.JSON(t, servers); got != `[{"args":[],"command":"x","env":[],"name":"b"},{"headers":[],"name":"a","type":"http","url":"http://example.com/mcp"}]` {
+		t.Errorf("got %s", got)
 	}
-}
-
-func TestMCPConfigServersObject(t *testing.T) {
-	// Claude Desktop / Cursor: "mcpServers"; members stay in file order.
-	servers, err := parseMCPConfig([]byte(`{"mcpServers": {
-		"zeta": {"command": "npx", "args": ["-y", "server"], "env": {"B": "2", "A": "1"}},
-		"alpha": {"url": "https://example.com/mcp", "headers": {"X-Key": "k"}},
-		"remote": {"type": "streamable-http", "url": "https://example.com/mcp2"},
-		"legacy": {"type": "sse", "url": "https://example.com/sse"},
-		"off": {"command": "unused", "disabled": true}
-	}, "other": 1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `[{"args":["-y","server"],"command":"npx","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}],"name":"zeta"},` +
-		`{"headers":[{"name":"X-Key","value":"k"}],"name":"alpha","type":"http","url":"https://example.com/mcp"},` +
-		`{"headers":[],"name":"remote","type":"http","url":"https://example.com/mcp2"},` +
-		`{"headers":[],"name":"legacy","type":"sse","url":"https://example.com/sse"}]`
-	if got := marshal(t, servers); got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-
-	// VS Code: "servers", with "type": "stdio" and "http".
-	servers, err = parseMCPConfig([]byte(`{"inputs": [], "servers": {
-		"local": {"type": "stdio", "command": "srv"},
-		"web": {"type": "http", "url": "http://localhost:3000/mcp"}
-	}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = `[{"args":[],"command":"srv","env":[],"name":"local"},{"headers":[],"name":"web","type":"http","url":"http://localhost:3000/mcp"}]`
-	if got := marshal(t, servers); got != want {
-		t.Errorf("VS Code: got  %s\nwant %s", got, want)
-	}
-}
-
-func TestMCPConfigErrors(t *testing.T) {
-	tests := []struct{ config, wantErr string }{
-		{``, "empty"},
-		{`"x"`, "want a JSON list"},
-		{`{"other": {}}`, `no "mcpServers" or "servers"`},
-		{`{"mcpServers": []}`, "want a JSON object"},
-		{`{"mcpServers": {"bad": {"args": []}}}`, `server "bad": neither "command" nor "url"`},
-		{`{"mcpServers": {"both": {"command": "x", "url": "http://h/"}}}`, `server "both": both`},
-		{`{"mcpServers": {"ws": {"type": "websocket", "url": "ws://h/"}}}`, `server "ws": unknown type "websocket"`},
-		{`{"mcpServers": {"e": {"command": "x", "env": {"N": 1}}}}`, `server "e": "env"`},
-		{`{"mcpServers": {"s": "npx server"}}`, `server "s": want an object`},
-		{`[{"command": "x"}]`, `entry 0: missing "name"`},
-		{`[{"name": "a", "command": "x"}, {"name": "u", "url": "http://h/"}]`, `entry 1 ("u"): an entry with "url" needs "type"`},
-		{`[{"name": "h", "type": "http", "url": "nope"}]`, `entry 0 ("h"): bad url`},
-		{`[{"name": "h", "type": "grpc", "url": "http://h/"}]`, `unknown type "grpc"`},
-		{`[{"name": "h", "type": "http", "url": "http://h/", "headers": "x"}]`, `"headers"`},
-		{`[1]`, "entry 0: want an object"},
-		{`{"mcpServers": {}} {}`, "trailing data"},
-	}
-	for _, tt := range tests {
-		_, err := parseMCPConfig([]byte(tt.config))
-		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-			t.Errorf("parseMCPConfig(%s) = %v, want an error containing %q", tt.config, err, tt.wantErr)
+	for _, tc := range []struct {
+		content, path string
+		want          error
+	}{
+		{`{"mcpServers": {"x": {}}}`, `mcpServers.x`, mcpservers.ErrNoTransport},
+		{`[{"name": "h", "type": "http", "url": "nope"}]`, `[0].url`, mcpclient.ErrURLScheme},
+	} {
+		path := write("bad.json", tc.content)
+		_, err := loadMCPConfig(path)
+		var perr *mcpservers.Error
+		if !errors.As(err, &perr) || perr.Path != tc.path || !errors.Is(err, tc.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("loadMCPConfig(%s) = %v, want an error naming the file and %s, wrapping %v", tc.content, err, tc.path, tc.want)
 		}
 	}
-	path := filepath.Join(t.TempDir(), "claude.json")
-	if err := os.WriteFile(path, []byte(`{"mcpServers": {"x": {}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadMCPConfig(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `"x"`) {
-		t.Errorf("loadMCPConfig error %v must name the file and the entry", err)
+	if _, err := loadMCPConfig(filepath.Join(dir, "missing.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
 	}
 }
 

@@ -39,7 +39,9 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
+	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // Exit codes.
@@ -198,14 +200,14 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return err
 	})
 	fs.Func("mcp-http", "streamable HTTP MCP server `name=url` (repeatable)", func(v string) error {
-		s, err := parseURLFlag("http", v)
+		s, err := parseURLFlag(mcpclient.TransportHTTP, v)
 		if err == nil {
 			servers = append(servers, s)
 		}
 		return err
 	})
 	fs.Func("mcp-sse", "SSE MCP server `name=url` (repeatable)", func(v string) error {
-		s, err := parseURLFlag("sse", v)
+		s, err := parseURLFlag(mcpclient.TransportSSE, v)
 		if err == nil {
 			servers = append(servers, s)
 		}
@@ -234,7 +236,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 
 // finishOptions validates and completes what the flags alone do not give.
 func finishOptions(opts *options, agentCmd, cwd string, rest []string) error {
-	if err := checkDuplicates(opts.servers); err != nil {
+	if err := mcpservers.CheckNames(opts.servers); err != nil {
 		return err
 	}
 	if opts.timeout < 0 {

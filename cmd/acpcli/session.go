@@ -11,6 +11,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/mcpservers"
 )
 
 // exitError carries the exit code a failure maps to.
@@ -237,7 +239,7 @@ func (a *app) describeAgent(init acp.InitializeResponse) {
 	}
 	for _, s := range a.opts.servers {
 		if (s.Http != nil && !caps.McpCapabilities.Http) || (s.Sse != nil && !caps.McpCapabilities.Sse) {
-			a.r.Notef("warning: MCP server %q needs a transport the agent does not advertise in mcpCapabilities", serverName(s))
+			a.r.Notef("warning: MCP server %q needs a transport the agent does not advertise in mcpCapabilities", mcpservers.Name(s))
 		}
 	}
 }

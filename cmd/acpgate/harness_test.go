@@ -128,25 +128,13 @@ type agent struct {
 	stdin  io.WriteCloser
 	conn   *acpsdk.ClientSideConnection
 	client *client
-	stderr *syncBuf
-	stdout *syncBuf // every byte the agent wrote to the client
+	stderr *testbin.SyncBuffer
+	stdout *testbin.SyncBuffer // every byte the agent wrote to the client
 	// stdoutPipe is the test's end of the agent's stdout; closing it
 	// makes the agent's writes fail (EPIPE).
 	stdoutPipe io.ReadCloser
 	exited     chan struct{}
 }
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // startAgent runs acpgate with args and connects a client; the agent is
 // stopped (stdin closed, then killed) at the end of the test.
@@ -169,7 +157,7 @@ func startAgentEnv(t testing.TB, stateDir string, env []string, args ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &syncBuf{}, stdout: &syncBuf{}, stdoutPipe: stdout, exited: make(chan struct{})}
+	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, stdoutPipe: stdout, exited: make(chan struct{})}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -172,7 +172,7 @@ func TestClientStopsReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &syncBuf{}
+	stderr := &testbin.SyncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
