@@ -9,8 +9,10 @@ import (
 // recorder is a stand-in watchdog that logs the records it is handed.
 type recorder struct{ log []string }
 
-func (r *recorder) Watch(pgid int, token string) { r.log = append(r.log, fmt.Sprintf("watch %d %s", pgid, token)) }
-func (r *recorder) Unwatch(pgid int)             { r.log = append(r.log, fmt.Sprintf("unwatch %d", pgid)) }
+func (r *recorder) Watch(pgid int, token string) {
+	r.log = append(r.log, fmt.Sprintf("watch %d %s", pgid, token))
+}
+func (r *recorder) Unwatch(pgid int) { r.log = append(r.log, fmt.Sprintf("unwatch %d", pgid)) }
 
 // TestGuardQueuesUntilUp: records that arrive before the watchdog is up
 // reach it, in order, once it is; later ones go straight to it; with no
