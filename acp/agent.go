@@ -209,11 +209,12 @@ func (a *Agent) shutdown() error {
 }
 
 // startShared starts the servers configured shared: true, one instance for
-// every session, in parallel, waiting at most the startup budget, and
-// keeps them in step with the configuration until ctx ends: on each
-// Options.ConfigChanged, the shared servers whose spec changed are
-// restarted, new ones started and removed ones stopped. Without a
-// configuration there is no shared manager.
+// every session, in parallel and in the background (the client's first
+// request does not wait for them; a session waits for them within its own
+// startup budget, see waitShared), and keeps them in step with the
+// configuration until ctx ends: on each Options.ConfigChanged, the shared
+// servers whose spec changed are restarted, new ones started and removed
+// ones stopped. Without a configuration there is no shared manager.
 func (a *Agent) startShared(ctx context.Context) error {
 	sc, specs, err := a.sharedSpecs()
 	if err != nil || a.config() == nil {
@@ -230,11 +231,19 @@ func (a *Agent) startShared(ctx context.Context) error {
 		return fmt.Errorf("shared MCP servers: %w", err)
 	}
 	a.shared, a.sharedDone = m, make(chan struct{})
-	bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
-	defer cancel()
-	_ = m.Start(bctx)
+	m.Launch()
 	go a.followShared(ctx)
 	return nil
+}
+
+// waitShared waits, until ctx ends, for the shared servers the way a
+// session waits for its own (see mcpclient.Manager.WaitSettled): they were
+// launched at start-up, so by the time a session opens they have usually
+// settled already.
+func (a *Agent) waitShared(ctx context.Context, grace time.Duration) {
+	if a.shared != nil {
+		_ = a.shared.WaitSettled(ctx, grace)
+	}
 }
 
 // sharedSpecs returns the configuration of the agent's profile and its

@@ -162,6 +162,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	// connecting go on, and their tools join later.
 	mgr.Launch()
 	_ = mgr.WaitSettled(bctx, sc.startupGrace(a.opts.StartupGrace))
+	a.waitShared(bctx, sc.startupGrace(a.opts.StartupGrace))
 	// Events reach the bridge asynchronously: make sure the tools of every
 	// server ready now are in place before the client is answered.
 	s.sync.Refresh()

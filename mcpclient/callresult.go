@@ -16,7 +16,7 @@ import (
 // A tools/call result is decoded here rather than by mcp-go, whose
 // mcp.ParseCallToolResult copies the content three times over (a probe of
 // it, then each block as a json.RawMessage, then the block's fields). The
-// transport wrapper (cancelling) decodes the raw result of a tools/call
+// transport wrapper (wrapped) decodes the raw result of a tools/call
 // whose context carries a resultSlot into the slot, and hands mcp-go a
 // stand-in result with no content; CallTool then returns the slot's result.
 // Each block is decoded straight from the response's bytes (by

@@ -42,7 +42,7 @@ type callState struct {
 //
 // The call has the server's call timeout; every progress notification the
 // server sends for it restarts that timeout. Cancelling ctx sends
-// notifications/cancelled to the server (over stdio). The result is passed
+// notifications/cancelled to the server (once, on every transport). The result is passed
 // through as the server sent it: IsError, every content block and
 // StructuredContent. Errors wrap ErrUnknownServer, ErrUnknownTool,
 // ErrNotReady (ErrRestarting while the server restarts), ErrRateLimited,

@@ -10,17 +10,52 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// cancelling wraps an mcp-go transport so that every request whose context
-// ends before its answer arrives is followed by notifications/cancelled, on
-// every transport. (mcp-go sends it only over stdio; over HTTP and SSE a
-// server would go on working for nobody.) The wrapper forwards the optional
-// interfaces mcp-go looks for; because it implements
-// transport.HTTPConnection, mcp-go leaves cancellation to it everywhere, so
-// exactly one notification is sent.
-type cancelling struct {
+// wrapped wraps an mcp-go transport for our client: it captures the raw
+// tools/list input schemas, decodes tools/call results (see
+// takeCallResult) and, where mcp-go sends none (libraryCancels), sends
+// notifications/cancelled after every request whose context ends before
+// its answer arrives; a server would otherwise go on working for nobody.
+// It forwards the optional interfaces mcp-go looks for (server requests,
+// connection loss, the legacy-protocol constraint) and nothing else: in
+// particular it is not a transport.HTTPConnection (wrappedHTTP is, for HTTP
+// transports), so mcp-go treats the transport it wraps as what it is. Make
+// one with wrapTransport.
+type wrapped struct {
 	transport.Interface
 	schemas *rawSchemas // captures tools/list input schemas verbatim
-	notes   *notices    // the cancellation notices in flight
+	notes   *notices    // the cancellation notices in flight; nil: mcp-go sends them
+}
+
+// wrappedHTTP is wrapped for a transport.HTTPConnection (streamable HTTP
+// or SSE), which it is too.
+type wrappedHTTP struct {
+	wrapped
+	http transport.HTTPConnection
+}
+
+// wrapTransport returns t wrapped for our client: a wrappedHTTP when t is
+// a transport.HTTPConnection, else a wrapped. Either way exactly one
+// notifications/cancelled follows a cancelled request: mcp-go's or, through
+// notes, ours.
+func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) transport.Interface {
+	w := wrapped{Interface: t, schemas: schemas}
+	if !libraryCancels(t) {
+		w.notes = notes
+	}
+	if h, ok := t.(transport.HTTPConnection); ok {
+		return wrappedHTTP{wrapped: w, http: h}
+	}
+	return w
+}
+
+// libraryCancels reports whether mcp-go v1.2.1's client sends
+// notifications/cancelled itself when a request's context ends over t: it
+// does unless t is a transport.HTTPConnection (client.cancelRequest).
+// TestLibraryCancelNotice pins this; if an upgrade changes it, change this
+// rule.
+func libraryCancels(t transport.Interface) bool {
+	_, isHTTP := t.(transport.HTTPConnection)
+	return !isHTTP
 }
 
 // notices tracks the cancellation notices of one connection: they are
@@ -49,7 +84,7 @@ func (n *notices) send(fn func(ctx context.Context)) {
 func (n *notices) wait() { n.wg.Wait() }
 
 // SendRequest implements transport.Interface.
-func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if err == nil && resp != nil && resp.Error == nil {
 		switch {
@@ -60,39 +95,40 @@ func (t cancelling) SendRequest(ctx context.Context, req transport.JSONRPCReques
 			resp = takeCallResult(ctx, resp, own)
 		}
 	}
-	if err != nil && ctx.Err() != nil && req.Method != string(mcp.MethodInitialize) {
-		n := mcp.JSONRPCNotification{
-			JSONRPC: mcp.JSONRPC_VERSION,
-			Notification: mcp.Notification{
-				Method: string(mcp.MethodNotificationCancelled),
-				Params: mcp.NotificationParams{AdditionalFields: map[string]any{
-					"requestId": req.ID,
-					"reason":    context.Cause(ctx).Error(),
-				}},
-			},
-		}
-		// Best effort, off the caller's path: the caller has its error.
-		t.notes.send(func(nctx context.Context) { _ = t.Interface.SendNotification(nctx, n) })
+	if err != nil && ctx.Err() != nil && t.notes != nil && req.Method != string(mcp.MethodInitialize) {
+		t.sendCancelled(ctx, req.ID)
 	}
 	return resp, err
 }
 
-// SetProtocolVersion forwards to HTTP transports.
-func (t cancelling) SetProtocolVersion(v string) {
-	if h, ok := t.Interface.(transport.HTTPConnection); ok {
-		h.SetProtocolVersion(v)
+// sendCancelled sends notifications/cancelled for request id, whose ctx
+// has ended: best effort, off the caller's path (the caller has its error).
+func (t wrapped) sendCancelled(ctx context.Context, id mcp.RequestId) {
+	n := mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationCancelled),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{
+				"requestId": id,
+				"reason":    context.Cause(ctx).Error(),
+			}},
+		},
 	}
+	t.notes.send(func(nctx context.Context) { _ = t.Interface.SendNotification(nctx, n) })
 }
 
+// SetProtocolVersion implements transport.HTTPConnection.
+func (t wrappedHTTP) SetProtocolVersion(v string) { t.http.SetProtocolVersion(v) }
+
 // SetRequestHandler forwards server-to-client requests (ping, roots, ...).
-func (t cancelling) SetRequestHandler(h transport.RequestHandler) {
+func (t wrapped) SetRequestHandler(h transport.RequestHandler) {
 	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
 		b.SetRequestHandler(h)
 	}
 }
 
 // SetConnectionLostHandler forwards to transports that can report it (SSE).
-func (t cancelling) SetConnectionLostHandler(fn func(error)) {
+func (t wrapped) SetConnectionLostHandler(fn func(error)) {
 	if s, ok := t.Interface.(interface{ SetConnectionLostHandler(func(error)) }); ok {
 		s.SetConnectionLostHandler(fn)
 	}
@@ -100,7 +136,7 @@ func (t cancelling) SetConnectionLostHandler(fn func(error)) {
 
 // RequiresLegacyProtocol forwards to transports that constrain the
 // protocol (streamable HTTP with continuous listening).
-func (t cancelling) RequiresLegacyProtocol() bool {
+func (t wrapped) RequiresLegacyProtocol() bool {
 	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
 	return ok && l.RequiresLegacyProtocol()
 }

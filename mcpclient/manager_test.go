@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -435,8 +436,11 @@ func testCancellation(t *testing.T, mode string) {
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	spec := stdio("s", "-record", rec)
+	var srv *exec.Cmd
 	if mode != "stdio" {
-		spec = mcpclient.ServerSpec{Name: "s", Transport: mcpclient.Transport(mode), URL: netServer(t, mode, "-record", rec)}
+		var url string
+		url, srv = netServerAt(t, mode, "127.0.0.1:0", "-record", rec)
+		spec = mcpclient.ServerSpec{Name: "s", Transport: mcpclient.Transport(mode), URL: url}
 	}
 	m := start(t, opts, spec)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -451,8 +455,29 @@ func testCancellation(t *testing.T, mode string) {
 		t.Fatalf("cancelled call: %v", err)
 	}
 	testbin.WaitFor(t, "server-side cancellation", func() bool { return hasLine(lines(), "cancelled sleep") })
+	testbin.WaitFor(t, "notifications/cancelled", func() bool { return hasLine(lines(), "notice cancelled") })
 	// The server is still fine.
 	call(t, m, "s", "echo", map[string]any{"text": "x"})
+
+	// Exactly one notice: once the manager is closed (it waits for its
+	// notices, and stdin is closed) and the server has stopped (it
+	// records a notice on receipt), the record is complete.
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if srv != nil {
+		_ = srv.Process.Signal(syscall.SIGTERM)
+		_ = srv.Wait()
+	}
+	n := 0
+	for _, l := range lines() {
+		if strings.HasPrefix(l, "notice cancelled") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%s: %d notifications/cancelled for one cancelled call, want 1:\n%s", mode, n, strings.Join(lines(), "\n"))
+	}
 }
 
 func TestListChanged(t *testing.T) {

@@ -151,41 +151,82 @@ func BenchmarkCall(b *testing.B) {
 	})
 }
 
-// BenchmarkSessionNew10Slow opens a session with 10 stdio servers whose
-// initialize takes 300 ms (target: 1.2 × 300 ms).
-func BenchmarkSessionNew10Slow(b *testing.B) {
-	conn, stop := benchAgent(b)
+// BenchmarkSessionNewSlow opens a session with one and with 10 stdio
+// servers whose initialize takes 300 ms, in the same run (target: 10 ≤
+// 1.2 × 1); every server must be ready in the response.
+func BenchmarkSessionNewSlow(b *testing.B) {
+	for _, n := range []int{1, 10} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			servers := make([]acpsdk.McpServer, n)
+			for i := range servers {
+				servers[i] = stdioServer(fmt.Sprintf("s%d", i), "-init-delay", "300ms")
+			}
+			benchSessionNew(b, servers, func(meta string) bool { return !containsFields(meta, `"state":"connecting"`) })
+		})
+	}
+}
+
+// BenchmarkSessionNewHang opens a session with one healthy server and one
+// that never answers initialize, with the default budget (5 s) and grace
+// (1 s) (target: ≤ 1.2 s); the response lists the healthy server ready
+// and the other connecting.
+func BenchmarkSessionNewHang(b *testing.B) {
+	servers := []acpsdk.McpServer{stdioServer("ok"), stdioServer("stuck", "-init-hang")}
+	benchSessionNew(b, servers, func(meta string) bool {
+		return containsFields(meta, `"name":"ok","state":"ready"`) && containsFields(meta, `"name":"stuck","state":"connecting"`)
+	})
+}
+
+// benchSessionNew times session/new with servers on one acpgate, closing
+// each session (untimed); ok checks the response's _meta. It reports the
+// median too, and the CPU time of acpgate's own process per session
+// (opening and closing it; the servers' CPU is not counted).
+func benchSessionNew(b *testing.B, servers []acpsdk.McpServer, ok func(meta string) bool) {
+	conn, cmd, stop := benchACP(b, agentBin, "--state-dir", b.TempDir(), "--log-level", "error")
 	defer stop()
 	ctx := context.Background()
-	servers := make([]acpsdk.McpServer, 10)
-	for i := range servers {
-		servers[i] = stdioServer(fmt.Sprintf("s%d", i), "-init-delay", "300ms")
-	}
 	cwd := b.TempDir()
+	var lat []time.Duration
+	cpu0 := cpuTime(cmd.Process.Pid)
 	for b.Loop() {
+		t0 := time.Now()
 		resp, err := conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: cwd, McpServers: servers})
+		lat = append(lat, time.Since(t0))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if meta := mustJSON(resp.Meta); containsFields(meta, `"state":"connecting"`) {
-			b.Fatalf("not all ready: %s", meta)
+		if meta := mustJSON(resp.Meta); !ok(meta) {
+			b.Fatalf("unexpected servers: %s", meta)
 		}
 		if _, err := conn.CloseSession(ctx, acpsdk.CloseSessionRequest{SessionId: resp.SessionId}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns/op")
+	if cpu := cpuTime(cmd.Process.Pid) - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "agent-cpu-ns/op")
+	}
 }
 
 // BenchmarkStartToInitialize measures process start to the initialize
-// response (target: 20 ms).
+// response, in the same run, for acpgate (its usual start: watchdog,
+// store, configuration) and testdata/minagent, the least ACP agent on the same SDKs
+// (via=minagent: the floor; target: acpgate ≤ 1.2 × the floor).
 func BenchmarkStartToInitialize(b *testing.B) {
-	dir := b.TempDir()
-	for b.Loop() {
-		_, stop := benchAgentIn(b, dir) // exec + initialize
-		b.StopTimer()
-		stop()
-		b.StartTimer()
+	start := func(b *testing.B, bin string, args ...string) {
+		for b.Loop() {
+			_, _, stop := benchACP(b, bin, args...) // exec + initialize
+			b.StopTimer()
+			stop()
+			b.StartTimer()
+		}
 	}
+	b.Run("via=acpgate", func(b *testing.B) {
+		dir := b.TempDir()
+		start(b, agentBin, "--state-dir", dir, "--log-level", "error")
+	})
+	b.Run("via=minagent", func(b *testing.B) { start(b, minAgentBin) })
 }

@@ -246,3 +246,24 @@ func TestSharedServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedServersOffInitializePath: the shared servers start in the
+// background. With one that never answers initialize and a startup budget
+// of an hour, initialize is still answered at once (startAgent gives it
+// 10 s), and session/new once the healthy one is ready and the grace has
+// passed, with the healthy one's tools callable.
+func TestSharedServersOffInitializePath(t *testing.T) {
+	cfg := writeConfig(t, `{"mcpServers": {
+	  "ok": {"command": "SERVER", "args": ["-name", "ok"], "shared": true},
+	  "stuck": {"command": "SERVER", "args": ["-name", "stuck", "-init-hang"], "shared": true}}}`)
+	a := startAgent(t, t.TempDir(), "--config", cfg, "--startup-budget", "1h")
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(a.client.all())
+	prompt(t, a, resp.SessionId, `/call mcp__ok__echo {"text":"shared"}`)
+	if !strings.Contains(mustJSON(a.client.all()[before:]), `"text":"shared"`) {
+		t.Errorf("the healthy shared server cannot be called: %s", mustJSON(a.client.all()[before:]))
+	}
+}

@@ -132,6 +132,11 @@ func run(args []string) int {
 // serve loads the configuration and the store and runs the agent on
 // stdin and stdout until the client leaves or a signal arrives.
 func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
+	// The watchdog starts in the background, first: it must be up before
+	// the first MCP server starts, and the client's first request does
+	// not wait for it.
+	guard := startGuard(logger)
+	defer guard.close(logger)
 	cfg, warnings, cfgPath, err := loadConfig(c.configPath)
 	logWarnings(logger, warnings)
 	if err != nil {
@@ -157,8 +162,6 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go live.watch(ctx, cfgPath, logger)
-	guard := startGuard(logger)
-	defer guard.close(logger)
 	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", models.settings(eff.Model).Model)
 	opts := acp.Options{
 		Name: "acpgate", Version: version,
@@ -166,9 +169,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget, StartupGrace: startupGrace(c.startupGrace),
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 	}
-	if guard.wd != nil {
-		opts.MCP.Guard = guard.wd
-	}
+	opts.MCP.Guard = guard
 	if err := acp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil { // redacts every frame (Options.Secrets)
 		logger.Error("shutting down", "err", err)
 	}

@@ -184,6 +184,8 @@
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)
 //	cancelled <tool>   when sleep or progress sees its context cancelled
+//	notice cancelled <id>  on receipt of notifications/cancelled for request
+//	                   <id> (its JSON), in every mode, before mcp-go acts on it
 //	stdin eof          stdio with -ignore-stdin-eof: stdin reached EOF
 //	http delete <path> http/sse: a client sent DELETE (ended its session)
 //	header X-Test <v>  http/sse: first request carrying X-Test: <v>
@@ -373,6 +375,7 @@ func (a *app) serveStdio(term <-chan os.Signal) {
 	if a.cfg.ignoreStdinEOF {
 		in = noEOFReader{os.Stdin, a.rec}
 	}
+	in = a.watchInput(in)
 	ss := server.NewStdioServer(a.srv)
 	server.WithWorkerPoolSize(64)(ss)
 	ss.SetErrorLogger(log.New(os.Stderr, "mcpserver: ", 0))
@@ -425,7 +428,7 @@ func (a *app) serveNet(term <-chan os.Signal) {
 		url = base + "/sse"
 		closeSessions = s.CloseSessions
 	}
-	hs := &http.Server{Handler: a.recordHTTP(mux), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: a.recordHTTP(a.watchPOST(mux)), ReadHeaderTimeout: 10 * time.Second}
 
 	if _, err := fmt.Fprintf(os.Stdout, "URL %s\n", url); err != nil {
 		os.Exit(1)
