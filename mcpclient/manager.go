@@ -28,7 +28,12 @@ type Options struct {
 	Cwd string
 	// OnEvent is called for every status and tool-list change, in order,
 	// from a single goroutine. It may call the Manager's read methods
-	// (Statuses, Tools, ...) but not Close.
+	// (Statuses, Tools, ...) but not Close, Wait, WaitSettled or Start.
+	// Wait, WaitSettled, Start and Reconfigure return only once OnEvent
+	// has returned from the events of every change before they returned
+	// (whether they return nil or ctx's error): a view derived from the
+	// events is then as current as the catalog. So OnEvent must return
+	// promptly.
 	OnEvent func(Event)
 	// MaxServers and MaxTools limit the servers started and the tools
 	// offered; what is kept is the first servers, and the first tools, in
@@ -346,8 +351,10 @@ func (m *Manager) Launch() {
 }
 
 // Wait blocks until no server is connecting, or ctx ends (returning its
-// error).
+// error); either way, then until Options.OnEvent has seen every change so
+// far.
 func (m *Manager) Wait(ctx context.Context) error {
+	defer m.events.flush()
 	for {
 		m.mu.Lock()
 		ch := m.changedCh
@@ -364,13 +371,15 @@ func (m *Manager) Wait(ctx context.Context) error {
 }
 
 // WaitSettled is Wait that may return early: once at least one server is
-// ready, it returns nil as soon as no server has changed for grace (the
-// servers still connecting then are slow, and go on connecting). grace <= 0
-// is Wait.
+// ready, it returns as soon as no server has changed for grace (the servers
+// still connecting then are slow, and go on connecting). grace <= 0 is
+// Wait. Like Wait, it returns only once Options.OnEvent has seen every
+// change so far.
 func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
 	if grace <= 0 {
 		return m.Wait(ctx)
 	}
+	defer m.events.flush()
 	quiet := time.NewTimer(grace)
 	quiet.Stop()
 	defer quiet.Stop()
@@ -548,18 +557,20 @@ func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 
 // changed records a change of s: it re-applies the tool limit when tools
 // changed, wakes Wait, and queues the events.
+// The events are queued before Wait is woken, so that a Wait that sees the
+// change also waits for its events.
 func (m *Manager) changed(s *server, kind EventKind, toolsChanged bool) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if toolsChanged {
 		m.allocateTools()
 	}
-	close(m.changedCh)
-	m.changedCh = make(chan struct{})
-	m.mu.Unlock()
 	m.events.push(Event{Kind: kind, Server: s.spec.Name, Status: s.status()})
 	if toolsChanged && kind != EventToolsChanged {
 		m.events.push(Event{Kind: EventToolsChanged, Server: s.spec.Name, Status: s.status()})
 	}
+	close(m.changedCh)
+	m.changedCh = make(chan struct{})
 }
 
 // allocateTools applies MaxTools: the first tools in spec order are kept.
