@@ -15,8 +15,10 @@ import (
 )
 
 // Caller is what the bridge needs of a session's MCP servers;
-// *mcpclient.Manager implements it. Implementations must be safe for
-// concurrent use.
+// *mcpclient.Manager implements it. Its results are mcp-go's
+// *mcp.CallToolResult on purpose, as mcpclient returns them (see package
+// mcpclient): the bridge converts them once, into gateway results.
+// Implementations must be safe for concurrent use.
 type Caller interface {
 	Tools() []mcpclient.ServerTool
 	CallTool(ctx context.Context, server, tool string, args any, opts ...mcpclient.CallOption) (*mcp.CallToolResult, error)

@@ -3,6 +3,21 @@
 // legacy SSE servers, with handshake, discovery, calls, crash restarts and a
 // teardown that leaves no process behind. It knows nothing of ACP, models or
 // sessions: one Manager serves one session.
+//
+// Its catalog (Tools, Resources, ...) is the one source of a session's
+// tools; Options.OnEvent says when it changed.
+//
+// mcp-go types in the API, on purpose. The package returns its own types
+// for everything it adds (Status, Event, ServerSpec, Progress, errors), and
+// mark3labs/mcp-go's types for what servers say, as they said it:
+// ServerTool.Tool (mcp.Tool), CallTool (*mcp.CallToolResult), ReadResource
+// (*mcp.ReadResourceResult), GetPrompt (*mcp.GetPromptResult) and the
+// items of Resources, ResourceTemplates and Prompts. These are MCP's own
+// schema types, which mcp-go keeps in step with the specification
+// (content block unions, annotations, _meta, raw input schemas), and the
+// bridge passes them on without loss; a mirror here would copy every
+// result (the large-result benchmarks guard against that copy) and lag
+// behind each new revision. Each exported name that exposes one says so.
 package mcpclient
 
 import (
@@ -501,11 +516,16 @@ func (m *Manager) Status(name string) (Status, bool) {
 // ServerTool is a tool and the server that offers it.
 type ServerTool struct {
 	Server string
-	Tool   mcp.Tool
+	// Tool is the definition as the server sent it: mcp-go's type on
+	// purpose (see the package doc), so that the raw input schema,
+	// annotations and _meta reach the bridge unchanged.
+	Tool mcp.Tool
 }
 
 // Tools returns the tools offered by ready servers, in spec order and each
-// server's order, within the tool limit.
+// server's order, within the tool limit: the catalog a session's tool view
+// is derived from, on the events of Options.OnEvent. Safe for concurrent
+// use; the slice is new at each call.
 func (m *Manager) Tools() []ServerTool {
 	var out []ServerTool
 	for _, s := range m.list().servers {
@@ -520,7 +540,9 @@ func (m *Manager) Tools() []ServerTool {
 	return out
 }
 
-// ServerResource is a resource, resource template or prompt and its server.
+// ServerResource is a resource, resource template or prompt and its
+// server. T is mcp-go's mcp.Resource, mcp.ResourceTemplate or mcp.Prompt,
+// on purpose (see the package doc): the item as the server listed it.
 type ServerResource[T any] struct {
 	Server string
 	Item   T
