@@ -182,7 +182,6 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 		return nil, invalidParams("%v", err)
 	}
 	s.mgr = mgr
-	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
@@ -191,6 +190,10 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	// Attached once registered: a shared server's change from now on
+	// reaches the view by its event (sharedEvent), an earlier one by
+	// Attach's reading of the catalog.
+	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
 	budget := a.opts.StartupBudget
 	if sc.limits.StartupBudget != nil {
 		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
