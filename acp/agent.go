@@ -89,7 +89,6 @@ type Agent struct {
 	logger *slog.Logger
 	conn   *acpsdk.AgentSideConnection
 	out    *lockedWriter
-	reg    *gateway.Registry
 	runner *gateway.Runner
 	// shared runs the servers configured shared: true; nil without a
 	// configuration. sharedDone is closed when the goroutine applying
@@ -133,14 +132,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		opts:     opts,
 		logger:   opts.Logger,
 		out:      newLockedWriter(redacting(out, opts.Secrets)),
-		reg:      gateway.NewRegistry(),
 		sessions: map[string]*liveSession{},
 	}
-	a.runner = gateway.NewRunner(a.reg, gateway.RunnerOptions{
+	a.runner = gateway.NewRunner(gateway.RunnerOptions{
 		System:         opts.System,
 		NoModelMessage: opts.NoModelMessage,
-		Approver:       a.approve,
-		Policy:         a.policy,
 		Logger:         opts.Logger,
 	})
 	sctx, stopShared := context.WithCancel(ctx)
@@ -225,7 +221,7 @@ func (a *Agent) startShared(ctx context.Context) error {
 	mo.Logger = a.logger.With("session", "shared")
 	mo.Prepare = a.prepare
 	mo.Redact = a.redact()
-	mo.OnEvent = func(mcpclient.Event) { a.refreshAll() }
+	mo.OnEvent = a.sharedEvent
 	m, err := mcpclient.New(specs, &mo)
 	if err != nil {
 		return fmt.Errorf("shared MCP servers: %w", err)
@@ -295,8 +291,9 @@ func (a *Agent) redact() func([]byte) []byte {
 	return nil
 }
 
-// refreshAll re-bridges every session's tools (a shared server changed).
-func (a *Agent) refreshAll() {
+// sharedEvent passes an event of a shared server to every session's tool
+// view (each session offers the shared servers' tools).
+func (a *Agent) sharedEvent(e mcpclient.Event) {
 	a.mu.Lock()
 	all := make([]*liveSession, 0, len(a.sessions))
 	for _, s := range a.sessions {
@@ -304,7 +301,7 @@ func (a *Agent) refreshAll() {
 	}
 	a.mu.Unlock()
 	for _, s := range all {
-		s.sync.Refresh()
+		s.sync.OnEvent(e)
 	}
 }
 

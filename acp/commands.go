@@ -69,7 +69,7 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 		say(a.toolsReport(s, arg))
 	case "call":
 		name, args := cutWord(arg)
-		if _, ok := a.reg.Lookup(s.id, name); !ok {
+		if _, ok := s.sync.Current().Lookup(name); !ok {
 			// It may belong to a server that is still connecting.
 			a.waitServers(ctx, s)
 		}
@@ -86,7 +86,7 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 			say(fmt.Sprintf("The arguments for %s must be a JSON object: %v", name, err))
 			break
 		}
-		res, err := a.runner.Execute(ctx, s.id, name, json.RawMessage(args), t.sink)
+		res, err := a.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
 		switch {
 		case errors.Is(err, gateway.ErrUnknownTool) && a.serverAway(s, name) != "":
 			say(fmt.Sprintf("Cannot call %s now: %s.", name, a.serverAway(s, name)))
@@ -159,7 +159,7 @@ func (a *Agent) mcpReport(s *liveSession) string {
 
 // toolsReport lists the session's tools matching filter.
 func (a *Agent) toolsReport(s *liveSession, filter string) string {
-	tools := slices.DeleteFunc(a.reg.Filter(s.id, filter), func(t gateway.Tool) bool { return !a.policy(s.id, t) })
+	tools := slices.DeleteFunc(s.sync.Current().Filter(filter), func(t gateway.Tool) bool { return !s.allowed(t) })
 	if len(tools) == 0 {
 		if filter != "" {
 			return fmt.Sprintf("No tool matches %q.", filter)
@@ -188,13 +188,9 @@ const (
 	optRejectAlways = "reject_always"
 )
 
-// approve is the Runner's Approver: "always" decisions and auto mode
+// approve is session s's Approver: "always" decisions and auto mode
 // answer at once; read-only tools run; anything else asks the user.
-func (a *Agent) approve(ctx context.Context, key string, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
-	s, err := a.lookup(acpsdk.SessionId(key))
-	if err != nil {
-		return gateway.Reject, err
-	}
+func (a *Agent) approve(ctx context.Context, s *liveSession, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
 	s.mu.Lock()
 	mode, always := s.mode, s.always[tool.Name]
 	s.mu.Unlock()

@@ -58,7 +58,7 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		s.mu.Lock()
 		hist, model := s.history, s.provider
 		s.mu.Unlock()
-		res, err := a.runner.Run(ctx, s.id, model, hist, input, t.sink)
+		res, err := a.runner.Run(ctx, gateway.RunOptions{Key: s.id, Model: model, History: hist, Input: input, ToolAccess: s.access, Sink: t.sink})
 		if err != nil {
 			// A provider error: tell the user in the session, end the turn.
 			t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})

@@ -31,9 +31,12 @@ type liveSession struct {
 	cwd   string
 	store *session.Session
 	mgr   *mcpclient.Manager
-	sync  *bridge.Sync
-	ctx   context.Context // the session's life; cancelled by close
-	stop  context.CancelFunc
+	sync  *bridge.Sync // the session's tools, derived from its servers' events
+	// access is what the session's tool calls go through, for the model's
+	// turns and /call alike: its tool view (sync), policy and approver.
+	access gateway.ToolAccess
+	ctx    context.Context // the session's life; cancelled by close
+	stop   context.CancelFunc
 
 	client []mcpclient.ServerSpec // the servers the client passed
 
@@ -123,7 +126,14 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(a.reg, s.id, sc.bridgeOptions(a.bridgeBase(s.id)))
+	s.sync = bridge.NewSync(sc.bridgeOptions(a.bridgeBase(s.id)))
+	s.access = gateway.ToolAccess{
+		Tools:  s.sync,
+		Policy: s.allowed,
+		Approver: func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
+			return a.approve(ctx, s, call, tool)
+		},
+	}
 	mo := a.opts.MCP
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)
@@ -141,7 +151,6 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 		return nil, invalidParams("%v", err)
 	}
 	s.mgr = mgr
-	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
@@ -150,6 +159,10 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	// Attached once registered: a shared server's change from now on
+	// reaches the view by its event (sharedEvent), an earlier one by
+	// Attach's reading of the catalog.
+	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
 	budget := a.opts.StartupBudget
 	if sc.limits.StartupBudget != nil {
 		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
@@ -160,12 +173,10 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	// Answer once every server settled, or the budget ends, or one server
 	// is ready and the others have been quiet for the grace: servers still
 	// connecting go on, and their tools join later.
+	// WaitSettled returns once the tool view has seen every change so far.
 	mgr.Launch()
 	_ = mgr.WaitSettled(bctx, sc.startupGrace(a.opts.StartupGrace))
 	a.waitShared(bctx, sc.startupGrace(a.opts.StartupGrace))
-	// Events reach the bridge asynchronously: make sure the tools of every
-	// server ready now are in place before the client is answered.
-	s.sync.Refresh()
 	return s, nil
 }
 
@@ -443,12 +454,8 @@ func (a *Agent) profile(reqMeta map[string]any, stored string) string {
 	return a.opts.Profile
 }
 
-// policy is the Runner's tool policy: the session's allow/deny globs.
-func (a *Agent) policy(key string, tool gateway.Tool) bool {
-	s, err := a.lookup(acpsdk.SessionId(key))
-	if err != nil {
-		return false
-	}
+// allowed is the session's tool policy: its allow/deny globs.
+func (s *liveSession) allowed(tool gateway.Tool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg.policy.Allowed(tool.Name)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -14,8 +15,10 @@ import (
 )
 
 // Caller is what the bridge needs of a session's MCP servers;
-// *mcpclient.Manager implements it. Implementations must be safe for
-// concurrent use.
+// *mcpclient.Manager implements it. Its results are mcp-go's
+// *mcp.CallToolResult on purpose, as mcpclient returns them (see package
+// mcpclient): the bridge converts them once, into gateway results.
+// Implementations must be safe for concurrent use.
 type Caller interface {
 	Tools() []mcpclient.ServerTool
 	CallTool(ctx context.Context, server, tool string, args any, opts ...mcpclient.CallOption) (*mcp.CallToolResult, error)
@@ -216,46 +219,64 @@ func classify(t mcp.Tool) (gateway.ToolKind, bool) {
 	}
 }
 
-// Sync keeps the extra tools of one session in a gateway Registry in step
-// with its MCP servers. Safe for concurrent use.
+// Sync derives one session's tool view from its MCP servers' catalogs
+// (the Manager is the source): on Attach, on the Manager's events (OnEvent)
+// and when the bridge options change (SetOptions), and at no other time.
+// Current gives the view in force; it implements gateway.ToolView, so a
+// session passes its Sync to the Runner as its tools. Safe for concurrent
+// use.
 type Sync struct {
-	reg  *gateway.Registry
-	key  string
-	opts *Options
+	native []gateway.Tool
+	cur    atomic.Pointer[gateway.Toolset]
 
 	mu      sync.Mutex
+	opts    *Options
 	caller  Caller
 	targets map[string]Target
 	known   map[string]Target // every target ever bridged in this session
 	schemas schemaCache
 }
 
-// NewSync returns a Sync for session key of reg. Attach the session's
-// servers, and pass OnEvent as the Manager's event callback.
-func NewSync(reg *gateway.Registry, key string, opts *Options) *Sync {
-	return &Sync{reg: reg, key: key, opts: opts}
+var _ gateway.ToolView = (*Sync)(nil)
+
+// NewSync returns a Sync whose view is the native tools followed by the
+// session's bridged MCP tools (a bridged tool never shadows a native one).
+// Attach the session's servers, and pass OnEvent as the Manager's event
+// callback.
+func NewSync(opts *Options, native ...gateway.Tool) *Sync {
+	s := &Sync{native: native, opts: opts}
+	s.cur.Store(gateway.NewToolset(native, nil))
+	return s
 }
 
-// Attach sets the session's servers and refreshes the session's tools.
+// Current returns the session's tools now. It is one atomic load: the
+// Runner calls it at every model call.
+func (s *Sync) Current() *gateway.Toolset { return s.cur.Load() }
+
+// Attach sets the session's servers and derives the session's tools from
+// their catalogs.
 func (s *Sync) Attach(c Caller) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.caller = c
-	s.mu.Unlock()
-	s.Refresh()
+	s.derive()
 }
 
-// OnEvent refreshes the session's tools when a server's tools or state
-// changed (discovery, list_changed, restart, failure).
+// OnEvent derives the session's tools again when a server's tools or
+// state changed (discovery, list_changed, restart, failure). It is the
+// Manager's OnEvent (or is called from it); the Manager's Wait and
+// WaitSettled return only once it has seen the changes they waited for.
 func (s *Sync) OnEvent(e mcpclient.Event) {
 	if e.Kind == mcpclient.EventToolsChanged || e.Kind == mcpclient.EventStatus {
-		s.Refresh()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.derive()
 	}
 }
 
-// Refresh sets the session's extra tools to its servers' current tools.
-func (s *Sync) Refresh() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// derive sets the view to the servers' current tools. Called with s.mu
+// held.
+func (s *Sync) derive() {
 	if s.caller == nil {
 		return
 	}
@@ -270,15 +291,15 @@ func (s *Sync) Refresh() {
 	for name, t := range targets {
 		s.known[name] = t
 	}
-	s.reg.SetExtraTools(s.key, tools)
+	s.cur.Store(gateway.NewToolset(s.native, tools))
 }
 
-// SetOptions replaces the bridge options and refreshes the tools.
+// SetOptions replaces the bridge options and derives the tools with them.
 func (s *Sync) SetOptions(opts *Options) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.opts = opts
-	s.mu.Unlock()
-	s.Refresh()
+	s.derive()
 }
 
 // Target returns the MCP tool behind a bridged name.
@@ -299,12 +320,12 @@ func (s *Sync) Known(name string) (Target, bool) {
 	return t, ok
 }
 
-// Detach removes the session's extra tools from the Registry; later
-// events change nothing.
+// Detach drops the session's MCP tools (the view keeps the native ones);
+// later events change nothing.
 func (s *Sync) Detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.caller = nil
 	s.targets, s.known = nil, nil
-	s.reg.ClearExtraTools(s.key)
+	s.cur.Store(gateway.NewToolset(s.native, nil))
 }

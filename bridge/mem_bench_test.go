@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
@@ -17,9 +16,7 @@ import (
 //	go test -run '^$' -bench ExecuteLargeResult -benchtime 10x ./bridge/
 func BenchmarkExecuteLargeResult(b *testing.B) {
 	const size = 15 << 20
-	reg := gateway.NewRegistry()
-	session(b, reg, "k")
-	tool, ok := reg.Lookup("k", "mcp__srv__big")
+	tool, ok := session(b).Current().Lookup("mcp__srv__big")
 	if !ok {
 		b.Fatal("no tool mcp__srv__big")
 	}

@@ -20,9 +20,7 @@ import (
 // joined and cut, not the whole text.
 func TestExecuteLargeResultCopiedOnce(t *testing.T) {
 	const size = 4 << 20
-	reg := gateway.NewRegistry()
-	session(t, reg, "k")
-	tool, ok := reg.Lookup("k", "mcp__srv__big")
+	tool, ok := session(t).Current().Lookup("mcp__srv__big")
 	if !ok {
 		t.Fatal("no tool mcp__srv__big")
 	}

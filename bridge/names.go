@@ -1,7 +1,8 @@
 // Package bridge turns the MCP tools of a session's mcpclient.Manager into
 // gateway tools: names the model can call, schemas passed through, results
-// converted and framed as untrusted content, and the session's tools in the
-// gateway Registry kept current as servers come, change and go.
+// converted and framed as untrusted content, and the session's tool view
+// (Sync, a gateway.ToolView) derived from its servers' events as servers
+// come, change and go.
 package bridge
 
 import (

@@ -15,10 +15,11 @@ import (
 	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
-// session starts a Manager with the test server and bridges it into reg.
-func session(t testing.TB, reg *gateway.Registry, key string, args ...string) *mcpclient.Manager {
+// session starts a Manager with the test server and returns the session's
+// tool view, derived from the Manager's events.
+func session(t testing.TB, args ...string) *bridge.Sync {
 	t.Helper()
-	sync := bridge.NewSync(reg, key, nil)
+	sync := bridge.NewSync(nil)
 	m, err := mcpclient.New([]mcpclient.ServerSpec{{Name: "srv", Command: serverBin, Args: args}}, &mcpclient.Options{OnEvent: sync.OnEvent})
 	if err != nil {
 		t.Fatal(err)
@@ -28,8 +29,7 @@ func session(t testing.TB, reg *gateway.Registry, key string, args ...string) *m
 	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	sync.Refresh()
-	return m
+	return sync
 }
 
 func TestModelCallsMCPToolFramed(t *testing.T) {
@@ -38,11 +38,10 @@ func TestModelCallsMCPToolFramed(t *testing.T) {
 		fakellm.Turn{Text: "done"},
 	)
 	defer srv.Close()
-	reg := gateway.NewRegistry()
-	session(t, reg, "k")
+	sync := session(t)
 	p, _ := openaicompat.New(openaicompat.Config{BaseURL: srv.URL, Model: "m"})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
-	res, err := r.Run(context.Background(), "k", p, nil, []gateway.Content{{Type: gateway.ContentText, Text: "go"}}, nil)
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: p, Input: []gateway.Content{{Type: gateway.ContentText, Text: "go"}}, ToolAccess: gateway.ToolAccess{Tools: sync}})
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatal(err, res.Stop)
 	}
@@ -67,19 +66,19 @@ func TestCancelReachesMCPServer(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "record")
 	srv := fakellm.Start(fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__srv__sleep", Arguments: `{"ms":30000}`}}})
 	defer srv.Close()
-	reg := gateway.NewRegistry()
-	session(t, reg, "k", "-record", rec)
+	sync := session(t, "-record", rec)
 	p, _ := openaicompat.New(openaicompat.Config{BaseURL: srv.URL, Model: "m"})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan gateway.TurnResult, 1)
 	running := make(chan struct{}, 1)
 	go func() {
-		res, _ := r.Run(ctx, "k", p, nil, []gateway.Content{{Type: gateway.ContentText, Text: "sleep"}}, func(e gateway.Event) {
-			if e.Kind == gateway.EventToolCallRunning {
-				running <- struct{}{}
-			}
-		})
+		res, _ := r.Run(ctx, gateway.RunOptions{Model: p, Input: []gateway.Content{{Type: gateway.ContentText, Text: "sleep"}}, ToolAccess: gateway.ToolAccess{Tools: sync},
+			Sink: func(e gateway.Event) {
+				if e.Kind == gateway.EventToolCallRunning {
+					running <- struct{}{}
+				}
+			}})
 		done <- res
 	}()
 	<-running
@@ -103,15 +102,15 @@ func TestCancelReachesMCPServer(t *testing.T) {
 // overhead per tool call, excluding model and server time.
 func BenchmarkRunnerBridgeOverhead(b *testing.B) {
 	caller := &fakeCaller{tools: []mcpclient.ServerTool{tool("srv", "echo")}, call: echoResult}
-	reg := gateway.NewRegistry()
-	sync := bridge.NewSync(reg, "k", nil)
+	sync := bridge.NewSync(nil)
 	sync.Attach(caller)
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
-	input := []gateway.Content{{Type: gateway.ContentText, Text: "go"}}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	opts := gateway.RunOptions{Key: "k", Model: &scripted{}, Input: []gateway.Content{{Type: gateway.ContentText, Text: "go"}},
+		ToolAccess: gateway.ToolAccess{Tools: sync}, Sink: func(gateway.Event) {}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := r.Run(ctx, "k", &scripted{}, nil, input, func(gateway.Event) {})
+		res, err := r.Run(ctx, opts)
 		if err != nil || res.Stop != gateway.StopEndTurn || len(res.Messages) != 4 {
 			b.Fatal(err, res.Stop)
 		}

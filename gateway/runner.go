@@ -60,23 +60,65 @@ const (
 )
 
 // Approver is asked before a tool runs. A Reject (or an error) means the
-// call is not made and the model is told so; the turn goes on.
-type Approver func(ctx context.Context, key string, call CallInfo, tool Tool) (Decision, error)
+// call is not made and the model is told so; the turn goes on. It is
+// called from the turn's goroutine, one call at a time.
+type Approver func(ctx context.Context, call CallInfo, tool Tool) (Decision, error)
 
 // Policy decides whether a tool is exposed to the model and may be called
-// (by the model or directly).
-type Policy func(key string, tool Tool) bool
+// (by the model or directly). It is called from the turn's goroutine.
+type Policy func(tool Tool) bool
 
-// RunnerOptions configures a Runner. Zero fields take defaults. The model
-// is not an option: each Run names its own (sessions may use different
-// models).
+// ToolAccess is what a session's tool calls go through: the tools it
+// offers and its decisions on them. A session builds it once, bound to
+// itself, and passes it to every Run and Execute: the Runner never looks a
+// session up. Zero fields mean no tools, every tool allowed, every call
+// approved.
+type ToolAccess struct {
+	Tools    ToolView
+	Policy   Policy
+	Approver Approver
+}
+
+// current is the tool set in force now.
+func (acc *ToolAccess) current() *Toolset {
+	if acc.Tools == nil {
+		return nil
+	}
+	return acc.Tools.Current()
+}
+
+// allowed applies the policy.
+func (acc *ToolAccess) allowed(t Tool) bool {
+	return acc.Policy == nil || acc.Policy(t)
+}
+
+// RunOptions is one prompt turn: whose, with which model, on which
+// conversation, with which tools and decisions, reporting to which sink.
+type RunOptions struct {
+	// Key names the session in the Runner's logs (optional).
+	Key string
+	// Model is the session's model; nil means none is configured: the
+	// turn is answered with the NoModelMessage.
+	Model Provider
+	// History is the conversation so far; Input the user's new message.
+	History []Message
+	Input   []Content
+	// ToolAccess gives the tools and decisions of the session: its Tools
+	// are read once per model call (a change reaches the next model call),
+	// and the calls of a model answer are looked up in the tools it was
+	// offered.
+	ToolAccess
+	// Sink receives the turn's events (nil: none).
+	Sink Sink
+}
+
+// RunnerOptions configures a Runner. Zero fields take defaults. The model,
+// tools and decisions are not options: each Run names its session's.
 type RunnerOptions struct {
 	// MaxModelCalls bounds the model calls of one turn (default 50).
 	MaxModelCalls int
 	// System is the system prompt.
-	System   string
-	Policy   Policy
-	Approver Approver
+	System string
 	// NoModelMessage is the answer to a prompt when no model is configured.
 	NoModelMessage string
 	Logger         *slog.Logger
@@ -88,16 +130,16 @@ const DefaultNoModelMessage = "No model is configured, so I cannot answer prompt
 	"The slash commands work without a model: /mcp shows the MCP servers, /tools lists their tools, " +
 	"and /call <tool> <json-arguments> calls one."
 
-// Runner runs prompt turns against a Registry's tools. Safe for concurrent
-// use by different sessions; one session should run one turn at a time.
+// Runner runs prompt turns with the tools each turn is given. Safe for
+// concurrent use by different sessions; one session should run one turn at
+// a time.
 type Runner struct {
-	reg  *Registry
 	opts RunnerOptions
 	seq  atomic.Uint64
 }
 
-// NewRunner returns a Runner over reg's tools.
-func NewRunner(reg *Registry, opts RunnerOptions) *Runner {
+// NewRunner returns a Runner.
+func NewRunner(opts RunnerOptions) *Runner {
 	if opts.MaxModelCalls <= 0 {
 		opts.MaxModelCalls = 50
 	}
@@ -107,7 +149,7 @@ func NewRunner(reg *Registry, opts RunnerOptions) *Runner {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{reg: reg, opts: opts}
+	return &Runner{opts: opts}
 }
 
 // TurnResult is the outcome of a turn.
@@ -126,17 +168,18 @@ var (
 	ErrToolDenied  = errors.New("tool not allowed")
 )
 
-// Run runs one prompt turn of session key with the model model: it is
-// called with the history, the input and the session's tools; tool calls
-// are run (several concurrently, results in order) and their results given
-// back, until the model ends its turn, the model-call limit is hit, the
-// model hits its token limit or refuses, or ctx is cancelled. A nil model
-// means none is configured: the turn is answered with NoModelMessage. A
-// provider error ends the turn with an error; the messages so far are
-// still returned.
-func (r *Runner) Run(ctx context.Context, key string, model Provider, history []Message, input []Content, sink Sink) (TurnResult, error) {
-	sink = serialize(sink)
-	res := TurnResult{Messages: []Message{{Role: RoleUser, Content: input}}}
+// Run runs one prompt turn: the model is called with the history, the
+// input and the tools of opts.Tools its Policy allows; tool calls are
+// approved by opts.Approver and run (several concurrently, results in
+// order) and their results given back, until the model ends its turn, the
+// model-call limit is hit, the model hits its token limit or refuses, or
+// ctx is cancelled. A nil model means none is configured: the turn is
+// answered with NoModelMessage. A provider error ends the turn with an
+// error; the messages so far are still returned.
+func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
+	sink := serialize(opts.Sink)
+	history, model := opts.History, opts.Model
+	res := TurnResult{Messages: []Message{{Role: RoleUser, Content: opts.Input}}}
 	if model == nil {
 		sink(Event{Kind: EventText, Text: r.opts.NoModelMessage})
 		res.Messages = append(res.Messages, Message{Role: RoleAssistant, Content: []Content{{Type: ContentText, Text: r.opts.NoModelMessage}}})
@@ -152,11 +195,8 @@ func (r *Runner) Run(ctx context.Context, key string, model Provider, history []
 			res.Stop = StopMaxTurnRequests
 			return res, nil
 		}
-		tools := r.exposed(key)
-		specs := make([]ToolSpec, len(tools))
-		for i, t := range tools {
-			specs[i] = ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}
-		}
+		tools := opts.current()
+		specs := exposed(tools, &opts.ToolAccess)
 		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
 		resp, err := model.Complete(ctx, req, func(d Delta) {
 			if d.Thinking != "" {
@@ -185,7 +225,7 @@ func (r *Runner) Run(ctx context.Context, key string, model Provider, history []
 			res.Stop = StopEndTurn
 			return res, nil
 		}
-		res.Messages = append(res.Messages, r.runCalls(ctx, key, resp.Message.ToolCalls, sink)...)
+		res.Messages = append(res.Messages, r.runCalls(ctx, opts.Key, &opts.ToolAccess, tools, resp.Message.ToolCalls, sink)...)
 	}
 }
 
@@ -194,34 +234,32 @@ func concat(a, b []Message) []Message {
 	return append(append(out, a...), b...)
 }
 
-// exposed returns the tools of key the policy lets the model see.
-func (r *Runner) exposed(key string) []Tool {
-	tools := r.reg.Tools(key)
-	if r.opts.Policy == nil {
-		return tools
-	}
-	out := tools[:0]
-	for _, t := range tools {
-		if r.opts.Policy(key, t) {
-			out = append(out, t)
+// exposed returns the specs of the tools the policy lets the model see.
+func exposed(tools *Toolset, acc *ToolAccess) []ToolSpec {
+	specs := make([]ToolSpec, 0, tools.Len())
+	for _, t := range tools.Tools() {
+		if acc.allowed(t) {
+			specs = append(specs, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
 		}
 	}
-	return out
+	return specs
 }
 
-// Execute runs one tool of session key directly, with no model, through
-// the same policy, approval, events and result handling as a model's call.
-// It fails only if the tool is unknown or not allowed; a failed call is a
-// Result with IsError.
-func (r *Runner) Execute(ctx context.Context, key, name string, args json.RawMessage, sink Sink) (Result, error) {
-	tool, ok := r.reg.Lookup(key, name)
+// Execute runs one tool of acc directly, with no model, through the same
+// policy, approval, events and result handling as a model's call in Run
+// with the same ToolAccess. key names the session in logs. It fails only
+// if the tool is unknown or not allowed; a failed call is a Result with
+// IsError.
+func (r *Runner) Execute(ctx context.Context, key string, acc ToolAccess, name string, args json.RawMessage, sink Sink) (Result, error) {
+	tools := acc.current()
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		return Result{}, fmt.Errorf("%w %q (see /tools)", ErrUnknownTool, name)
 	}
-	if r.opts.Policy != nil && !r.opts.Policy(key, tool) {
+	if !acc.allowed(tool) {
 		return Result{}, fmt.Errorf("%w: %q is denied by the tool policy", ErrToolDenied, name)
 	}
-	msgs := r.runCalls(ctx, key, []ToolCall{{ID: r.newID(), Name: name, Arguments: args}}, serialize(sink))
+	msgs := r.runCalls(ctx, key, &acc, tools, []ToolCall{{ID: r.newID(), Name: name, Arguments: args}}, serialize(sink))
 	return *msgs[0].Result, nil
 }
 
@@ -238,20 +276,21 @@ type pendingCall struct {
 }
 
 // runCalls runs a model response's tool calls: each is announced, then
-// approved in order, then the approved ones run concurrently. It returns
-// one RoleTool message per call, in order.
-func (r *Runner) runCalls(ctx context.Context, key string, calls []ToolCall, sink Sink) []Message {
+// approved in order, then the approved ones run concurrently. Calls are
+// looked up in tools (the set the model was offered) and decided by acc.
+// It returns one RoleTool message per call, in order.
+func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tools *Toolset, calls []ToolCall, sink Sink) []Message {
 	pending := make([]*pendingCall, len(calls))
 	for i, c := range calls {
 		if c.ID == "" {
 			c.ID = r.newID()
 		}
 		p := &pendingCall{call: c, info: CallInfo{ID: c.ID, Name: c.Name, Title: c.Name, Kind: KindOther, RawInput: c.Arguments}}
-		tool, ok := r.reg.Lookup(key, c.Name)
+		tool, ok := tools.Lookup(c.Name)
 		switch {
 		case !ok:
 			p.result = ptr(ErrorResult(fmt.Sprintf("There is no tool named %q.", c.Name)))
-		case r.opts.Policy != nil && !r.opts.Policy(key, tool):
+		case !acc.allowed(tool):
 			p.result = ptr(ErrorResult(fmt.Sprintf("The tool %q is not allowed by policy.", c.Name)))
 		default:
 			p.tool = tool
@@ -267,19 +306,19 @@ func (r *Runner) runCalls(ctx context.Context, key string, calls []ToolCall, sin
 		pending[i] = p
 	}
 	for _, p := range pending {
-		if p.result != nil || r.opts.Approver == nil {
+		if p.result != nil || acc.Approver == nil {
 			continue
 		}
 		if ctx.Err() != nil {
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
 			continue
 		}
-		d, err := r.opts.Approver(ctx, key, p.info, p.tool)
+		d, err := acc.Approver(ctx, p.info, p.tool)
 		switch {
 		case ctx.Err() != nil:
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
 		case err != nil:
-			r.opts.Logger.Warn("approval failed; not running the tool", "tool", p.info.Name, "err", err)
+			r.opts.Logger.Warn("approval failed; not running the tool", "session", key, "tool", p.info.Name, "err", err)
 			p.result = ptr(ErrorResult(fmt.Sprintf("The tool call could not be approved: %v", err)))
 		case d != Allow:
 			p.result = ptr(ErrorResult("The user rejected this tool call. Do not retry it; continue without it or ask the user."))

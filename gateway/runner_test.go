@@ -45,6 +45,12 @@ func (e *events) text(k gateway.EventKind) string {
 	return s
 }
 
+// tools is a ToolAccess over a fixed set of tools, with no policy and no
+// approver.
+func tools(ts ...gateway.Tool) gateway.ToolAccess {
+	return gateway.ToolAccess{Tools: gateway.NewToolset(nil, ts)}
+}
+
 func userInput(s string) []gateway.Content {
 	return []gateway.Content{{Type: gateway.ContentText, Text: s}}
 }
@@ -70,17 +76,16 @@ func TestRunOneToolCall(t *testing.T) {
 		fakellm.Turn{Text: "The tool said hi."},
 	)
 	defer srv.Close()
-	reg := gateway.NewRegistry()
 	echo := namedTool("echo")
 	echo.Title, echo.Kind = "srv: echo", gateway.KindRead
 	echo.Execute = func(_ context.Context, args json.RawMessage, progress func(gateway.Progress)) (gateway.Result, error) {
 		progress(gateway.Progress{Progress: 1, Message: "working"})
 		return gateway.Result{Content: []gateway.Content{{Type: gateway.ContentText, Text: "hi"}}, ForModel: "FRAMED(hi)"}, nil
 	}
-	reg.SetExtraTools("s", []gateway.Tool{echo})
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{System: "be brief"})
+	r := gateway.NewRunner(gateway.RunnerOptions{System: "be brief"})
 	var ev events
-	res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("say hi"), ev.sink)
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("say hi"),
+		ToolAccess: tools(echo), Sink: ev.sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +137,12 @@ func TestRunParallelToolCallsInOrder(t *testing.T) {
 	defer srv.Close()
 	started := make(chan string, 2)
 	release := make(chan struct{})
-	reg := gateway.NewRegistry(slowTool("slow_a", started, release), slowTool("slow_b", started, release))
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
+	acc := tools(slowTool("slow_a", started, release), slowTool("slow_b", started, release))
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	done := make(chan gateway.TurnResult)
 	model := srv.Provider(t, openaicompat.Config{})
 	go func() {
-		res, err := r.Run(context.Background(), "s", model, nil, userInput("go"), nil)
+		res, err := r.Run(context.Background(), gateway.RunOptions{Model: model, Input: userInput("go"), ToolAccess: acc})
 		if err != nil {
 			t.Error(err)
 		}
@@ -173,20 +178,19 @@ func TestRunFailingToolApprovalAndPolicy(t *testing.T) {
 	}
 	guarded := namedTool("guarded")
 	guarded.AskApproval = true
-	reg := gateway.NewRegistry(boom, guarded, namedTool("forbidden"))
+	acc := tools(boom, guarded, namedTool("forbidden"))
 	var asked []string
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{
-		Policy: func(_ string, tl gateway.Tool) bool { return tl.Name != "forbidden" },
-		Approver: func(_ context.Context, _ string, c gateway.CallInfo, tl gateway.Tool) (gateway.Decision, error) {
-			asked = append(asked, c.Name)
-			if tl.AskApproval {
-				return gateway.Reject, nil
-			}
-			return gateway.Allow, nil
-		},
-	})
+	acc.Policy = func(tl gateway.Tool) bool { return tl.Name != "forbidden" }
+	acc.Approver = func(_ context.Context, c gateway.CallInfo, tl gateway.Tool) (gateway.Decision, error) {
+		asked = append(asked, c.Name)
+		if tl.AskApproval {
+			return gateway.Reject, nil
+		}
+		return gateway.Allow, nil
+	}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	var ev events
-	res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("go"), ev.sink)
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("go"), ToolAccess: acc, Sink: ev.sink})
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatalf("%v %s", err, res.Stop)
 	}
@@ -213,13 +217,13 @@ func TestRunCancelDuringTool(t *testing.T) {
 	srv := fakellm.Start(fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "1", Name: "slow"}}})
 	defer srv.Close()
 	started := make(chan string, 1)
-	reg := gateway.NewRegistry(slowTool("slow", started, nil))
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{})
+	acc := tools(slowTool("slow", started, nil))
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan gateway.TurnResult)
 	model := srv.Provider(t, openaicompat.Config{})
 	go func() {
-		res, _ := r.Run(ctx, "s", model, nil, userInput("go"), nil)
+		res, _ := r.Run(ctx, gateway.RunOptions{Model: model, Input: userInput("go"), ToolAccess: acc})
 		done <- res
 	}()
 	<-started
@@ -241,10 +245,10 @@ func TestRunCancelDuringModel(t *testing.T) {
 	srv := fakellm.Start(fakellm.Turn{Text: "never", Started: started, HoldMidStream: hold})
 	defer srv.Close()
 	defer close(hold)
-	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	res, err := r.Run(ctx, "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("go"), nil)
+	res, err := r.Run(ctx, gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("go")})
 	if err != nil || res.Stop != gateway.StopCancelled {
 		t.Errorf("%v %s", err, res.Stop)
 	}
@@ -254,8 +258,8 @@ func TestRunTurnLimitAndStops(t *testing.T) {
 	loop := fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "x", Name: "echo", Arguments: `{}`}}}
 	srv := fakellm.Start(loop, loop, loop)
 	defer srv.Close()
-	r := gateway.NewRunner(gateway.NewRegistry(namedTool("echo")), gateway.RunnerOptions{MaxModelCalls: 3})
-	res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("loop"), nil)
+	r := gateway.NewRunner(gateway.RunnerOptions{MaxModelCalls: 3})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("loop"), ToolAccess: tools(namedTool("echo"))})
 	if err != nil || res.Stop != gateway.StopMaxTurnRequests || len(srv.Requests()) != 3 {
 		t.Errorf("%v %s after %d requests", err, res.Stop, len(srv.Requests()))
 	}
@@ -269,8 +273,8 @@ func TestRunTurnLimitAndStops(t *testing.T) {
 	} {
 		srv := fakellm.Start(tc.turn)
 		var ev events
-		r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
-		res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("q"), ev.sink)
+		r := gateway.NewRunner(gateway.RunnerOptions{})
+		res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("q"), Sink: ev.sink})
 		srv.Close()
 		if err != nil || res.Stop != tc.want {
 			t.Errorf("%+v: %v %s", tc.turn, err, res.Stop)
@@ -297,8 +301,8 @@ func TestProviderErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := fakellm.Start(tc.turns...)
 			defer srv.Close()
-			r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
-			res, err := r.Run(context.Background(), "s", srv.Provider(t, openaicompat.Config{}), nil, userInput("q"), nil)
+			r := gateway.NewRunner(gateway.RunnerOptions{})
+			res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("q")})
 			if tc.want == "" {
 				if err != nil || res.Messages[1].Text() != "fine" {
 					t.Fatalf("%v %+v", err, res)
@@ -315,16 +319,16 @@ func TestProviderErrors(t *testing.T) {
 	}
 	// Nothing listening.
 	p, _ := openaicompat.New(openaicompat.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", MaxRetries: openaicompat.NoRetries})
-	_, err := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{}).Run(context.Background(), "s", p, nil, userInput("q"), nil)
+	_, err := gateway.NewRunner(gateway.RunnerOptions{}).Run(context.Background(), gateway.RunOptions{Model: p, Input: userInput("q")})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the model provider at http://127.0.0.1:1/v1") {
 		t.Errorf("unreachable: %v", err)
 	}
 }
 
 func TestNoModelConfigured(t *testing.T) {
-	r := gateway.NewRunner(gateway.NewRegistry(), gateway.RunnerOptions{})
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	var ev events
-	res, err := r.Run(context.Background(), "s", nil, nil, userInput("hello"), ev.sink)
+	res, err := r.Run(context.Background(), gateway.RunOptions{Input: userInput("hello"), Sink: ev.sink})
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatal(err, res.Stop)
 	}
@@ -336,18 +340,16 @@ func TestNoModelConfigured(t *testing.T) {
 func TestExecuteDirect(t *testing.T) {
 	echo := namedTool("echo")
 	echo.AskApproval = true
-	reg := gateway.NewRegistry()
-	reg.SetExtraTools("s", []gateway.Tool{echo, namedTool("denied")})
+	acc := tools(echo, namedTool("denied"))
 	approvals := 0
-	r := gateway.NewRunner(reg, gateway.RunnerOptions{
-		Policy: func(_ string, tl gateway.Tool) bool { return tl.Name != "denied" },
-		Approver: func(context.Context, string, gateway.CallInfo, gateway.Tool) (gateway.Decision, error) {
-			approvals++
-			return gateway.Allow, nil
-		},
-	})
+	acc.Policy = func(tl gateway.Tool) bool { return tl.Name != "denied" }
+	acc.Approver = func(context.Context, gateway.CallInfo, gateway.Tool) (gateway.Decision, error) {
+		approvals++
+		return gateway.Allow, nil
+	}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
 	var ev events
-	res, err := r.Execute(context.Background(), "s", "echo", json.RawMessage(`{}`), ev.sink)
+	res, err := r.Execute(context.Background(), "s", acc, "echo", json.RawMessage(`{}`), ev.sink)
 	if err != nil || res.IsError || res.Content[0].Text != "echo" || approvals != 1 {
 		t.Fatalf("%+v %v approvals=%d", res, err, approvals)
 	}
@@ -358,10 +360,83 @@ func TestExecuteDirect(t *testing.T) {
 	if len(kinds) != 3 || kinds[0] != gateway.EventToolCallStarted || kinds[2] != gateway.EventToolCallFinished {
 		t.Errorf("events %v", kinds)
 	}
-	if _, err := r.Execute(context.Background(), "s", "denied", nil, nil); !errors.Is(err, gateway.ErrToolDenied) {
+	if _, err := r.Execute(context.Background(), "s", acc, "denied", nil, nil); !errors.Is(err, gateway.ErrToolDenied) {
 		t.Errorf("denied: %v", err)
 	}
-	if _, err := r.Execute(context.Background(), "other-session", "echo", nil, nil); !errors.Is(err, gateway.ErrUnknownTool) {
-		t.Errorf("other session's tool: %v", err)
+	if _, err := r.Execute(context.Background(), "other-session", tools(namedTool("other")), "echo", nil, nil); !errors.Is(err, gateway.ErrUnknownTool) {
+		t.Errorf("a tool that is not in the access given: %v", err)
+	}
+}
+
+// steppingView is a ToolView that gives its sets one after another, the
+// last one from then on: a session whose tools change.
+type steppingView struct {
+	mu    sync.Mutex
+	sets  []*gateway.Toolset
+	calls int
+}
+
+func (v *steppingView) Current() *gateway.Toolset {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ts := v.sets[min(v.calls, len(v.sets)-1)]
+	v.calls++
+	return ts
+}
+
+// TestRunUsesTheAccessGiven pins Run's contract: the model is offered
+// exactly the tools of the access passed that its policy allows, read once
+// per model call (a change of the view reaches the next model call); a
+// call is looked up in the set that model call was offered and decided by
+// the access's approver, never by anything the Runner holds.
+func TestRunUsesTheAccessGiven(t *testing.T) {
+	srv := fakellm.Start(
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "1", Name: "first"}, {ID: "2", Name: "second"}, {ID: "3", Name: "hidden"}}},
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "4", Name: "first"}, {ID: "5", Name: "second"}}},
+		fakellm.Turn{Text: "done"},
+	)
+	defer srv.Close()
+	view := &steppingView{sets: []*gateway.Toolset{
+		gateway.NewToolset(nil, []gateway.Tool{namedTool("first"), namedTool("hidden")}),
+		gateway.NewToolset(nil, []gateway.Tool{namedTool("second"), namedTool("hidden")}),
+	}}
+	var approved []string
+	acc := gateway.ToolAccess{
+		Tools:  view,
+		Policy: func(tl gateway.Tool) bool { return tl.Name != "hidden" },
+		Approver: func(_ context.Context, c gateway.CallInfo, _ gateway.Tool) (gateway.Decision, error) {
+			approved = append(approved, c.ID+"="+c.Name)
+			return gateway.Allow, nil
+		},
+	}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Key: "s", Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("go"), ToolAccess: acc})
+	if err != nil || res.Stop != gateway.StopEndTurn {
+		t.Fatalf("%v %s", err, res.Stop)
+	}
+	var offered []string
+	for _, req := range srv.Requests() {
+		var names []string
+		for _, tl := range req.Tools {
+			names = append(names, tl.Name)
+		}
+		offered = append(offered, strings.Join(names, ","))
+	}
+	if got := strings.Join(offered, " | "); got != "first | second | second" {
+		t.Errorf("offered per model call: %q", got)
+	}
+	if got := strings.Join(approved, ","); got != "1=first,5=second" {
+		t.Errorf("approver asked for %s, want only the calls of tools offered and allowed", got)
+	}
+	var results []string
+	for _, m := range res.Messages {
+		if m.Role == gateway.RoleTool {
+			results = append(results, m.ToolCallID+":"+m.Result.ModelText())
+		}
+	}
+	want := []string{"1:first", `2:There is no tool named "second".`, `3:The tool "hidden" is not allowed by policy.`,
+		`4:There is no tool named "first".`, "5:second"}
+	if strings.Join(results, "|") != strings.Join(want, "|") {
+		t.Errorf("results %q, want %q", results, want)
 	}
 }

@@ -1,7 +1,8 @@
-// Package gateway is the agent runtime: the tool Registry (native tools plus
-// per-session extra tools), the model loop (Runner), the model Providers and
-// the conversation History. It knows nothing of MCP or ACP: tools arrive as
-// Tool values, events leave through a Sink.
+// Package gateway is the agent runtime: tool sets (Toolset, ToolView), the
+// model loop (Runner), the model Providers and the conversation History. It
+// knows nothing of MCP or ACP: each session passes its tools and its policy
+// and approval decisions to the Runner (ToolAccess); events leave through a
+// Sink.
 package gateway
 
 import (

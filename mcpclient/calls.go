@@ -42,9 +42,11 @@ type callState struct {
 //
 // The call has the server's call timeout; every progress notification the
 // server sends for it restarts that timeout. Cancelling ctx sends
-// notifications/cancelled to the server (once, on every transport). The result is passed
-// through as the server sent it: IsError, every content block and
-// StructuredContent. Errors wrap ErrUnknownServer, ErrUnknownTool,
+// notifications/cancelled to the server (once, on every transport). The
+// result is passed through as the server sent it, in mcp-go's type on
+// purpose (see the package doc; it is decoded without copying large texts):
+// IsError, every content block and StructuredContent. Errors wrap
+// ErrUnknownServer, ErrUnknownTool,
 // ErrNotReady (ErrRestarting while the server restarts), ErrRateLimited,
 // ErrCallTimeout, ErrResponseTooLarge, ErrServerExited or ErrConnLost, or
 // the context's error. Safe for concurrent use.
@@ -179,6 +181,8 @@ func (s *server) progress(params map[string]any) {
 }
 
 // ReadResource reads uri from server, within the server's call timeout.
+// The result is mcp-go's type on purpose (see the package doc): the
+// contents as the server sent them.
 func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
 	s, c, callCtx, cancel, err := m.request(ctx, server)
 	if err != nil {
@@ -195,7 +199,8 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.Re
 }
 
 // GetPrompt renders prompt name of server with args, within the server's
-// call timeout.
+// call timeout. The result is mcp-go's type on purpose (see the package
+// doc): the messages as the server sent them.
 func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	s, c, callCtx, cancel, err := m.request(ctx, server)
 	if err != nil {

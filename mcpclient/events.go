@@ -12,10 +12,14 @@ type eventQueue struct {
 	wake   chan struct{}
 	done   chan struct{}
 	closed bool
+	// pushed and delivered count the events queued and the events fn has
+	// returned from; delivery is closed (and replaced) at each delivery.
+	pushed, delivered uint64
+	delivery          chan struct{}
 }
 
 func newEventQueue(fn func(Event)) *eventQueue {
-	q := &eventQueue{fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q := &eventQueue{fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{}), delivery: make(chan struct{})}
 	if fn == nil {
 		close(q.done)
 		return q
@@ -34,6 +38,7 @@ func (q *eventQueue) push(e Event) {
 		return
 	}
 	q.items = append(q.items, e)
+	q.pushed++
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -52,6 +57,11 @@ func (q *eventQueue) loop() {
 			q.mu.Unlock()
 			for _, e := range items {
 				q.fn(e)
+				q.mu.Lock()
+				q.delivered++
+				close(q.delivery)
+				q.delivery = make(chan struct{})
+				q.mu.Unlock()
 			}
 			if len(items) == 0 {
 				if closed {
@@ -59,6 +69,30 @@ func (q *eventQueue) loop() {
 				}
 				break
 			}
+		}
+	}
+}
+
+// flush waits until fn has returned from every event queued before the
+// call, or the queue has stopped. It must not be called from fn.
+func (q *eventQueue) flush() {
+	if q.fn == nil {
+		return
+	}
+	q.mu.Lock()
+	target := q.pushed
+	q.mu.Unlock()
+	for {
+		q.mu.Lock()
+		delivered, next := q.delivered, q.delivery
+		q.mu.Unlock()
+		if delivered >= target {
+			return
+		}
+		select {
+		case <-next:
+		case <-q.done:
+			return
 		}
 	}
 }

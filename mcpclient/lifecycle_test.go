@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,5 +92,38 @@ func TestWaitSettledReturnsBeforeSlowServers(t *testing.T) {
 	}
 	if st, _ := m.Status("stuck"); st.State != mcpclient.StateConnecting {
 		t.Errorf("stuck is %s, want still connecting", st.State)
+	}
+}
+
+// TestWaitReturnsAfterOnEventSawTheChange pins the contract a view derived
+// from events relies on: Wait returns only once OnEvent has returned from
+// the event of the change it waited for, even while OnEvent is slow.
+func TestWaitReturnsAfterOnEventSawTheChange(t *testing.T) {
+	opts, _ := fastOpts(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var seenReady atomic.Bool
+	var enterOnce sync.Once
+	opts.OnEvent = func(e mcpclient.Event) {
+		if e.Kind == mcpclient.EventStatus && e.Status.State == mcpclient.StateReady {
+			enterOnce.Do(func() { close(entered) })
+			<-release
+			seenReady.Store(true)
+		}
+	}
+	m, err := mcpclient.New([]mcpclient.ServerSpec{stdio("a")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = m.Close(context.Background()) }()
+	m.Launch()
+	<-entered // the server is ready; OnEvent holds its event
+	// OnEvent is let go while Wait runs: a Wait that does not wait for
+	// the event returns long before OnEvent has finished.
+	go close(release)
+	if err := m.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !seenReady.Load() {
+		t.Fatal("Wait returned before OnEvent had seen the server become ready")
 	}
 }

@@ -3,6 +3,21 @@
 // legacy SSE servers, with handshake, discovery, calls, crash restarts and a
 // teardown that leaves no process behind. It knows nothing of ACP, models or
 // sessions: one Manager serves one session.
+//
+// Its catalog (Tools, Resources, ...) is the one source of a session's
+// tools; Options.OnEvent says when it changed.
+//
+// mcp-go types in the API, on purpose. The package returns its own types
+// for everything it adds (Status, Event, ServerSpec, Progress, errors), and
+// mark3labs/mcp-go's types for what servers say, as they said it:
+// ServerTool.Tool (mcp.Tool), CallTool (*mcp.CallToolResult), ReadResource
+// (*mcp.ReadResourceResult), GetPrompt (*mcp.GetPromptResult) and the
+// items of Resources, ResourceTemplates and Prompts. These are MCP's own
+// schema types, which mcp-go keeps in step with the specification
+// (content block unions, annotations, _meta, raw input schemas), and the
+// bridge passes them on without loss; a mirror here would copy every
+// result (the large-result benchmarks guard against that copy) and lag
+// behind each new revision. Each exported name that exposes one says so.
 package mcpclient
 
 import (
@@ -28,7 +43,12 @@ type Options struct {
 	Cwd string
 	// OnEvent is called for every status and tool-list change, in order,
 	// from a single goroutine. It may call the Manager's read methods
-	// (Statuses, Tools, ...) but not Close.
+	// (Statuses, Tools, ...) but not Close, Wait, WaitSettled or Start.
+	// Wait, WaitSettled, Start and Reconfigure return only once OnEvent
+	// has returned from the events of every change before they returned
+	// (whether they return nil or ctx's error): a view derived from the
+	// events is then as current as the catalog. So OnEvent must return
+	// promptly.
 	OnEvent func(Event)
 	// MaxServers and MaxTools limit the servers started and the tools
 	// offered; what is kept is the first servers, and the first tools, in
@@ -346,14 +366,17 @@ func (m *Manager) Launch() {
 }
 
 // Wait blocks until no server is connecting, or ctx ends (returning its
-// error).
+// error); either way, then until Options.OnEvent has seen every change so
+// far.
 func (m *Manager) Wait(ctx context.Context) error { return m.WaitSettled(ctx, 0) }
 
 // WaitSettled is Wait that may return early: once at least one server is
-// ready, it returns nil as soon as no server has changed for grace (the
-// servers still connecting then are slow, and go on connecting). grace <= 0
-// is Wait.
+// ready, it returns as soon as no server has changed for grace (the servers
+// still connecting then are slow, and go on connecting). grace <= 0 is
+// Wait. Like Wait, it returns only once Options.OnEvent has seen every
+// change so far.
 func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
+	defer m.events.flush()
 	quiet := time.NewTimer(time.Hour)
 	quiet.Stop()
 	defer quiet.Stop()
@@ -467,11 +490,16 @@ func (m *Manager) Status(name string) (Status, bool) {
 // ServerTool is a tool and the server that offers it.
 type ServerTool struct {
 	Server string
-	Tool   mcp.Tool
+	// Tool is the definition as the server sent it: mcp-go's type on
+	// purpose (see the package doc), so that the raw input schema,
+	// annotations and _meta reach the bridge unchanged.
+	Tool mcp.Tool
 }
 
 // Tools returns the tools offered by ready servers, in spec order and each
-// server's order, within the tool limit.
+// server's order, within the tool limit: the catalog a session's tool view
+// is derived from, on the events of Options.OnEvent. Safe for concurrent
+// use; the slice is new at each call.
 func (m *Manager) Tools() []ServerTool {
 	var out []ServerTool
 	for _, s := range m.list().servers {
@@ -486,7 +514,9 @@ func (m *Manager) Tools() []ServerTool {
 	return out
 }
 
-// ServerResource is a resource, resource template or prompt and its server.
+// ServerResource is a resource, resource template or prompt and its
+// server. T is mcp-go's mcp.Resource, mcp.ResourceTemplate or mcp.Prompt,
+// on purpose (see the package doc): the item as the server listed it.
 type ServerResource[T any] struct {
 	Server string
 	Item   T
@@ -523,18 +553,20 @@ func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 
 // changed records a change of s: it re-applies the tool limit when tools
 // changed, wakes Wait, and queues the events.
+// The events are queued before Wait is woken, so that a Wait that sees the
+// change also waits for its events.
 func (m *Manager) changed(s *server, kind EventKind, toolsChanged bool) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if toolsChanged {
 		m.allocateTools()
 	}
-	close(m.changedCh)
-	m.changedCh = make(chan struct{})
-	m.mu.Unlock()
 	m.events.push(Event{Kind: kind, Server: s.spec.Name, Status: s.status()})
 	if toolsChanged && kind != EventToolsChanged {
 		m.events.push(Event{Kind: EventToolsChanged, Server: s.spec.Name, Status: s.status()})
 	}
+	close(m.changedCh)
+	m.changedCh = make(chan struct{})
 }
 
 // allocateTools applies MaxTools: the first tools in spec order are kept.

@@ -3,10 +3,8 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/acpgate/acpgate/gateway"
@@ -27,40 +25,35 @@ func toolNames(ts []gateway.Tool) []string {
 	return out
 }
 
-func TestRegistrySessionIsolation(t *testing.T) {
-	reg := gateway.NewRegistry(namedTool("native"))
-	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			key := fmt.Sprintf("s%d", i)
-			for j := 0; j < 50; j++ {
-				reg.SetExtraTools(key, []gateway.Tool{namedTool(key + "_tool"), namedTool("native")})
-				got := toolNames(reg.Tools(key))
-				if !reflect.DeepEqual(got, []string{"native", key + "_tool"}) {
-					t.Errorf("%s sees %v", key, got)
-					return
-				}
-			}
-		}()
+// TestToolset pins a Toolset: natives first and never shadowed, the first
+// of two same-named extra tools kept, lookup and filter by name or title.
+func TestToolset(t *testing.T) {
+	ts := gateway.NewToolset([]gateway.Tool{namedTool("native")},
+		[]gateway.Tool{namedTool("b_tool"), namedTool("native"), namedTool("a_tool"), namedTool("b_tool")})
+	if got := toolNames(ts.Tools()); !reflect.DeepEqual(got, []string{"native", "b_tool", "a_tool"}) {
+		t.Errorf("tools %v", got)
 	}
-	wg.Wait()
-	if _, ok := reg.Lookup("s1", "s2_tool"); ok {
-		t.Error("session s1 can look up s2's tool")
+	if ts.Len() != 3 || ts.Current() != ts {
+		t.Errorf("len %d; a fixed Toolset is its own view", ts.Len())
 	}
-	if tl, ok := reg.Lookup("s1", "s1_tool"); !ok || tl.Name != "s1_tool" {
-		t.Error("own tool not found")
+	if tl, ok := ts.Lookup("a_tool"); !ok || tl.Name != "a_tool" {
+		t.Error("a_tool not found")
 	}
-	reg.ClearExtraTools("s1")
-	if got := toolNames(reg.Tools("s1")); !reflect.DeepEqual(got, []string{"native"}) {
-		t.Errorf("after clear: %v", got)
+	if _, ok := ts.Lookup("c_tool"); ok {
+		t.Error("found a tool that is not in the set")
 	}
-	if got := toolNames(reg.Tools("s2")); len(got) != 2 {
-		t.Errorf("clearing s1 touched s2: %v", got)
-	}
-	if got := toolNames(reg.Filter("s2", "S2_")); !reflect.DeepEqual(got, []string{"s2_tool"}) {
+	if got := toolNames(ts.Filter("B_T")); !reflect.DeepEqual(got, []string{"b_tool"}) {
 		t.Errorf("filter: %v", got)
+	}
+	if got := toolNames(ts.Filter("title of a")); !reflect.DeepEqual(got, []string{"a_tool"}) {
+		t.Errorf("filter by title: %v", got)
+	}
+	var empty *gateway.Toolset
+	if empty.Len() != 0 || len(empty.Tools()) != 0 || len(empty.Filter("")) != 0 {
+		t.Error("a nil Toolset is not empty")
+	}
+	if _, ok := empty.Lookup("native"); ok {
+		t.Error("a nil Toolset has a tool")
 	}
 }
 
