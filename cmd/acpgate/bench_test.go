@@ -16,17 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// benchAgent starts acpgate for a benchmark.
-func benchAgent(b *testing.B) (*acpsdk.ClientSideConnection, func()) {
-	return benchAgentIn(b, b.TempDir())
-}
-
-func benchAgentIn(b *testing.B, stateDir string) (*acpsdk.ClientSideConnection, func()) {
-	b.Helper()
-	conn, _, stop := benchACP(b, agentBin, "--state-dir", stateDir, "--log-level", "error")
-	return conn, stop
-}
-
 // benchACP starts an ACP agent (acpgate or the minimal agent) and
 // initializes it.
 func benchACP(b *testing.B, bin string, args ...string) (*acpsdk.ClientSideConnection, *exec.Cmd, func()) {
