@@ -3,7 +3,7 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
-	"runtime"
+	"fmt"
 	"testing"
 
 	"github.com/acpgate/acpgate/testdata/testbin"
@@ -21,27 +21,11 @@ func BenchmarkExecuteLargeResult(b *testing.B) {
 		b.Fatal("no tool mcp__srv__big")
 	}
 	args, _ := json.Marshal(map[string]any{"bytes": size})
-	ctx := context.Background()
-	if _, err := tool.Execute(ctx, args, nil); err != nil { // warm up
-		b.Fatal(err)
-	}
-	var peakHeap, peakRSS uint64
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		p := testbin.StartMemPeak()
-		b.StartTimer()
-		res, err := tool.Execute(ctx, args, nil)
-		b.StopTimer()
-		heap, rss := p.Stop()
-		b.StartTimer()
-		if err != nil || res.IsError {
-			b.Fatal(err, res.ForModel)
+	testbin.BenchPeak(b, size, func() (any, error) {
+		res, err := tool.Execute(context.Background(), args, nil)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("error result: %s", res.ForModel)
 		}
-		runtime.KeepAlive(res)
-		peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, rss)
-	}
-	b.ReportMetric(float64(peakHeap)/1e6, "peak-heap-MB")
-	b.ReportMetric(float64(peakHeap)/size, "peak-heap-x")
-	b.ReportMetric(float64(peakRSS)/1e6, "peak-RSS-MB")
+		return res, err
+	})
 }

@@ -2,7 +2,6 @@ package mcpclient_test
 
 import (
 	"context"
-	"runtime"
 	"testing"
 
 	"github.com/acpgate/acpgate/mcpclient"
@@ -24,28 +23,6 @@ func BenchmarkCallToolLarge(b *testing.B) {
 	if err := m.Start(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	args := map[string]any{"bytes": size}
-	if _, err := m.CallTool(ctx, "s", "big", args); err != nil { // warm up
-		b.Fatal(err)
-	}
-	var peakHeap, peakRSS uint64
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		p := testbin.StartMemPeak()
-		b.StartTimer()
-		res, err := m.CallTool(ctx, "s", "big", args)
-		b.StopTimer()
-		heap, rss := p.Stop()
-		b.StartTimer()
-		if err != nil {
-			b.Fatal(err)
-		}
-		runtime.KeepAlive(res)
-		peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, rss)
-	}
-	b.ReportMetric(float64(peakHeap)/1e6, "peak-heap-MB")
-	b.ReportMetric(float64(peakHeap)/size, "peak-heap-x")
-	b.ReportMetric(float64(peakRSS)/1e6, "peak-RSS-MB")
+	testbin.BenchPeak(b, size, func() (any, error) { return m.CallTool(context.Background(), "s", "big", args) })
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -92,4 +93,34 @@ func Allocated(fn func()) uint64 {
 	fn()
 	metrics.Read(s)
 	return s[0].Value.Uint64() - before
+}
+
+// BenchPeak runs call b.N times (after one warm-up call) and reports, besides
+// the usual figures, the peak heap growth and the peak RSS during a call, in
+// MB and (heap) as a multiple of size, the result's size in bytes. call's
+// result is kept alive until the peak is taken.
+func BenchPeak(b *testing.B, size int, call func() (any, error)) {
+	b.Helper()
+	if _, err := call(); err != nil { // warm up
+		b.Fatal(err)
+	}
+	var peakHeap, peakRSS uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		p := StartMemPeak()
+		b.StartTimer()
+		res, err := call()
+		b.StopTimer()
+		heap, rss := p.Stop()
+		b.StartTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.KeepAlive(res)
+		peakHeap, peakRSS = max(peakHeap, heap), max(peakRSS, rss)
+	}
+	b.ReportMetric(float64(peakHeap)/1e6, "peak-heap-MB")
+	b.ReportMetric(float64(peakHeap)/float64(size), "peak-heap-x")
+	b.ReportMetric(float64(peakRSS)/1e6, "peak-RSS-MB")
 }
