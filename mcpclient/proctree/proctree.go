@@ -94,6 +94,25 @@ func (t Table) Members(root, pgid int, token string, since uint64) []int {
 	return out
 }
 
+// Running reports whether pid is a live process (not a zombie).
+func Running(pid int) bool {
+	p, ok := Lookup(pid)
+	return ok && !p.Zombie
+}
+
+// StartOf returns the start time of pid (see Proc.Start), or 0.
+func StartOf(pid int) uint64 {
+	p, _ := Lookup(pid)
+	return p.Start
+}
+
+// HasToken reports whether pid, a live process started at or after since,
+// carries token in its environment.
+func HasToken(pid int, token string, since uint64) bool {
+	p, ok := Lookup(pid)
+	return ok && !p.Zombie && p.Start >= since && hasToken(pid, token)
+}
+
 // Find returns the live members of one server (see Table.Members) from a
 // fresh snapshot of the process table.
 func Find(root, pgid int, token string, since uint64) ([]int, error) {

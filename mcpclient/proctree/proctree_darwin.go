@@ -22,14 +22,15 @@ func List() (Table, error) {
 	return t, nil
 }
 
-// Running reports whether pid is a live process (not a zombie).
-func Running(pid int) bool {
+// Lookup returns pid's entry in the process table (Start is 0: start
+// times are not compared on macOS).
+func Lookup(pid int) (Proc, bool) {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	return err == nil && kp.Proc.P_pid == int32(pid) && kp.Proc.P_stat != 5
+	if err != nil || kp.Proc.P_pid != int32(pid) {
+		return Proc{}, false
+	}
+	return Proc{PID: pid, PPID: int(kp.Eproc.Ppid), PGID: int(kp.Eproc.Pgid), Zombie: kp.Proc.P_stat == 5}, true
 }
-
-// StartOf returns 0: start times are not compared on macOS.
-func StartOf(int) uint64 { return 0 }
 
 // hasToken reports false: macOS does not let us read other processes'
 // environments cheaply.
@@ -49,6 +50,3 @@ func OwnChildren() ([]int, error) { return nil, ErrUnsupported }
 
 // ChildrenOf returns ErrUnsupported.
 func ChildrenOf(int) ([]int, error) { return nil, ErrUnsupported }
-
-// HasToken reports false: environments cannot be read.
-func HasToken(int, string, uint64) bool { return false }

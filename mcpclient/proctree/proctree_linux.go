@@ -69,17 +69,8 @@ func readProc(pid int, file string, buf []byte, max int) ([]byte, bool) {
 	}
 }
 
-// Running reports whether pid is a live process (not a zombie).
-func Running(pid int) bool {
-	p, ok := readStat(pid, make([]byte, 1024))
-	return ok && !p.Zombie
-}
-
-// StartOf returns the start time of pid (see Proc.Start), or 0.
-func StartOf(pid int) uint64 {
-	p, _ := readStat(pid, make([]byte, 1024))
-	return p.Start
-}
+// Lookup returns pid's entry in the process table.
+func Lookup(pid int) (Proc, bool) { return readStat(pid, make([]byte, 1024)) }
 
 // readStat parses /proc/PID/stat, read into buf: pid (comm) state ppid
 // pgrp session ... starttime is field 22; comm may contain spaces and
@@ -166,13 +157,6 @@ func ChildrenOf(pid int) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// HasToken reports whether pid, started at or after since, carries token
-// in its environment.
-func HasToken(pid int, token string, since uint64) bool {
-	p, ok := readStat(pid, make([]byte, 1024))
-	return ok && !p.Zombie && p.Start >= since && hasToken(pid, token)
 }
 
 // SetParentDeathSignal asks the kernel to send SIGKILL to the child of attr

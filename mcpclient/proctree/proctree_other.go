@@ -5,11 +5,8 @@ package proctree
 // List returns ErrUnsupported.
 func List() (Table, error) { return nil, ErrUnsupported }
 
-// Running reports false: the process table cannot be read.
-func Running(int) bool { return false }
-
-// StartOf returns 0.
-func StartOf(int) uint64 { return 0 }
+// Lookup reports false: the process table cannot be read.
+func Lookup(int) (Proc, bool) { return Proc{}, false }
 
 func hasToken(int, string) bool { return false }
 
@@ -24,6 +21,3 @@ func OwnChildren() ([]int, error) { return nil, ErrUnsupported }
 
 // ChildrenOf returns ErrUnsupported.
 func ChildrenOf(int) ([]int, error) { return nil, ErrUnsupported }
-
-// HasToken reports false.
-func HasToken(int, string, uint64) bool { return false }

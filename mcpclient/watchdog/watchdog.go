@@ -256,7 +256,7 @@ func (s *snapshots) stop() startTimes {
 func (st startTimes) running() []int {
 	var out []int
 	for pid, start := range st {
-		if proctree.Running(pid) && proctree.StartOf(pid) == start {
+		if p, ok := proctree.Lookup(pid); ok && !p.Zombie && p.Start == start {
 			out = append(out, pid)
 		}
 	}
