@@ -232,7 +232,6 @@ type Sync struct {
 	mu      sync.Mutex
 	opts    *Options
 	caller  Caller
-	targets map[string]Target
 	known   map[string]Target // every target ever bridged in this session
 	schemas schemaCache
 }
@@ -284,7 +283,6 @@ func (s *Sync) derive() {
 		s.schemas = schemaCache{}
 	}
 	tools, targets := tools(s.caller, s.opts, s.schemas)
-	s.targets = targets
 	if s.known == nil {
 		s.known = map[string]Target{}
 	}
@@ -302,12 +300,13 @@ func (s *Sync) SetOptions(opts *Options) {
 	s.derive()
 }
 
-// Target returns the MCP tool behind a bridged name.
+// Target returns the MCP tool behind a bridged name the session offers
+// now.
 func (s *Sync) Target(name string) (Target, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.targets[name]
-	return t, ok
+	if _, offered := s.Current().Lookup(name); !offered {
+		return Target{}, false
+	}
+	return s.Known(name)
 }
 
 // Known returns the MCP tool a bridged name stood for at any time since
@@ -326,6 +325,6 @@ func (s *Sync) Detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.caller = nil
-	s.targets, s.known = nil, nil
+	s.known = nil
 	s.cur.Store(gateway.NewToolset(s.native, nil))
 }
