@@ -2,7 +2,6 @@ package acp
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/acpgate/acpgate/gateway"
 )
@@ -64,7 +63,7 @@ func storedCopy(r gateway.Result, limit int) (gateway.Result, *storedCut) {
 			continue
 		}
 		if rest := budget - (n - len(c.Text)); c.Data == "" && rest > 0 {
-			c.Text = cutText(c.Text, rest)
+			c.Text = gateway.RunePrefix(c.Text, rest)
 			out.Content = append(out.Content, c)
 			budget -= blockBytes(c)
 		}
@@ -80,17 +79,6 @@ func storedCopy(r gateway.Result, limit int) (gateway.Result, *storedCut) {
 	return out, cut
 }
 
-// cutText returns the longest prefix of s of at most n bytes that ends on
-// a rune boundary.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 // rawOutput is a finished call's rawOutput: isError, the structured
 // output, and for a stored copy that was cut, how much it kept.
