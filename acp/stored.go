@@ -79,7 +79,6 @@ func storedCopy(r gateway.Result, limit int) (gateway.Result, *storedCut) {
 	return out, cut
 }
 
-
 // rawOutput is a finished call's rawOutput: isError, the structured
 // output, and for a stored copy that was cut, how much it kept.
 func rawOutput(r gateway.Result, cut *storedCut) map[string]any {
