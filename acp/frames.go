@@ -1,14 +1,13 @@
 package acp
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"sync"
 
+	"github.com/acpgate/acpgate/mcpclient/lines"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -92,7 +91,7 @@ func (l *lockedWriter) afterResponse(id string, fn func()) {
 // one reader).
 type inputFilter struct {
 	ready   chan struct{} // closed by start: nothing is read before
-	r       *bufio.Reader
+	r       *lines.Reader
 	out     io.Writer
 	logger  *slog.Logger
 	line    []byte
@@ -102,7 +101,7 @@ type inputFilter struct {
 // newInputFilter returns a filter that reads nothing until start is called
 // (see start).
 func newInputFilter(r io.Reader, out io.Writer, logger *slog.Logger) *inputFilter {
-	return &inputFilter{ready: make(chan struct{}), r: bufio.NewReaderSize(r, 64<<10), out: out, logger: logger}
+	return &inputFilter{ready: make(chan struct{}), r: lines.NewReader(r, 64<<10), out: out, logger: logger}
 }
 
 // start lets reading begin. The SDK's connection starts reading in its
@@ -130,33 +129,16 @@ func (f *inputFilter) Read(p []byte) (int, error) {
 
 // next returns the next line to hand on (newline included), or nil.
 func (f *inputFilter) next() ([]byte, error) {
-	f.line = f.line[:0]
-	tooLong := false
-	for {
-		frag, err := f.r.ReadSlice('\n')
-		if !tooLong {
-			if len(f.line)+len(frag) > maxFrame {
-				tooLong, f.line = true, f.line[:0]
-			} else {
-				f.line = append(f.line, frag...)
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if tooLong {
-			f.reply(nil, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
-			if err != nil {
-				return nil, err
-			}
-			return nil, nil
-		}
-		line := bytes.TrimSpace(f.line)
-		if len(line) == 0 {
-			return nil, err
-		}
-		return f.filter(line), err
+	line, n, err := f.r.Line(f.line, maxFrame)
+	f.line = line
+	if n > maxFrame {
+		f.reply(nil, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
+		return nil, err
 	}
+	if line = bytes.TrimSpace(line); len(line) == 0 {
+		return nil, err
+	}
+	return f.filter(line), err
 }
 
 // filter checks one message and returns the line to hand on to the SDK,

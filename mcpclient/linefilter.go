@@ -1,10 +1,10 @@
 package mcpclient
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
+
+	"github.com/acpgate/acpgate/mcpclient/lines"
 )
 
 // jsonLines is the reader the MCP transport reads a stdio server's stdout
@@ -22,7 +22,7 @@ import (
 // takes its place, so the request fails at once (see tooLargeIDs). Not safe
 // for concurrent use (the transport has a single reader).
 type jsonLines struct {
-	br       *bufio.Reader
+	lr       *lines.Reader
 	max      int
 	logs     *logGate
 	tooLarge *tooLargeIDs
@@ -51,7 +51,7 @@ const (
 const junkHead = 4 << 10
 
 func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs) *jsonLines {
-	return &jsonLines{br: bufio.NewReaderSize(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, nl: []byte{'\n'}}
+	return &jsonLines{lr: lines.NewReader(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, nl: []byte{'\n'}}
 }
 
 // Read implements io.Reader.
@@ -68,12 +68,11 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 }
 
 // step reads the next fragment of stdout and sets pending to what of it
-// is handed on (possibly nothing). Fragments are slices of br's buffer,
+// is handed on (possibly nothing). Fragments are slices of lr's buffer,
 // valid until the next step.
 func (j *jsonLines) step() {
-	frag, err := j.br.ReadSlice('\n')
-	ended := !errors.Is(err, bufio.ErrBufferFull) // the line ends with frag
-	if ended && err != nil {
+	frag, ended, err := j.lr.Next()
+	if err != nil {
 		j.err = err
 	}
 	if j.mode == lineStart {

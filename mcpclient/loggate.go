@@ -1,17 +1,16 @@
 package mcpclient
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acpgate/acpgate/mcpclient/lines"
 )
 
 // Defaults of the per-server log rate limit (Options.LogRate, LogBurst).
@@ -167,25 +166,17 @@ func (g *logGate) serverLog(level slog.Level, mcpLevel, name string, data any) {
 // cut to maxLogLine, written to tail and, as the rate limit allows, logged.
 func (g *logGate) stderrLines(r io.Reader, tail *tailBuffer) {
 	defer g.flush()
-	br := bufio.NewReaderSize(r, 2*maxLogLine)
-	var long []byte // the start of an over-long line
+	lr := lines.NewReader(r, 64<<10)
+	var buf []byte
 	for {
-		frag, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], frag...)
-			skipped, err := skipLine(br)
-			g.stderrLine(tail, long, skipped)
-			if err != nil {
-				return
-			}
-			continue
-		}
-		if line := bytes.TrimRight(frag, "\r\n"); len(line) > 0 {
-			g.stderrLine(tail, line, 0)
+		line, n, err := lr.Line(buf, 2*maxLogLine)
+		if n > 0 {
+			g.stderrLine(tail, line, n-len(line))
 		}
 		if err != nil {
 			return
 		}
+		buf = line
 	}
 }
 
@@ -204,21 +195,4 @@ func (g *logGate) stderrLine(tail *tailBuffer, line []byte, skipped int) {
 		return
 	}
 	g.logger.Info("server stderr", "line", string(clean))
-}
-
-// skipLine discards the rest of the current line of br, newline included,
-// and returns how many bytes it discarded (without the line end).
-func skipLine(br *bufio.Reader) (int, error) {
-	n := 0
-	for {
-		frag, err := br.ReadSlice('\n')
-		n += len(frag)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == nil {
-			n -= len(frag) - len(bytes.TrimRight(frag, "\r\n"))
-		}
-		return n, err
-	}
 }
