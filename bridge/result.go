@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -188,23 +189,25 @@ func serverLabel(server string) string {
 // injectionPatterns are phrases typical of prompt injection, in
 // normalised text (lower case). Matching is only logged: content is never
 // altered because of it.
-var injectionPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`ignore\s+(all\s+|any\s+)?(previous|prior|above|earlier)\s+(instructions|prompts|messages)`),
-	regexp.MustCompile(`disregard\s+(all\s+|the\s+)?(previous|prior|above|earlier)`),
-	regexp.MustCompile(`forget\s+(all\s+|everything\s+)?(you\s+were\s+told|previous|prior)`),
-	regexp.MustCompile(`you\s+are\s+now\s+`),
-	regexp.MustCompile(`new\s+(system\s+)?instructions\s*:`),
-	regexp.MustCompile(`reveal\s+(your\s+|the\s+)?system\s+prompt`),
-	regexp.MustCompile(`print\s+(your\s+|the\s+)?system\s+prompt`),
-	regexp.MustCompile(`show\s+(your\s+|the\s+)?system\s+prompt`),
-	regexp.MustCompile(`<\|?(im_start|im_end|system)\|?>`),
-	regexp.MustCompile(`do\s+not\s+(tell|inform)\s+the\s+user`),
-}
+var injectionPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`ignore\s+(all\s+|any\s+)?(previous|prior|above|earlier)\s+(instructions|prompts|messages)`),
+		regexp.MustCompile(`disregard\s+(all\s+|the\s+)?(previous|prior|above|earlier)`),
+		regexp.MustCompile(`forget\s+(all\s+|everything\s+)?(you\s+were\s+told|previous|prior)`),
+		regexp.MustCompile(`you\s+are\s+now\s+`),
+		regexp.MustCompile(`new\s+(system\s+)?instructions\s*:`),
+		regexp.MustCompile(`reveal\s+(your\s+|the\s+)?system\s+prompt`),
+		regexp.MustCompile(`print\s+(your\s+|the\s+)?system\s+prompt`),
+		regexp.MustCompile(`show\s+(your\s+|the\s+)?system\s+prompt`),
+		regexp.MustCompile(`<\|?(im_start|im_end|system)\|?>`),
+		regexp.MustCompile(`do\s+not\s+(tell|inform)\s+the\s+user`),
+	}
+})
 
 // injectionHits returns the patterns normalised text matches.
 func injectionHits(text string) []string {
 	var hits []string
-	for _, p := range injectionPatterns {
+	for _, p := range injectionPatterns() {
 		if m := p.FindString(text); m != "" {
 			hits = append(hits, m)
 		}

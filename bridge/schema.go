@@ -38,7 +38,7 @@ func schemaNeedsWork(raw json.RawMessage) bool {
 		return true
 	}
 	n := normalize(string(raw))
-	return (strings.Contains(n, "untrusted") || strings.Contains(n, "detsurtnu")) && markerShuffled.MatchString(n)
+	return (strings.Contains(n, "untrusted") || strings.Contains(n, "detsurtnu")) && markerShuffled().MatchString(n)
 }
 
 // cleanSchemaValue applies untrustedSchema's rules to a decoded value.

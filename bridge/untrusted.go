@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -32,8 +33,10 @@ const markerRemoved = "[marker removed]"
 // the words of "<<<END_MCP_\u202eTNETNOC_DETSURTNU\u202c" render as a
 // marker. "rn" stands for m as it renders in many fonts.
 var (
-	markerCore     = regexp.MustCompile(`(?:m|rn)cp[^\pL\pN]*untrusted[^\pL\pN]*c[o0]ntent`)
-	markerShuffled = regexp.MustCompile(markerWord + `[^\pL\pN]*` + markerWord + `[^\pL\pN]*` + markerWord)
+	markerCore     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:m|rn)cp[^\pL\pN]*untrusted[^\pL\pN]*c[o0]ntent`) })
+	markerShuffled = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(markerWord + `[^\pL\pN]*` + markerWord + `[^\pL\pN]*` + markerWord)
+	})
 )
 
 // markerWord is one word of a marker, forwards or backwards.
@@ -200,14 +203,16 @@ func invisible(r rune) bool {
 	case r < 0xa0:
 		return false
 	}
-	return unicode.Is(invisibles, r)
+	return unicode.Is(invisibles(), r)
 }
 
 // invisibles are the format characters (bidi and join controls, tags and
 // U+180E among them), combining marks, other default-ignorable code points
 // and variation selectors. Read only.
-var invisibles = rangetable.Merge(unicode.Cf, unicode.Mn, unicode.Me,
-	unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
+var invisibles = sync.OnceValue(func() *unicode.RangeTable {
+	return rangetable.Merge(unicode.Cf, unicode.Mn, unicode.Me,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
+})
 
 // foldConfusable maps a look-alike of a character of the markers (the
 // letters of "MCP UNTRUSTED CONTENT END", "<", ">" and the separators) to
@@ -215,7 +220,7 @@ var invisibles = rangetable.Merge(unicode.Cf, unicode.Mn, unicode.Me,
 // (full-width, math alphanumerics, small forms) are not here:
 // decomposition handles them.
 func foldConfusable(r rune) rune {
-	if c, ok := confusables[r]; ok {
+	if c, ok := confusables()[r]; ok {
 		return c
 	}
 	return r
@@ -224,39 +229,41 @@ func foldConfusable(r rune) rune {
 // confusables are the look-alikes of the marker alphabet that compatibility
 // decomposition leaves alone (Cyrillic, Greek, Armenian, Coptic, Cherokee,
 // Lisu, small capitals, brackets, CJK and syllabic strokes). Read only.
-var confusables = map[rune]rune{
-	// m
-	'ᗰ': 'm', 'ᙏ': 'm', 'М': 'm', 'м': 'm', 'Μ': 'm', 'Ϻ': 'm', 'ϻ': 'm', 'Ⲙ': 'm', 'ⲙ': 'm', 'Ꮇ': 'm', 'ꓟ': 'm', 'ᴍ': 'm', 'ɱ': 'm',
-	// c
-	'ᑕ': 'c', 'С': 'c', 'с': 'c', 'Ϲ': 'c', 'ϲ': 'c', 'Ⲥ': 'c', 'ⲥ': 'c', 'Ꮯ': 'c', 'ꮯ': 'c', 'ꓚ': 'c', 'ᴄ': 'c', 'ꞓ': 'c',
-	// p
-	'ᑭ': 'p', 'Р': 'p', 'р': 'p', 'Ρ': 'p', 'ρ': 'p', 'Ⲣ': 'p', 'ⲣ': 'p', 'Ꮲ': 'p', 'ꓑ': 'p', 'ᴘ': 'p', 'ϱ': 'p',
-	// u
-	'ᑌ': 'u', 'ᑘ': 'u', 'Ս': 'u', 'ս': 'u', 'ꓴ': 'u', 'υ': 'u', 'ᴜ': 'u', 'ʋ': 'u', 'μ': 'u', 'Ʋ': 'u', 'ꞟ': 'u',
-	// n
-	'Ν': 'n', 'Ⲛ': 'n', 'ꓠ': 'n', 'ɴ': 'n', 'ո': 'n', 'п': 'n', 'η': 'n', 'ŋ': 'n',
-	// t
-	'Т': 't', 'т': 't', 'Τ': 't', 'τ': 't', 'Ⲧ': 't', 'ⲧ': 't', 'Ꭲ': 't', 'ꓔ': 't', 'ᴛ': 't', 'ƚ': 't',
-	// r
-	'ᚱ': 'r', 'Ꭱ': 'r', 'Ꮢ': 'r', 'ꓣ': 'r', 'ʀ': 'r', 'г': 'r', 'ᴦ': 'r', 'ꭇ': 'r', 'ɾ': 'r',
-	// s
-	'Ѕ': 's', 'ѕ': 's', 'Ꮪ': 's', 'ꓢ': 's', 'ꜱ': 's', 'Տ': 's', 'ʂ': 's', 'ꮪ': 's',
-	// e
-	'Е': 'e', 'е': 'e', 'Ε': 'e', 'ε': 'e', 'Ꭼ': 'e', 'ꓰ': 'e', 'ᴇ': 'e', 'є': 'e', 'ҽ': 'e', '℮': 'e', 'Ҽ': 'e',
-	// d
-	'ᗪ': 'd', 'ᗞ': 'd', 'Ꭰ': 'd', 'ꓓ': 'd', 'ᴅ': 'd', 'ԁ': 'd', 'ɗ': 'd', 'ꮷ': 'd',
-	// o
-	'〇': 'o', '০': 'o', '໐': 'o', 'ଠ': 'o', '๐': 'o', '٥': 'o', '۵': 'o', 'ᴑ': 'o',
-	'О': 'o', 'о': 'o', 'Ο': 'o', 'ο': 'o', 'σ': 'o', 'Օ': 'o', 'օ': 'o', 'Ⲟ': 'o', 'ⲟ': 'o', 'ꓳ': 'o', 'ᴏ': 'o', 'ø': 'o', 'Ø': 'o', 'ɵ': 'o',
-	// < (one or several)
-	'‹': '<', '«': '<', '〈': '<', '⟨': '<', '˂': '<', '❮': '<', '❬': '<', '❰': '<', '≪': '<', '⋘': '<',
-	'⟪': '<', '《': '<', '⧼': '<', '⦑': '<', '⋖': '<', 'ᐸ': '<', '⊲': '<', '⧀': '<',
-	// > (one or several)
-	'›': '>', '»': '>', '〉': '>', '⟩': '>', '˃': '>', '❯': '>', '❭': '>', '❱': '>', '≫': '>', '⋙': '>',
-	'⟫': '>', '》': '>', '⧽': '>', '⦒': '>', '⋗': '>', 'ᐳ': '>', '⊳': '>', '⧁': '>',
-	// separators that are letters: _ - / look-alikes
-	'ˍ': '_', 'ー': '-', 'ㅡ': '-', '一': '-', 'ᅳ': '-', 'ᐨ': '-', 'ⲻ': '-', 'ノ': '/', '〳': '/', 'Ⳇ': '/', '丿': '/', 'ᐟ': '/',
-}
+var confusables = sync.OnceValue(func() map[rune]rune {
+	return map[rune]rune{
+		// m
+		'ᗰ': 'm', 'ᙏ': 'm', 'М': 'm', 'м': 'm', 'Μ': 'm', 'Ϻ': 'm', 'ϻ': 'm', 'Ⲙ': 'm', 'ⲙ': 'm', 'Ꮇ': 'm', 'ꓟ': 'm', 'ᴍ': 'm', 'ɱ': 'm',
+		// c
+		'ᑕ': 'c', 'С': 'c', 'с': 'c', 'Ϲ': 'c', 'ϲ': 'c', 'Ⲥ': 'c', 'ⲥ': 'c', 'Ꮯ': 'c', 'ꮯ': 'c', 'ꓚ': 'c', 'ᴄ': 'c', 'ꞓ': 'c',
+		// p
+		'ᑭ': 'p', 'Р': 'p', 'р': 'p', 'Ρ': 'p', 'ρ': 'p', 'Ⲣ': 'p', 'ⲣ': 'p', 'Ꮲ': 'p', 'ꓑ': 'p', 'ᴘ': 'p', 'ϱ': 'p',
+		// u
+		'ᑌ': 'u', 'ᑘ': 'u', 'Ս': 'u', 'ս': 'u', 'ꓴ': 'u', 'υ': 'u', 'ᴜ': 'u', 'ʋ': 'u', 'μ': 'u', 'Ʋ': 'u', 'ꞟ': 'u',
+		// n
+		'Ν': 'n', 'Ⲛ': 'n', 'ꓠ': 'n', 'ɴ': 'n', 'ո': 'n', 'п': 'n', 'η': 'n', 'ŋ': 'n',
+		// t
+		'Т': 't', 'т': 't', 'Τ': 't', 'τ': 't', 'Ⲧ': 't', 'ⲧ': 't', 'Ꭲ': 't', 'ꓔ': 't', 'ᴛ': 't', 'ƚ': 't',
+		// r
+		'ᚱ': 'r', 'Ꭱ': 'r', 'Ꮢ': 'r', 'ꓣ': 'r', 'ʀ': 'r', 'г': 'r', 'ᴦ': 'r', 'ꭇ': 'r', 'ɾ': 'r',
+		// s
+		'Ѕ': 's', 'ѕ': 's', 'Ꮪ': 's', 'ꓢ': 's', 'ꜱ': 's', 'Տ': 's', 'ʂ': 's', 'ꮪ': 's',
+		// e
+		'Е': 'e', 'е': 'e', 'Ε': 'e', 'ε': 'e', 'Ꭼ': 'e', 'ꓰ': 'e', 'ᴇ': 'e', 'є': 'e', 'ҽ': 'e', '℮': 'e', 'Ҽ': 'e',
+		// d
+		'ᗪ': 'd', 'ᗞ': 'd', 'Ꭰ': 'd', 'ꓓ': 'd', 'ᴅ': 'd', 'ԁ': 'd', 'ɗ': 'd', 'ꮷ': 'd',
+		// o
+		'〇': 'o', '০': 'o', '໐': 'o', 'ଠ': 'o', '๐': 'o', '٥': 'o', '۵': 'o', 'ᴑ': 'o',
+		'О': 'o', 'о': 'o', 'Ο': 'o', 'ο': 'o', 'σ': 'o', 'Օ': 'o', 'օ': 'o', 'Ⲟ': 'o', 'ⲟ': 'o', 'ꓳ': 'o', 'ᴏ': 'o', 'ø': 'o', 'Ø': 'o', 'ɵ': 'o',
+		// < (one or several)
+		'‹': '<', '«': '<', '〈': '<', '⟨': '<', '˂': '<', '❮': '<', '❬': '<', '❰': '<', '≪': '<', '⋘': '<',
+		'⟪': '<', '《': '<', '⧼': '<', '⦑': '<', '⋖': '<', 'ᐸ': '<', '⊲': '<', '⧀': '<',
+		// > (one or several)
+		'›': '>', '»': '>', '〉': '>', '⟩': '>', '˃': '>', '❯': '>', '❭': '>', '❱': '>', '≫': '>', '⋙': '>',
+		'⟫': '>', '》': '>', '⧽': '>', '⦒': '>', '⋗': '>', 'ᐳ': '>', '⊳': '>', '⧁': '>',
+		// separators that are letters: _ - / look-alikes
+		'ˍ': '_', 'ー': '-', 'ㅡ': '-', '一': '-', 'ᅳ': '-', 'ᐨ': '-', 'ⲻ': '-', 'ノ': '/', '〳': '/', 'Ⳇ': '/', '丿': '/', 'ᐟ': '/',
+	}
+})
 
 // unescape decodes the HTML entities of in ("&lt;", "&#60;", "&#x3c;",
 // "&lt" and the rest of html.UnescapeString's table) and reports whether
@@ -312,7 +319,7 @@ func isEntityByte(c byte) bool {
 func neutralizeMarkers(text, norm string) string {
 	// Every marker holds "untrusted", forwards or backwards: a cheap test
 	// spares the scan of almost all text.
-	if !strings.Contains(norm, "untrusted") && !strings.Contains(norm, "detsurtnu") || !markerShuffled.MatchString(norm) {
+	if !strings.Contains(norm, "untrusted") && !strings.Contains(norm, "detsurtnu") || !markerShuffled().MatchString(norm) {
 		return text
 	}
 	if len(text) > math.MaxInt32 {
@@ -341,7 +348,7 @@ type match struct{ start, end int }
 // markerMatches returns where norm holds marker words, forwards (with
 // what leads them) or shuffled, in order of their start.
 func markerMatches(norm []byte) []match {
-	fwd, any := markerCore.FindAllIndex(norm, -1), markerShuffled.FindAllIndex(norm, -1)
+	fwd, any := markerCore().FindAllIndex(norm, -1), markerShuffled().FindAllIndex(norm, -1)
 	all := make([]match, 0, len(fwd)+len(any))
 	for _, m := range fwd {
 		all = append(all, match{leadStart(norm, m[0]), m[1]})
