@@ -22,95 +22,71 @@ import (
 // in acpgate's tree), and a watchdog process that stops every recorded
 // server if acpgate dies without stopping them.
 //
-// The watchdog is started in the background, off the path of the
-// client's first request; guard implements mcpclient.Guard, and records
-// that arrive before the watchdog is up are queued and handed to it, in
-// order, as soon as it is. (A server started in that window and acpgate
-// killed before the watchdog is up is the one case it cannot cover.) Safe
-// for concurrent use.
+// The watchdog is started by the first record, i.e. when the first MCP
+// server has started: a client that opens no session with servers never
+// pays for it, and process start → initialize does not compete with it
+// for the CPU. Starting it is a fork and exec (the records are buffered
+// in its pipe even before it runs), so every server is recorded before
+// its Watch returns. guard implements mcpclient.Guard and is safe for
+// concurrent use.
 type guard struct {
-	up chan struct{} // closed once the watchdog has started, or failed to
+	start func() (*watchdog.Watchdog, error) // starts the watchdog
 
-	mu    sync.Mutex
-	wd    *watchdog.Watchdog      // nil until up, or where there is none
-	to    mcpclient.Guard         // where records go once up: wd, or nil
-	queue []func(mcpclient.Guard) // records that came before up
+	mu      sync.Mutex
+	started bool               // start was called, or close stopped it being
+	wd      *watchdog.Watchdog // nil before start, or where there is none
 }
 
 var _ mcpclient.Guard = (*guard)(nil)
 
-func newGuard() *guard { return &guard{up: make(chan struct{})} }
-
-// startGuard sets the process up and starts the watchdog in the
-// background; failures degrade to the process group teardown alone and
-// are logged.
+// startGuard sets the process up (SIGPIPE, subreaper) and returns the
+// guard that starts the watchdog on its first record; a failure to start
+// it degrades to the process group teardown alone and is logged.
 func startGuard(logger *slog.Logger) *guard {
 	signal.Ignore(syscall.SIGPIPE)
 	if err := proctree.BecomeSubreaper(); err != nil && !errors.Is(err, proctree.ErrUnsupported) {
 		logger.Warn("cannot become a child subreaper; escaped server descendants are found by their token only", "err", err)
 	}
-	g := newGuard()
-	go g.startWatchdog(logger)
-	return g
-}
-
-// startWatchdog starts the watchdog and makes the guard ready.
-func (g *guard) startWatchdog(logger *slog.Logger) {
-	exe, err := os.Executable()
-	var wd *watchdog.Watchdog
-	if err == nil {
-		wd, err = watchdog.Start([]string{exe, watchdogArg}, os.Stderr)
-	}
-	switch {
-	case errors.Is(err, watchdog.ErrUnsupported):
-	case err != nil:
-		logger.Warn("no watchdog: servers may outlive acpgate if it is killed", "err", err)
-	}
-	if wd == nil {
-		g.ready(nil, nil)
-		return
-	}
-	g.ready(wd, wd)
-}
-
-// ready hands the queued records, in order, to to (nil: there is no
-// watchdog; they are dropped), sends every later one there too and
-// closes up.
-func (g *guard) ready(wd *watchdog.Watchdog, to mcpclient.Guard) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.wd, g.to = wd, to
-	if to != nil {
-		for _, rec := range g.queue {
-			rec(to)
+	return &guard{start: func() (*watchdog.Watchdog, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
 		}
-	}
-	g.queue = nil
-	close(g.up)
+		wd, err := watchdog.Start([]string{exe, watchdogArg}, os.Stderr)
+		switch {
+		case errors.Is(err, watchdog.ErrUnsupported):
+			return nil, nil
+		case err != nil:
+			logger.Warn("no watchdog: servers may outlive acpgate if it is killed", "err", err)
+		}
+		return wd, err
+	}}
 }
 
 // Watch implements mcpclient.Guard.
 func (g *guard) Watch(pgid int, token string) {
-	g.record(func(to mcpclient.Guard) { to.Watch(pgid, token) })
+	if wd := g.watchdog(); wd != nil {
+		wd.Watch(pgid, token)
+	}
 }
 
 // Unwatch implements mcpclient.Guard.
 func (g *guard) Unwatch(pgid int) {
-	g.record(func(to mcpclient.Guard) { to.Unwatch(pgid) })
+	if wd := g.watchdog(); wd != nil {
+		wd.Unwatch(pgid)
+	}
 }
 
-// record hands rec to the watchdog, or queues it until the watchdog is up.
-func (g *guard) record(rec func(mcpclient.Guard)) {
+// watchdog returns the watchdog, starting it on the first call; nil where
+// there is none.
+func (g *guard) watchdog() *watchdog.Watchdog {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	select {
-	case <-g.up:
-		if g.to != nil {
-			rec(g.to)
-		}
-	default:
-		g.queue = append(g.queue, rec)
+	if !g.started {
+		g.started = true
+		g.wd, _ = g.start() // logged by start
 	}
+	return g.wd
 }
 
 // close runs after every server was stopped. A child of acpgate still
@@ -118,11 +94,14 @@ func (g *guard) record(rec func(mcpclient.Guard)) {
 // token and was adopted by acpgate (a child subreaper): it is killed with
 // its own descendants. Then the watchdog is stopped.
 func (g *guard) close(logger *slog.Logger) {
-	<-g.up
+	g.mu.Lock()
+	g.started = true // no watchdog is started from here on
+	wd := g.wd
+	g.mu.Unlock()
 	if kids, err := proctree.OwnChildren(); err == nil {
 		var strays []int
 		for _, pid := range kids {
-			if g.wd == nil || pid != g.wd.Pid() {
+			if wd == nil || pid != wd.Pid() {
 				strays = append(strays, pid)
 			}
 		}
@@ -134,10 +113,10 @@ func (g *guard) close(logger *slog.Logger) {
 			}
 		}
 	}
-	if g.wd == nil {
+	if wd == nil {
 		return
 	}
-	if err := g.wd.Close(); err != nil {
+	if err := wd.Close(); err != nil {
 		logger.Warn("watchdog", "err", err)
 	}
 }
