@@ -115,7 +115,7 @@ func (r *report) server(loc []string, s *Server) {
 	}
 
 	t := s.ResolvedTransport()
-	needs, ignored := "command", []string{"url", "headers", "allowInsecureHttp"}
+	needs, ignored := "command", []string{"url", "headers", "allowInsecureHttp", "oauth"}
 	if t != TransportStdio {
 		needs, ignored = "url", []string{"command", "args", "env", "cwd"}
 	}
@@ -136,6 +136,28 @@ func (r *report) server(loc []string, s *Server) {
 	}
 	r.values(child(loc, "env"), s.Env)
 	r.values(child(loc, "headers"), s.Headers)
+	if o := s.OAuth; o != nil && t != TransportStdio {
+		r.oauth(child(loc, "oauth"), o)
+	}
+}
+
+// oauth checks a server's oauth settings at loc: its secrets, and the
+// settings each grant needs.
+func (r *report) oauth(loc []string, o *OAuth) {
+	r.values(loc, map[string]string{"clientSecret": o.ClientSecret, "privateKey": o.PrivateKey, "identityAssertion": o.IdentityAssertion})
+	if o.ClientMetadataURL != "" {
+		if err := mcpclient.CheckURL(o.ClientMetadataURL, false); err != nil {
+			r.errorAt(child(loc, "clientMetadataUrl"), err, "%v", err)
+		}
+	}
+	switch {
+	case o.GrantType == "client_credentials" && o.ClientID == "":
+		r.errorAt(child(loc, "clientId"), nil, `missing (grantType "client_credentials" needs a client)`)
+	case o.TokenEndpointAuthMethod == "private_key_jwt" && o.PrivateKey == "":
+		r.errorAt(child(loc, "privateKey"), nil, `missing (tokenEndpointAuthMethod "private_key_jwt" signs with it)`)
+	case o.IdentityAssertion != "" && (o.IDPClientID == "" || o.IDPTokenEndpoint == ""):
+		r.errorAt(loc, nil, "cross-app access needs idpClientId and idpTokenEndpoint with identityAssertion")
+	}
 }
 
 // values checks the values of an env, headers or model object at loc: a

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -163,6 +164,71 @@ type Server struct {
 	Shared bool `json:"shared,omitzero"`
 	// AllowInsecureHTTP allows plain http to a host other than loopback.
 	AllowInsecureHTTP bool `json:"allowInsecureHttp,omitzero"`
+	// OAuth configures sign-in to an http or sse server; nil means sign-in
+	// with the defaults when the server asks for it (a 401).
+	OAuth *OAuth `json:"oauth,omitempty"`
+}
+
+// OAuth is a server's "oauth" key: false (Disabled) keeps the server to
+// its static headers; an object configures how acpgate signs in. Every
+// field is optional. ClientSecret, PrivateKey and IdentityAssertion are
+// secret references (a literal value draws a warning).
+type OAuth struct {
+	// Disabled is "oauth": false ("oauth": true is the defaults).
+	Disabled bool `json:"-"`
+	// ClientID and ClientSecret identify a client registered for this
+	// server by hand (else CIMD or dynamic registration are used).
+	ClientID     string `json:"clientId,omitzero"`
+	ClientSecret string `json:"clientSecret,omitzero"`
+	// Scopes are asked for instead of what the server advertises.
+	Scopes []string `json:"scopes,omitzero"`
+	// ClientMetadataURL is this client's Client ID Metadata Document URL.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitzero"`
+	// GrantType is authorization_code (default) or client_credentials.
+	GrantType string `json:"grantType,omitzero"`
+	// TokenEndpointAuthMethod is client_secret_basic, client_secret_post,
+	// none or private_key_jwt.
+	TokenEndpointAuthMethod string `json:"tokenEndpointAuthMethod,omitzero"`
+	// PrivateKey (a PEM) and SigningAlgorithm are for private_key_jwt.
+	PrivateKey       string `json:"privateKey,omitzero"`
+	SigningAlgorithm string `json:"signingAlgorithm,omitzero"`
+	// DeviceCode asks for the device authorization grant where the
+	// authorization server supports it.
+	DeviceCode bool `json:"deviceCode,omitzero"`
+	// IdentityAssertion, IDPClientID, IDPIssuer and IDPTokenEndpoint
+	// configure cross-app access (token exchange, then a JWT bearer grant).
+	IdentityAssertion string `json:"identityAssertion,omitzero"`
+	IDPClientID       string `json:"idpClientId,omitzero"`
+	IDPIssuer         string `json:"idpIssuer,omitzero"`
+	IDPTokenEndpoint  string `json:"idpTokenEndpoint,omitzero"`
+}
+
+// oauthFields is OAuth without its methods, for encoding/json.
+type oauthFields OAuth
+
+// UnmarshalJSON decodes false as Disabled, true as the defaults and an
+// object as the settings. Like encoding/json for plain fields, it keeps
+// what fits and goes on past a value of the wrong type (the schema reports
+// those): an error here would stop decoding the rest of the file.
+func (o *OAuth) UnmarshalJSON(data []byte) error {
+	var on bool
+	if err := json.Unmarshal(data, &on); err == nil {
+		*o = OAuth{Disabled: !on}
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(data, (*oauthFields)(o)); err != nil && !errors.As(err, &te) {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON encodes Disabled as false.
+func (o OAuth) MarshalJSON() ([]byte, error) {
+	if o.Disabled {
+		return []byte("false"), nil
+	}
+	return json.Marshal(oauthFields(o))
 }
 
 // IsEnabled reports whether the server is enabled (Enabled nil or true).

@@ -114,6 +114,8 @@ func want(at string, types []string) string {
 		return "an object of strings"
 	case "/$defs/profiles":
 		return "an array of profiles"
+	case "/$defs/server/properties/oauth":
+		return "true, false or an object"
 	}
 	switch types[0] {
 	case "boolean":

@@ -37,12 +37,13 @@ const MaxFileSize = 1 << 20
 
 // LooksLikeCredential reports whether a configuration key (an environment
 // variable or header name) looks like it holds a credential: whether it
-// contains, in any case, "token", "secret", "password", "key" or "auth". A
+// contains, in any case, "token", "secret", "password", "key", "auth" or
+// "assertion". A
 // literal value under such a key deserves a warning recommending a
 // secret:// reference. It is safe for concurrent use.
 func LooksLikeCredential(key string) bool {
 	k := strings.ToLower(key)
-	for _, w := range [...]string{"token", "secret", "password", "key", "auth"} {
+	for _, w := range [...]string{"token", "secret", "password", "key", "auth", "assertion"} {
 		if strings.Contains(k, w) {
 			return true
 		}
