@@ -180,6 +180,18 @@ func (sc *sessionConfig) startupGrace(def time.Duration) time.Duration {
 	return def
 }
 
+// runOptions sets the session's tool search threshold and the model's
+// context window on a turn's options.
+func (sc *sessionConfig) runOptions(o *gateway.RunOptions) {
+	if t := sc.limits.ToolSearchThreshold; t != nil {
+		o.SearchThreshold = *t
+		if *t == 0 {
+			o.SearchThreshold = gateway.NoToolSearch
+		}
+	}
+	o.ContextWindow = sc.model.ContextWindow
+}
+
 // bridgeOptions are the session's bridge options: trusted servers, tool
 // prefixes and the result cap.
 func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {

@@ -55,10 +55,12 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		// Servers still connecting get to join first, so the model sees
 		// their tools (bounded by the session's startup budget).
 		a.waitServers(ctx, s)
+		run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink}
 		s.mu.Lock()
-		hist, model := s.history, s.provider
+		run.History, run.Model = s.history, s.provider
+		s.cfg.runOptions(&run)
 		s.mu.Unlock()
-		res, err := a.runner.Run(ctx, gateway.RunOptions{Key: s.id, Model: model, History: hist, Input: input, ToolAccess: s.access, Sink: t.sink})
+		res, err := a.runner.Run(ctx, run)
 		if err != nil {
 			// A provider error: tell the user in the session, end the turn.
 			t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})

@@ -87,9 +87,9 @@ func (acc *ToolAccess) current() *Toolset {
 	return acc.Tools.Current()
 }
 
-// allowed applies the policy.
+// allowed applies the policy (to every tool but the Runner's own).
 func (acc *ToolAccess) allowed(t Tool) bool {
-	return acc.Policy == nil || acc.Policy(t)
+	return t.builtin || acc.Policy == nil || acc.Policy(t)
 }
 
 // RunOptions is one prompt turn: whose, with which model, on which
@@ -110,6 +110,16 @@ type RunOptions struct {
 	ToolAccess
 	// Sink receives the turn's events (nil: none).
 	Sink Sink
+	// SearchThreshold is how many tools (besides the native ones) the
+	// model is offered at most: with more, it gets the native tools and
+	// search_tools instead, and the tools it finds are added to its next
+	// requests (at most this many). Default DefaultSearchThreshold;
+	// NoToolSearch offers every tool always.
+	SearchThreshold int
+	// ContextWindow is the model's context window in tokens, where known
+	// (0: unknown). Tool search also takes over when the tools' schemas
+	// would fill more than a tenth of it.
+	ContextWindow int
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -121,7 +131,8 @@ type RunnerOptions struct {
 	System string
 	// NoModelMessage is the answer to a prompt when no model is configured.
 	NoModelMessage string
-	Logger         *slog.Logger
+
+	Logger *slog.Logger
 }
 
 // DefaultNoModelMessage is the answer to a prompt when no model is set up.
@@ -146,6 +157,7 @@ func NewRunner(opts RunnerOptions) *Runner {
 	if opts.NoModelMessage == "" {
 		opts.NoModelMessage = DefaultNoModelMessage
 	}
+
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -186,6 +198,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		res.Stop = StopEndTurn
 		return res, nil
 	}
+	var search *toolSearch // set while the tools are too many to offer at once
 	for calls := 0; ; calls++ {
 		if ctx.Err() != nil {
 			res.Stop = StopCancelled
@@ -196,7 +209,10 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 			return res, nil
 		}
 		tools := opts.current()
-		specs := exposed(tools, &opts.ToolAccess)
+		specs := exposed(tools.Tools(), &opts.ToolAccess)
+		if search = r.searching(search, tools, &opts); search != nil {
+			specs, tools = search.specs(tools, &opts.ToolAccess), search.withSearch(tools)
+		}
 		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
 		resp, err := model.Complete(ctx, req, func(d Delta) {
 			if d.Thinking != "" {
@@ -235,14 +251,19 @@ func concat(a, b []Message) []Message {
 }
 
 // exposed returns the specs of the tools the policy lets the model see.
-func exposed(tools *Toolset, acc *ToolAccess) []ToolSpec {
-	specs := make([]ToolSpec, 0, tools.Len())
-	for _, t := range tools.Tools() {
+func exposed(tools []Tool, acc *ToolAccess) []ToolSpec {
+	specs := make([]ToolSpec, 0, len(tools))
+	for _, t := range tools {
 		if acc.allowed(t) {
-			specs = append(specs, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+			specs = append(specs, t.spec())
 		}
 	}
 	return specs
+}
+
+// spec is what the model is told of the tool.
+func (t Tool) spec() ToolSpec {
+	return ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}
 }
 
 // Execute runs one tool of acc directly, with no model, through the same

@@ -60,6 +60,10 @@ type Tool struct {
 	// safe to call from any goroutine until Execute returns. An error is
 	// turned into a failed Result; it never ends the turn.
 	Execute func(ctx context.Context, args json.RawMessage, progress func(Progress)) (Result, error)
+
+	// builtin marks the Runner's own tools (search_tools): no session
+	// policy applies to them.
+	builtin bool
 }
 
 // Progress is a progress report from a running tool.

@@ -9,8 +9,9 @@ import (
 // tools one session offers at one moment. A nil *Toolset is empty. Safe
 // for concurrent use (it never changes once built).
 type Toolset struct {
-	tools []Tool
-	index map[string]int
+	tools  []Tool
+	index  map[string]int
+	native int // tools[:native] are the native tools
 }
 
 // NewToolset returns the set of native tools followed by extra ones (a
@@ -19,14 +20,35 @@ type Toolset struct {
 // shadowed.
 func NewToolset(native, extra []Tool) *Toolset {
 	ts := &Toolset{tools: make([]Tool, 0, len(native)+len(extra)), index: make(map[string]int, len(native)+len(extra))}
-	for _, t := range slices.Concat(native, extra) {
+	for i, t := range slices.Concat(native, extra) {
 		if _, dup := ts.index[t.Name]; dup {
 			continue
 		}
 		ts.index[t.Name] = len(ts.tools)
 		ts.tools = append(ts.tools, t)
+		if i < len(native) {
+			ts.native++
+		}
 	}
 	return ts
+}
+
+// Native returns the native tools (the first of Tools). The slice is
+// shared: do not modify it.
+func (ts *Toolset) Native() []Tool {
+	if ts == nil {
+		return nil
+	}
+	return ts.tools[:ts.native:ts.native]
+}
+
+// Extra returns the tools after the native ones (a session's MCP tools).
+// The slice is shared: do not modify it.
+func (ts *Toolset) Extra() []Tool {
+	if ts == nil {
+		return nil
+	}
+	return ts.tools[ts.native:]
 }
 
 // Current returns ts itself: a fixed Toolset is a ToolView that never

@@ -30,7 +30,7 @@ const (
 	// DefaultRestartWindow is the window MaxRestarts counts restarts in.
 	DefaultRestartWindow  = 10 * time.Minute
 	DefaultMaxServers     = 10
-	DefaultMaxTools       = 100
+	DefaultMaxTools       = 2000
 	DefaultCallsPerMinute = 100
 	DefaultCloseGrace     = time.Second
 	DefaultCloseTimeout   = 5 * time.Second

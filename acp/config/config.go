@@ -43,17 +43,22 @@ type Model struct {
 	APIKey string `json:"apiKey,omitzero"`
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string `json:"headers,omitzero"`
+	// ContextWindow is the model's context window in tokens (0: unknown).
+	ContextWindow int `json:"contextWindow,omitzero"`
 }
 
 // Limits bounds what a session may use. A nil field is not set (the caller
-// applies its default); 0 means off and is accepted for CallsPerMinute
-// and StartupGrace only; the other fields are positive. Durations are in milliseconds. A
+// applies its default); 0 means off and is accepted for CallsPerMinute,
+// ToolSearchThreshold and StartupGrace only; the other fields are positive. Durations are in milliseconds. A
 // Limits value is plain data: not safe for concurrent modification.
 type Limits struct {
 	// MaxServers bounds the MCP servers started per session (> 0).
 	MaxServers *int `json:"maxServers,omitempty"`
 	// MaxTools bounds the tools offered per session (> 0).
 	MaxTools *int `json:"maxTools,omitempty"`
+	// ToolSearchThreshold is how many tools the model sees before tool
+	// search takes over (>= 0; 0: never).
+	ToolSearchThreshold *int `json:"toolSearchThreshold,omitempty"`
 	// CallsPerMinute limits the tool calls per server and minute (>= 0);
 	// 0 disables the rate limit.
 	CallsPerMinute *int `json:"callsPerMinute,omitempty"`

@@ -9,7 +9,7 @@
 //	{
 //	  "model": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "qwen3",
 //	            "apiKey": "secret://env/OPENAI_API_KEY", "headers": {"X-Title": "acpgate"}},
-//	  "limits": {"maxServers": 10, "maxTools": 100, "callsPerMinute": 100,
+//	  "limits": {"maxServers": 10, "maxTools": 2000, "callsPerMinute": 100,
 //	             "maxResultBytes": 102400, "maxStoredResultBytes": 1048576,
 //	             "startupBudget": 5000, "connectTimeout": 30000, "callTimeout": 60000},
 //	  "agents": {

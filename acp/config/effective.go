@@ -105,7 +105,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 }
 
 // Over returns m with the set fields of o over it: o's non-empty BaseURL,
-// Model and APIKey, and its Headers when non-nil (replacing m's whole).
+// Model, APIKey and ContextWindow, and its Headers when non-nil (replacing m's whole).
 // This is the one merge rule of model settings: a profile's over the
 // file's (in [Config.Effective]), and acpgate's flags and environment over
 // both.
@@ -121,6 +121,9 @@ func (m Model) Over(o Model) Model {
 	}
 	if o.Headers != nil {
 		m.Headers = o.Headers
+	}
+	if o.ContextWindow != 0 {
+		m.ContextWindow = o.ContextWindow
 	}
 	return m
 }

@@ -1,0 +1,156 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acpgate/acpgate/gateway"
+)
+
+// scripted is a Provider that answers with the next of its responses and
+// records the tools each request offered.
+type scripted struct {
+	answers []gateway.ModelResponse
+	offered [][]string
+}
+
+func (s *scripted) Complete(_ context.Context, req gateway.ModelRequest, _ func(gateway.Delta)) (gateway.ModelResponse, error) {
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	s.offered = append(s.offered, names)
+	if len(s.answers) == 0 {
+		return gateway.ModelResponse{Message: gateway.Message{Content: userInput("done")}, Stop: gateway.StopEndTurn}, nil
+	}
+	a := s.answers[0]
+	s.answers = s.answers[1:]
+	return a, nil
+}
+
+func calls(cs ...gateway.ToolCall) gateway.ModelResponse {
+	return gateway.ModelResponse{Message: gateway.Message{ToolCalls: cs}, Stop: gateway.StopToolUse}
+}
+
+// manyTools returns n MCP-like tools; tool i is "mcp__srv__tool_i" about
+// topic i, and records its calls in called.
+func manyTools(n int, called *[]string) []gateway.Tool {
+	out := make([]gateway.Tool, n)
+	for i := range out {
+		name := fmt.Sprintf("mcp__srv__tool_%d", i)
+		t := namedTool(name)
+		t.Description = fmt.Sprintf("Handles topic%d requests.", i)
+		t.Execute = func(context.Context, json.RawMessage, func(gateway.Progress)) (gateway.Result, error) {
+			*called = append(*called, name)
+			return gateway.TextResult("ok"), nil
+		}
+		out[i] = t
+	}
+	return out
+}
+
+// TestToolSearchDefersTools: with 1000 tools and a threshold of 40 the
+// model is offered the native tools and search_tools only; a search loads
+// its matches into the next request, which then calls one; the policy
+// still hides denied tools from the search; with fewer tools than the
+// threshold every tool is offered as before.
+func TestToolSearchDefersTools(t *testing.T) {
+	var called []string
+	native := namedTool("read_file")
+	all := manyTools(1000, &called)
+	denied := "mcp__srv__tool_8"
+	acc := gateway.ToolAccess{
+		Tools:  gateway.NewToolset([]gateway.Tool{native}, all),
+		Policy: func(tl gateway.Tool) bool { return tl.Name != denied },
+	}
+	model := &scripted{answers: []gateway.ModelResponse{
+		calls(gateway.ToolCall{ID: "s1", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"topic7 requests","limit":3}`)}),
+		calls(gateway.ToolCall{ID: "c1", Name: "mcp__srv__tool_7", Arguments: json.RawMessage(`{}`)}),
+		calls(gateway.ToolCall{ID: "s2", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"mcp__srv__tool_8"}`)}),
+	}}
+	ev := &events{}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: model, Input: userInput("go"), ToolAccess: acc, Sink: ev.sink, SearchThreshold: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"read_file", gateway.SearchToolName}; !slices.Equal(model.offered[0], want) {
+		t.Fatalf("first request offered %v, want %v", model.offered[0], want)
+	}
+	if !slices.Contains(model.offered[1], "mcp__srv__tool_7") || len(model.offered[1]) > 2+40 {
+		t.Fatalf("after the search the request offered %v, want tool_7 among at most 42", model.offered[1])
+	}
+	if !slices.Equal(called, []string{"mcp__srv__tool_7"}) {
+		t.Fatalf("called %v, want tool_7", called)
+	}
+	var outputs []string
+	for _, m := range res.Messages {
+		if m.Result != nil {
+			outputs = append(outputs, resultText(*m.Result))
+		}
+	}
+	if len(outputs) != 3 || !strings.Contains(outputs[0], "mcp__srv__tool_7: Handles topic7") || strings.Contains(outputs[2], denied+":") {
+		t.Fatalf("tool results %q: want tool_7 found first and the denied tool never listed", outputs)
+	}
+	started := ev.kinds(gateway.EventToolCallStarted)
+	if len(started) != 3 || started[0].Call.Kind != gateway.KindSearch {
+		t.Fatalf("cards %v: want a search card first", started)
+	}
+
+	few := &scripted{}
+	acc.Tools = gateway.NewToolset([]gateway.Tool{native}, all[:40])
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: few, Input: userInput("go"), ToolAccess: acc}); err != nil {
+		t.Fatal(err)
+	}
+	if len(few.offered[0]) != 40 || slices.Contains(few.offered[0], gateway.SearchToolName) {
+		t.Fatalf("with 39 allowed tools the request offered %d (search: %v), want all 40 without search", len(few.offered[0]), slices.Contains(few.offered[0], gateway.SearchToolName))
+	}
+
+	acc.Tools = gateway.NewToolset([]gateway.Tool{native}, all)
+	every := &scripted{}
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: every, Input: userInput("go"), ToolAccess: acc, SearchThreshold: gateway.NoToolSearch}); err != nil {
+		t.Fatal(err)
+	}
+	if len(every.offered[0]) != 1000 {
+		t.Fatalf("with tool search off the request offered %d tools, want 1000 (999 allowed + read_file)", len(every.offered[0]))
+	}
+}
+
+// TestToolSearchContextWindow: a few tools with large schemas switch
+// search on when they would fill over a tenth of the context window.
+func TestToolSearchContextWindow(t *testing.T) {
+	var called []string
+	big := manyTools(5, &called)
+	for i := range big {
+		big[i].InputSchema = json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", 4000) + `"}`)
+	}
+	acc := gateway.ToolAccess{Tools: gateway.NewToolset(nil, big)}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	m := &scripted{}
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: m, Input: userInput("go"), ToolAccess: acc, ContextWindow: 32000}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.offered[0], []string{gateway.SearchToolName}) {
+		t.Fatalf("offered %v, want search_tools only (5 × 4 KB schemas > 10 %% of 32k tokens)", m.offered[0])
+	}
+	m = &scripted{}
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: m, Input: userInput("go"), ToolAccess: acc, ContextWindow: 200000}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.offered[0]) != 5 {
+		t.Fatalf("offered %v, want all 5 tools with a 200k window", m.offered[0])
+	}
+}
+
+// resultText is the text of a result's content.
+func resultText(r gateway.Result) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
