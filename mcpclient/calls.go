@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -47,9 +49,16 @@ type callState struct {
 // purpose (see the package doc; it is decoded without copying large texts):
 // IsError, every content block and StructuredContent. Errors wrap
 // ErrUnknownServer, ErrUnknownTool,
-// ErrNotReady (ErrRestarting while the server restarts), ErrRateLimited,
-// ErrCallTimeout, ErrResponseTooLarge, ErrServerExited or ErrConnLost, or
-// the context's error. Safe for concurrent use.
+// ErrNotReady (ErrRestarting while the server restarts, ErrNeedsAuth while
+// it waits for sign-in), ErrRateLimited, ErrCallTimeout,
+// ErrResponseTooLarge, ErrServerExited or ErrConnLost, or the context's
+// error.
+//
+// A call the server refuses for want of a sign-in (a token that no longer
+// works, or a 403 asking for more scope) waits, where Options.SignIn is
+// set, for a sign-in (the one under way, or a new one presented through
+// Options.SignIn), bounded by ctx, and is then made again, once. Otherwise
+// it fails with an error wrapping ErrNeedsAuth. Safe for concurrent use.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	s, err := m.server(server)
 	if err != nil {
@@ -65,16 +74,27 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	if s.limiter != nil && !s.limiter.allow(time.Now()) {
 		return nil, fmt.Errorf("%w: %q allows %d calls per minute; try again shortly", ErrRateLimited, server, s.spec.CallsPerMinute)
 	}
-
-	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	callCtx, _ = withSizeTrip(callCtx)
-	callCtx, slot := withResultSlot(callCtx)
 	cs := &callState{timeout: s.spec.CallTimeout}
 	for _, o := range opts {
 		o(cs)
 	}
+	res, err := s.callTool(ctx, c, tool, args, cs)
+	if errors.Is(err, ErrNeedsAuth) && s.signInForCall(ctx, c, err) {
+		res, err = s.callTool(ctx, c, tool, args, cs)
+		if errors.Is(err, ErrNeedsAuth) {
+			s.authFailed(c, err)
+		}
+	}
+	return res, err
+}
+
+// callTool makes one tools/call on c, within the call timeout.
+func (s *server) callTool(ctx context.Context, c *conn, tool string, args any, cs *callState) (*mcp.CallToolResult, error) {
+	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
+	callCtx, cancel := context.WithCancelCause(context.WithValue(ctx, callKey{}, true))
+	defer cancel(nil)
+	callCtx, _ = withSizeTrip(callCtx)
+	callCtx, slot := withResultSlot(callCtx)
 	cs.timer = time.AfterFunc(cs.timeout, func() { cancel(errTimeout) })
 	defer cs.timer.Stop()
 	s.calls.Store(token, cs)
@@ -94,6 +114,33 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	return nil, s.callErr(ctx, callCtx, c, "tools/call "+tool, err)
 }
 
+// signInForCall handles a call refused for want of a sign-in (err): with
+// Options.SignIn set it waits for a sign-in (bounded by ctx) and reports
+// whether one succeeded. Otherwise, or when it failed, see authFailed.
+func (s *server) signInForCall(ctx context.Context, c *conn, err error) bool {
+	if s.m.opts.SignIn != nil {
+		run, serr := s.auth.signIn(signInCall)
+		if serr == nil && s.auth.wait(ctx, run) == nil {
+			return true
+		}
+	}
+	s.authFailed(c, err)
+	return false
+}
+
+// authFailed handles a request on c that needed a sign-in it did not get:
+// a token that no longer works (401) sends the server to wait for sign-in;
+// a token short of a scope (403) leaves it serving the other tools.
+func (s *server) authFailed(c *conn, err error) {
+	var na *oauth.NeedsAuthError
+	if errors.As(err, &na) && na.Status == http.StatusForbidden {
+		return
+	}
+	if hl, ok := c.link.(*httpLink); ok {
+		hl.lost(err)
+	}
+}
+
 // callErr turns an error of a request on c into one that says what happened.
 func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
 	switch {
@@ -101,7 +148,8 @@ func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err
 		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, ctx.Err())
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout)
-	case errors.Is(err, ErrResponseTooLarge):
+	case errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrNeedsAuth):
+		// Not the link's fault: the link stays (see authFailed).
 		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
 	}
 	if trip, _ := callCtx.Value(sizeTripKey{}).(*atomic.Bool); trip != nil && trip.Load() {
@@ -192,6 +240,9 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.Re
 	req := mcp.ReadResourceRequest{}
 	req.Params.URI = uri
 	res, err := c.client.ReadResource(callCtx, req)
+	if errors.Is(err, ErrNeedsAuth) {
+		s.authFailed(c, err)
+	}
 	if err != nil {
 		return nil, s.callErr(ctx, callCtx, c, "resources/read "+uri, err)
 	}
@@ -211,6 +262,9 @@ func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[s
 	req.Params.Name = name
 	req.Params.Arguments = args
 	res, err := c.client.GetPrompt(callCtx, req)
+	if errors.Is(err, ErrNeedsAuth) {
+		s.authFailed(c, err)
+	}
 	if err != nil {
 		return nil, s.callErr(ctx, callCtx, c, "prompts/get "+name, err)
 	}
@@ -227,7 +281,7 @@ func (m *Manager) request(ctx context.Context, server string) (*server, *conn, c
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	callCtx, cancel := context.WithCancelCause(ctx)
+	callCtx, cancel := context.WithCancelCause(context.WithValue(ctx, callKey{}, true))
 	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
 	callCtx, _ = withSizeTrip(callCtx)
 	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil

@@ -132,42 +132,57 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	return c, nil
 }
 
-// httpClient is the HTTP client of an http or sse server: response bodies
-// are bounded by Options.MaxMessageSize (see boundedBodies).
-func (s *server) httpClient() *http.Client {
-	return &http.Client{Transport: boundedBodies{base: http.DefaultTransport, max: s.m.opts.MaxMessageSize}}
+// httpClient is the HTTP client of an http or sse server's connection l:
+// requests are authorized by the server's OAuth sign-in (unless it is off;
+// see auth.roundTripper), and response bodies are bounded by
+// Options.MaxMessageSize (see boundedBodies).
+func (s *server) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error) {
+	rt, err := s.auth.roundTripper(spec, l)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: boundedBodies{base: rt, max: s.m.opts.MaxMessageSize}}, nil
 }
 
 func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	l := newHTTPLink()
+	hc, err := s.httpClient(spec, l)
+	if err != nil {
+		return nil, err
+	}
 	t, err := transport.NewStreamableHTTP(spec.URL,
 		transport.WithHTTPHeaders(spec.Headers),
 		//lint:ignore SA1019 we pin 2025-11-25, where the GET stream is how list_changed and server requests arrive.
 		transport.WithContinuousListening(),
-		transport.WithHTTPBasicClient(s.httpClient()),
+		transport.WithHTTPBasicClient(hc),
 		transport.WithHTTPLogger(s.quietLogger()),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("streamable HTTP transport: %w", err)
 	}
-	return s.dialHTTP(life, ctx, t, TransportHTTP)
+	return s.dialHTTP(life, ctx, t, TransportHTTP, l)
 }
 
 func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	l := newHTTPLink()
+	hc, err := s.httpClient(spec, l)
+	if err != nil {
+		return nil, err
+	}
 	t, err := transport.NewSSE(spec.URL,
 		transport.WithHeaders(spec.Headers),
-		transport.WithHTTPClient(s.httpClient()),
+		transport.WithHTTPClient(hc),
 		transport.WithSSELogger(s.quietLogger()),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("SSE transport: %w", err)
 	}
-	return s.dialHTTP(life, ctx, t, TransportSSE)
+	return s.dialHTTP(life, ctx, t, TransportSSE, l)
 }
 
-func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport) (*conn, error) {
+func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
 	schemas, notes := &rawSchemas{}, newNotices(life)
 	cl := client.NewClient(wrapTransport(t, schemas, notes), client.WithProtocolVersion(ProtocolVersion))
-	l := newHTTPLink()
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
 	c := &conn{client: cl, notes: notes, link: l, transport: tr, schemas: schemas}

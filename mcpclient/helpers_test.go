@@ -125,10 +125,23 @@ func (l *eventLog) add(e mcpclient.Event) {
 // wait blocks until an event matching match has been seen.
 func (l *eventLog) wait(t *testing.T, what string, match func(mcpclient.Event) bool) mcpclient.Event {
 	t.Helper()
+	return l.waitFrom(t, 0, what, match)
+}
+
+// snapshot returns the events seen so far.
+func (l *eventLog) snapshot() []mcpclient.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]mcpclient.Event(nil), l.events...)
+}
+
+// waitFrom is wait for events after the first from.
+func (l *eventLog) waitFrom(t *testing.T, from int, what string, match func(mcpclient.Event) bool) mcpclient.Event {
+	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		l.mu.Lock()
-		for _, e := range l.events {
+		for _, e := range l.events[from:] {
 			if match(e) {
 				l.mu.Unlock()
 				return e

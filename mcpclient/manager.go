@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -101,6 +102,24 @@ type Options struct {
 	// DefaultClientVersion.
 	ClientName    string
 	ClientVersion string
+	// OAuthStore keeps the tokens of http and sse servers that need a
+	// sign-in, across Managers (nil: in memory, for this Manager only).
+	OAuthStore *oauth.Store
+	// SignIn, if set, presents a sign-in prompt for the named server to
+	// the user (an URL to open, or a device code). The Manager calls it
+	// for a server that needs a sign-in (once per need; see Login), and
+	// for a call that needs more scope (the call waits for the sign-in).
+	// It may return at once or when the user is done; it must return when
+	// ctx ends (the sign-in timed out, was replaced, or Close was called).
+	// Return an error wrapping oauth.ErrDeclined when the user said no.
+	// Nil: no interactive sign-in; such servers wait in StateNeedsAuth.
+	SignIn func(ctx context.Context, server string, p oauth.Prompt) error
+	// OAuthSecret, if set, is told every token and secret of a sign-in
+	// (for the redactor). It must be safe for concurrent use.
+	OAuthSecret func(string)
+	// SignInTimeout bounds the user's part of one sign-in (default
+	// oauth.DefaultRedirectTimeout).
+	SignInTimeout time.Duration
 }
 
 // The defaults of Options.ClientName and Options.ClientVersion. An agent

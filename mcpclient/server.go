@@ -30,6 +30,7 @@ type server struct {
 	logger  *slog.Logger
 	limiter *rateLimiter
 	logs    *logGate // the server's own output, into logger
+	auth    *auth    // OAuth sign-in (http and sse)
 
 	cancel context.CancelFunc // stops run; set by launch
 	done   chan struct{}      // closed when run has returned
@@ -64,6 +65,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 			Since:       time.Now(),
 		},
 	}
+	s.auth = newAuth(s)
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	if spec.CallsPerMinute > 0 {
@@ -130,9 +132,10 @@ func (s *server) run(ctx context.Context) {
 		if err == nil {
 			everReady = true
 			s.logger.Info("MCP server ready", "transport", c.transport, "protocol", c.init.ProtocolVersion, "tools", len(cat.tools))
+			s.auth.ready()
 			s.setState(StateReady, nil, c, &cat)
 			err = s.serve(ctx, c)
-			if err != nil {
+			if err != nil && !errors.Is(err, ErrNeedsAuth) {
 				// Say so at once; tearing a stubborn group down takes time.
 				s.logger.Warn("MCP server went away", "err", err)
 				next := len(withinWindow(restarts, time.Now(), s.spec.RestartWindow)) + 1
@@ -144,6 +147,15 @@ func (s *server) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			s.setState(StateClosed, nil, nil, nil)
 			return
+		}
+		if errors.Is(err, ErrNeedsAuth) {
+			// Not a failure: the server waits for a sign-in, then
+			// reconnects; no restart is counted.
+			if !s.awaitSignIn(ctx, err) {
+				s.setState(StateClosed, nil, nil, nil)
+				return
+			}
+			continue
 		}
 		restarts = withinWindow(restarts, time.Now(), s.spec.RestartWindow)
 		if everReady && !s.spec.NoRestart && len(restarts) >= s.spec.MaxRestarts {
@@ -308,7 +320,8 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 }
 
 // readyConn returns the connection if the server is ready. Otherwise the
-// error wraps ErrNotReady, and ErrRestarting while it restarts.
+// error wraps ErrNotReady, and ErrRestarting while it restarts, or
+// ErrNeedsAuth while it waits for sign-in.
 func (s *server) readyConn() (*conn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,6 +335,9 @@ func (s *server) readyConn() (*conn, error) {
 		}
 		return nil, fmt.Errorf("%w: %q is restarting (attempt %d of %d, %s) after: %s",
 			ErrRestarting, s.spec.Name, max(s.st.Restarts, 1), s.spec.MaxRestarts, next, s.st.Error)
+	}
+	if s.st.State == StateNeedsAuth {
+		return nil, fmt.Errorf("%w: %w: %q is waiting for sign-in: %s", ErrNotReady, ErrNeedsAuth, s.spec.Name, s.st.Error)
 	}
 	if s.st.Error != "" {
 		return nil, fmt.Errorf("%w: %q is %s: %s", ErrNotReady, s.spec.Name, s.st.State, s.st.Error)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 
 // Transport names how acpgate reaches an MCP server.
@@ -75,6 +77,11 @@ type ServerSpec struct {
 	URL               string
 	Headers           map[string]string
 	AllowInsecureHTTP bool
+	// OAuth configures sign-in for an http or sse server: nil signs in
+	// with the defaults when the server answers 401; OAuth.Disabled never
+	// signs in (a 401 is then an ordinary failure). Secrets in it are
+	// resolved by Options.Prepare, like Headers.
+	OAuth *oauth.Config
 
 	// ConnectTimeout bounds starting the server and the initialize handshake
 	// plus discovery. CallTimeout bounds one call; each progress

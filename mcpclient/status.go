@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 
 // State is where a server is in its life.
@@ -15,7 +17,12 @@ const (
 	StateReady      State = "ready"      // initialized, tools discovered
 	StateRestarting State = "restarting" // crashed or lost; waiting to reconnect
 	StateFailed     State = "failed"     // gave up; Status.Error says why
-	StateClosed     State = "closed"     // closed by Close, or disabled
+	// StateNeedsAuth: the server wants a sign-in (see Manager.Login);
+	// Status.Err wraps ErrNeedsAuth, or says why the last sign-in failed.
+	// It is settled, like ready and failed: no restart is counted and the
+	// server reconnects once a sign-in succeeds.
+	StateNeedsAuth State = "needs-auth"
+	StateClosed    State = "closed" // closed by Close, or disabled
 )
 
 // Status is a snapshot of one server. It is a value: later changes to the
@@ -47,9 +54,12 @@ type Status struct {
 	// many the window allows.
 	// NextAttempt is when the next restart attempt starts, while the
 	// server waits for it (zero otherwise).
-	Restarts        int
-	MaxRestarts     int
-	NextAttempt     time.Time
+	Restarts    int
+	MaxRestarts int
+	NextAttempt time.Time
+	// SignIn is the prompt of the sign-in under way, once it has been
+	// presented (zero when none is).
+	SignIn          oauth.Prompt
 	ProtocolVersion string
 	ServerName      string
 	ServerVersion   string
@@ -101,4 +111,11 @@ var (
 	ErrRateLimited      = errors.New("MCP server rate limit exceeded")
 	ErrClosed           = errors.New("MCP manager closed")
 	ErrLimit            = errors.New("MCP limit exceeded")
+	// ErrNeedsAuth is oauth.ErrNeedsAuth: the server wants a sign-in. A
+	// server in StateNeedsAuth fails calls with an error wrapping it (and
+	// ErrNotReady).
+	ErrNeedsAuth = oauth.ErrNeedsAuth
+	// ErrNoOAuth: Login or Logout named a server that does not sign in
+	// with OAuth (stdio, or oauth disabled).
+	ErrNoOAuth = errors.New("MCP server does not use OAuth sign-in")
 )

@@ -1,0 +1,368 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"sync"
+
+	"github.com/acpgate/acpgate/mcpclient/oauth"
+)
+
+// maxAutoSignIns bounds the sign-ins the Manager starts on its own while a
+// server waits for sign-in: the first, and step-ups the server asks for
+// right after it (403 insufficient_scope).
+const maxAutoSignIns = 3
+
+// errSuperseded ends a sign-in that Login replaced with a new one.
+var errSuperseded = errors.New("sign-in replaced by a newer one")
+
+// errLoggedOut is the reason of a server's needs-auth state after Logout.
+var errLoggedOut = errors.New("signed out")
+
+// auth is the OAuth side of one http or sse server: its oauth.Client and
+// its sign-ins, one at a time. Safe for concurrent use.
+type auth struct {
+	s *server
+
+	mu      sync.Mutex
+	client  *oauth.Client
+	key     any           // what client was made for: URL and config
+	cur     *signInRun    // the sign-in under way; nil if none
+	started chan struct{} // closed and replaced when a sign-in starts
+	autos   int           // sign-ins started on their own since the server was last ready
+	noAuto  bool          // after Logout: no sign-in without Login
+}
+
+// signInRun is one sign-in; err is set before done closes.
+type signInRun struct {
+	done   chan struct{}
+	err    error
+	cancel context.CancelCauseFunc
+}
+
+func newAuth(s *server) *auth { return &auth{s: s, started: make(chan struct{})} }
+
+// oauthClient returns the oauth.Client of spec (as prepared for this
+// connection), made on first use and again when the URL or the
+// configuration changed; nil when sign-in is off for the server.
+func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
+	cfg := oauth.Config{}
+	if spec.OAuth != nil {
+		cfg = *spec.OAuth
+	}
+	if cfg.Disabled {
+		return nil, nil
+	}
+	key := struct {
+		url string
+		cfg oauth.Config
+	}{spec.URL, cfg}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.client != nil && reflect.DeepEqual(a.key, key) {
+		return a.client, nil
+	}
+	o := &a.s.m.opts
+	allowInsecure := spec.AllowInsecureHTTP
+	c, err := oauth.New(spec.URL, cfg, oauth.Options{
+		Name:            spec.Name,
+		Store:           o.OAuthStore,
+		Secrets:         o.OAuthSecret,
+		RedirectTimeout: o.SignInTimeout,
+		Logger:          a.s.logger,
+		CheckURL:        func(u string) error { return CheckURL(u, allowInsecure) },
+		ClientName:      o.ClientName,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", spec.Name, err)
+	}
+	a.client, a.key = c, key
+	return c, nil
+}
+
+// current returns the oauth.Client made last (nil if none).
+func (a *auth) current() *oauth.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.client
+}
+
+// roundTripper is the base transport of an http or sse server's
+// connection l: it authorizes requests with spec's oauth.Client, and a
+// request outside a call that needs a sign-in ends the link with that
+// error (so the server waits for sign-in).
+func (a *auth) roundTripper(spec *ServerSpec, l *httpLink) (http.RoundTripper, error) {
+	c, err := a.oauthClient(spec)
+	if err != nil || c == nil {
+		return http.DefaultTransport, err
+	}
+	return authWatch{rt: c.RoundTripper(http.DefaultTransport), link: l}, nil
+}
+
+// callKey marks the context of a call: its sign-in errors are the call's
+// to handle (see Manager.CallTool), not the link's.
+type callKey struct{}
+
+// authWatch ends its link when a request outside a call needs a sign-in.
+type authWatch struct {
+	rt   http.RoundTripper
+	link *httpLink
+}
+
+// RoundTrip implements http.RoundTripper.
+func (w authWatch) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.rt.RoundTrip(req)
+	if errors.Is(err, ErrNeedsAuth) && req.Context().Value(callKey{}) == nil {
+		w.link.lost(err)
+	}
+	return resp, err
+}
+
+// signInMode says who starts a sign-in.
+type signInMode int
+
+const (
+	signInAuto  signInMode = iota // the Manager, for a server that needs one
+	signInCall                    // a call that needs one
+	signInLogin                   // Login: replaces one under way
+)
+
+// signIn starts a sign-in unless one is under way (Login replaces it) and
+// returns it. The sign-in runs under the Manager's life, so Close ends it;
+// Close waits for it.
+func (a *auth) signIn(mode signInMode) (*signInRun, error) {
+	c := a.current()
+	if c == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoOAuth, a.s.spec.Name)
+	}
+	m := a.s.m
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur != nil && mode != signInLogin {
+		return a.cur, nil
+	}
+	if a.cur != nil {
+		a.cur.cancel(errSuperseded)
+	}
+	switch mode {
+	case signInAuto:
+		a.autos++
+	case signInLogin:
+		a.noAuto = false
+	}
+	m.mu.Lock()
+	closing := m.closing
+	if !closing {
+		m.wg.Add(1)
+	}
+	m.mu.Unlock()
+	if closing {
+		return nil, ErrClosed
+	}
+	ctx, cancel := context.WithCancelCause(m.ctx)
+	run := &signInRun{done: make(chan struct{}), cancel: cancel}
+	a.cur = run
+	close(a.started)
+	a.started = make(chan struct{})
+	go a.run(ctx, c, run)
+	return run, nil
+}
+
+// run performs one sign-in.
+func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun) {
+	defer a.s.m.wg.Done()
+	s := a.s
+	var present oauth.PresentFunc
+	if hook := s.m.opts.SignIn; hook != nil {
+		present = func(pctx context.Context, p oauth.Prompt) error {
+			s.setPrompt(p)
+			return hook(pctx, s.spec.Name, p)
+		}
+	}
+	err := c.SignIn(ctx, present)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errSuperseded) {
+		err = fmt.Errorf("%w: %w", errSuperseded, err)
+	}
+	run.cancel(nil)
+	s.setPrompt(oauth.Prompt{})
+	if err != nil {
+		s.logger.Warn("sign-in failed", "err", err)
+	} else {
+		s.logger.Info("signed in")
+	}
+	a.mu.Lock()
+	run.err = err
+	if a.cur == run {
+		a.cur = nil
+	}
+	a.mu.Unlock()
+	close(run.done)
+}
+
+// wait waits for run, following the sign-ins that replace it, or for ctx.
+func (a *auth) wait(ctx context.Context, run *signInRun) error {
+	for {
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !errors.Is(run.err, errSuperseded) {
+			return run.err
+		}
+		a.mu.Lock()
+		next := a.cur
+		a.mu.Unlock()
+		if next == nil {
+			return run.err
+		}
+		run = next
+	}
+}
+
+// mayAuto reports whether the Manager may start a sign-in on its own for
+// a server that needs one because of err.
+func (a *auth) mayAuto(err error) bool {
+	if a.s.m.opts.SignIn == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.noAuto || a.autos >= maxAutoSignIns {
+		return false
+	}
+	var na *oauth.NeedsAuthError
+	stepUp := errors.As(err, &na) && na.Status == http.StatusForbidden
+	return a.autos == 0 || stepUp
+}
+
+// ready resets the count of automatic sign-ins: the server is ready.
+func (a *auth) ready() {
+	a.mu.Lock()
+	a.autos = 0
+	a.mu.Unlock()
+}
+
+// awaitSignIn keeps the server in needs-auth (err says why) until a
+// sign-in succeeds, starting one on its own where allowed (once). It
+// returns false when ctx ends first.
+func (s *server) awaitSignIn(ctx context.Context, err error) bool {
+	s.logger.Info("MCP server needs sign-in", "err", err)
+	s.setState(StateNeedsAuth, err, nil, nil)
+	a := s.auth
+	tried := false
+	for {
+		a.mu.Lock()
+		run, started := a.cur, a.started
+		a.mu.Unlock()
+		if run == nil && !tried && a.mayAuto(err) {
+			tried = true
+			if r, serr := a.signIn(signInAuto); serr == nil {
+				run = r
+			}
+		}
+		var done <-chan struct{}
+		if run != nil {
+			done = run.done
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-started: // Login began one
+		case <-done:
+			if run.err == nil {
+				return true
+			}
+			if !errors.Is(run.err, errSuperseded) {
+				s.setState(StateNeedsAuth, fmt.Errorf("%w: %w", ErrNeedsAuth, run.err), nil, nil)
+			}
+		}
+	}
+}
+
+// setPrompt records the prompt of the sign-in under way (zero: none) in
+// the status, and says so.
+func (s *server) setPrompt(p oauth.Prompt) {
+	s.mu.Lock()
+	s.st.SignIn = p
+	s.mu.Unlock()
+	s.m.changed(s, EventStatus, false)
+}
+
+// Login signs in to the named server (an http or sse server with sign-in
+// on), or repeats the sign-in under way with a fresh prompt, presenting it
+// through Options.SignIn, and returns once it succeeded or failed (or ctx
+// ended; the sign-in goes on). A server waiting for sign-in then
+// reconnects; its tools join through the usual events. Errors wrap
+// ErrUnknownServer, ErrNoOAuth, ErrClosed or the oauth errors of the
+// failed step.
+func (m *Manager) Login(ctx context.Context, name string) error {
+	s, err := m.server(name)
+	if err != nil {
+		return err
+	}
+	if _, err := s.oauthClient(ctx); err != nil {
+		return err
+	}
+	run, err := s.auth.signIn(signInLogin)
+	if err != nil {
+		return err
+	}
+	return s.auth.wait(ctx, run)
+}
+
+// Logout removes the named server's stored tokens. A connected server then
+// waits for sign-in, without starting one on its own (see Login). Errors
+// wrap ErrUnknownServer or ErrNoOAuth.
+func (m *Manager) Logout(ctx context.Context, name string) error {
+	s, err := m.server(name)
+	if err != nil {
+		return err
+	}
+	c, err := s.oauthClient(ctx)
+	if err != nil {
+		return err
+	}
+	s.auth.mu.Lock()
+	s.auth.noAuto = true
+	s.auth.mu.Unlock()
+	if err := c.Logout(ctx); err != nil {
+		return fmt.Errorf("server %q: logout: %w", name, err)
+	}
+	s.mu.Lock()
+	conn := s.conn
+	s.mu.Unlock()
+	if conn != nil {
+		if hl, ok := conn.link.(*httpLink); ok {
+			hl.lost(&oauth.NeedsAuthError{Server: name, Status: http.StatusUnauthorized, Reason: errLoggedOut})
+		}
+	}
+	return nil
+}
+
+// oauthClient returns the server's oauth.Client: the one its connections
+// use, else one made from its spec as Options.Prepare prepares it. Errors
+// wrap ErrNoOAuth for a server that does not sign in.
+func (s *server) oauthClient(ctx context.Context) (*oauth.Client, error) {
+	if c := s.auth.current(); c != nil {
+		return c, nil
+	}
+	if s.spec.Transport == TransportStdio {
+		return nil, fmt.Errorf("%w: %q is a stdio server", ErrNoOAuth, s.spec.Name)
+	}
+	spec := s.spec
+	if prepare := s.m.opts.Prepare; prepare != nil {
+		var err error
+		if spec, err = prepare(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	c, err := s.auth.oauthClient(&spec)
+	if err == nil && c == nil {
+		err = fmt.Errorf("%w: sign-in is off for %q", ErrNoOAuth, s.spec.Name)
+	}
+	return c, err
+}

@@ -1,0 +1,217 @@
+package mcpclient_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/mcpclient/oauth"
+	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
+)
+
+// signInHook is an Options.SignIn that hands each prompt to the test and
+// returns at once (the user's browser does the rest).
+type signInHook struct{ prompts chan oauth.Prompt }
+
+func newSignInHook() *signInHook { return &signInHook{prompts: make(chan oauth.Prompt, 8)} }
+
+func (h *signInHook) signIn(_ context.Context, server string, p oauth.Prompt) error {
+	if p.Server != server {
+		return errors.New("prompt names another server")
+	}
+	h.prompts <- p
+	return nil
+}
+
+// next returns the next prompt.
+func (h *signInHook) next(t *testing.T) oauth.Prompt {
+	t.Helper()
+	select {
+	case p := <-h.prompts:
+		return p
+	case <-time.After(30 * time.Second):
+		t.Fatal("no sign-in prompt")
+		return oauth.Prompt{}
+	}
+}
+
+// follow opens p's URL like the user's browser.
+func follow(t *testing.T, p oauth.Prompt) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := oauthtest.Follow(ctx, p.URL); err != nil {
+		t.Fatalf("following the sign-in URL: %v", err)
+	}
+}
+
+// authOpts are fastOpts with a token store and hook.
+func authOpts(t *testing.T, hook *signInHook) (*mcpclient.Options, *eventLog) {
+	opts, _ := fastOpts(t)
+	opts.OAuthStore = oauth.NewStore(t.TempDir())
+	if hook != nil {
+		opts.SignIn = hook.signIn
+	}
+	events := newEventLog()
+	opts.OnEvent = events.add
+	return opts, events
+}
+
+func inState(name string, state mcpclient.State) func(mcpclient.Event) bool {
+	return func(e mcpclient.Event) bool { return e.Server == name && e.Status.State == state }
+}
+
+// A server that answers 401 waits in needs-auth (the others are not held
+// up); the sign-in prompt reaches the hook, the user follows it, and the
+// server becomes ready with its tools.
+func TestServerNeedsAuthThenSignsIn(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{})
+	hook := newSignInHook()
+	opts, events := authOpts(t, hook)
+	m := start(t, opts, mcpclient.ServerSpec{Name: "remote", URL: s.MCPURL()}, stdio("local"))
+	mustReady(t, m, "local")
+	e := events.wait(t, "needs-auth", inState("remote", mcpclient.StateNeedsAuth))
+	if !errors.Is(e.Status.Err, mcpclient.ErrNeedsAuth) || e.Status.Restarts != 0 {
+		t.Fatalf("needs-auth status %+v", e.Status)
+	}
+	if _, err := m.CallTool(context.Background(), "remote", "echo", nil); !errors.Is(err, mcpclient.ErrNeedsAuth) {
+		t.Fatalf("call while waiting for sign-in: %v", err)
+	}
+	p := hook.next(t)
+	if p.Server != "remote" || p.URL == "" {
+		t.Fatalf("prompt %+v", p)
+	}
+	events.wait(t, "prompt in status", func(e mcpclient.Event) bool { return e.Status.SignIn.ID == p.ID })
+	follow(t, p)
+	events.wait(t, "ready", inState("remote", mcpclient.StateReady))
+	if !hasTool(m, "remote", "echo") {
+		t.Fatal("the signed-in server's tools are missing")
+	}
+	if got := text(t, call(t, m, "remote", "echo", map[string]any{"text": "hi"})); got != "echo:hi" {
+		t.Fatalf("echo %q", got)
+	}
+	if st, _ := m.Status("remote"); st.SignIn != (oauth.Prompt{}) {
+		t.Fatalf("a finished sign-in's prompt stays in the status: %+v", st.SignIn)
+	}
+}
+
+// Without a sign-in hook the server waits; Login with a hook-less Manager
+// fails, sign-in off makes the 401 an ordinary failure.
+func TestNeedsAuthWithoutHookAndDisabled(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{})
+	opts, events := authOpts(t, nil)
+	m := start(t, opts, mcpclient.ServerSpec{Name: "remote", URL: s.MCPURL()},
+		mcpclient.ServerSpec{Name: "off", URL: s.MCPURL(), OAuth: &oauth.Config{Disabled: true}})
+	events.wait(t, "needs-auth", inState("remote", mcpclient.StateNeedsAuth))
+	if st, _ := m.Status("off"); st.State != mcpclient.StateFailed || errors.Is(st.Err, mcpclient.ErrNeedsAuth) {
+		t.Fatalf("server with sign-in off: %+v", st)
+	}
+	if err := m.Login(context.Background(), "remote"); !errors.Is(err, oauth.ErrNoSignIn) {
+		t.Fatalf("Login without a hook: %v", err)
+	}
+	if err := m.Login(context.Background(), "off"); !errors.Is(err, mcpclient.ErrNoOAuth) {
+		t.Fatalf("Login of a server with sign-in off: %v", err)
+	}
+	if n := len(s.Requests("authorize")); n != 0 {
+		t.Fatalf("%d authorizations without a hook", n)
+	}
+}
+
+// Logout removes the token and sends the server back to needs-auth
+// without a new prompt; Login signs in again.
+func TestLoginLogout(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{})
+	hook := newSignInHook()
+	opts, events := authOpts(t, hook)
+	m := start(t, opts, mcpclient.ServerSpec{Name: "remote", URL: s.MCPURL()})
+	follow(t, hook.next(t))
+	events.wait(t, "ready", inState("remote", mcpclient.StateReady))
+	if files, _ := os.ReadDir(opts.OAuthStore.Dir()); len(files) != 1 {
+		t.Fatalf("store holds %d files", len(files))
+	}
+
+	before := len(events.snapshot())
+	if err := m.Logout(context.Background(), "remote"); err != nil {
+		t.Fatal(err)
+	}
+	events.waitFrom(t, before, "needs-auth after logout", inState("remote", mcpclient.StateNeedsAuth))
+	if files, _ := os.ReadDir(opts.OAuthStore.Dir()); len(files) != 0 {
+		t.Fatalf("Logout left %d files", len(files))
+	}
+	select {
+	case p := <-hook.prompts:
+		t.Fatalf("a sign-in started on its own after Logout: %+v", p)
+	default:
+	}
+
+	before = len(events.snapshot())
+	done := make(chan error, 1)
+	go func() { done <- m.Login(context.Background(), "remote") }()
+	follow(t, hook.next(t))
+	if err := <-done; err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	events.waitFrom(t, before, "ready after login", inState("remote", mcpclient.StateReady))
+	if err := m.Logout(context.Background(), "local-none"); !errors.Is(err, mcpclient.ErrUnknownServer) {
+		t.Fatalf("Logout of an unknown server: %v", err)
+	}
+}
+
+// A call that needs more scope waits for a step-up sign-in and is made
+// again.
+func TestCallStepUp(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{ChallengeScope: "mcp:basic", ToolScopes: map[string]string{"admin": "mcp:admin"}})
+	hook := newSignInHook()
+	opts, events := authOpts(t, hook)
+	m := start(t, opts, mcpclient.ServerSpec{Name: "remote", URL: s.MCPURL()})
+	follow(t, hook.next(t))
+	events.wait(t, "ready", inState("remote", mcpclient.StateReady))
+	go func() { follow(t, hook.next(t)) }()
+	if got := text(t, call(t, m, "remote", "admin", nil)); got != "admin:" {
+		t.Fatalf("admin %q", got)
+	}
+	if scope := s.Requests("authorize")[1].Form.Get("scope"); scope != "mcp:basic mcp:admin" {
+		t.Fatalf("step-up scope %q", scope)
+	}
+	mustReady(t, m, "remote")
+}
+
+// Close while a sign-in waits for the user ends it: the hook's context
+// ends, the loopback listener closes, no goroutine is left.
+func TestCloseDuringSignIn(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{})
+	before := settledGoroutines()
+	presented := make(chan oauth.Prompt, 1)
+	hookDone := make(chan struct{})
+	opts, events := authOpts(t, nil)
+	opts.SignIn = func(ctx context.Context, _ string, p oauth.Prompt) error {
+		presented <- p
+		<-ctx.Done()
+		close(hookDone)
+		return ctx.Err()
+	}
+	m, err := mcpclient.New([]mcpclient.ServerSpec{{Name: "remote", URL: s.MCPURL()}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := <-presented
+	events.wait(t, "needs-auth", inState("remote", mcpclient.StateNeedsAuth))
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-hookDone
+	if err := oauthtest.Follow(context.Background(), p.URL); err == nil {
+		t.Fatal("the sign-in still completes after Close")
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if after := settledGoroutines(); after > before+2 {
+		t.Fatalf("Close during a sign-in left %d goroutines", after-before)
+	}
+}

@@ -1,0 +1,231 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// callbackPath is the path of the loopback redirect URI.
+const callbackPath = "/callback"
+
+// authorizationCode runs the authorization code grant with PKCE S256 and
+// a loopback redirect (RFC 8252 §7.3): the listener lives for this sign-in
+// only.
+func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, c.fail(StepRedirect, fmt.Errorf("opening the loopback listener: %w", err))
+	}
+	redirectURI := "http://" + ln.Addr().String() + callbackPath
+	results := make(chan redirectResult, 1)
+	state := rand.Text()
+	srv := &http.Server{
+		Handler:           c.callbackHandler(state, d, results),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln) // returns when closed below
+	}()
+	defer func() {
+		// Let the browser get its page, briefly; then close everything.
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+		_ = srv.Close()
+		<-served
+	}()
+
+	id, err := c.identify(ctx, d, []string{redirectURI}, []string{GrantAuthorizationCode, grantRefreshToken})
+	if err != nil {
+		return nil, err
+	}
+	verifier := pkceVerifier()
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {id.id},
+		"redirect_uri":          {redirectURI},
+		"state":                 {state},
+		"code_challenge":        {pkceChallenge(verifier)},
+		"code_challenge_method": {"S256"},
+		"resource":              {d.resource},
+	}
+	scopeForm(q, scopes)
+	authURL, err := withQuery(d.as.AuthorizationEndpoint, q)
+	if err != nil {
+		return nil, c.fail(StepMetadata, fmt.Errorf("%w: authorization_endpoint: %w", ErrMetadata, err))
+	}
+	p := Prompt{Server: c.name, URL: authURL, ID: rand.Text()}
+	c.opts.Logger.Info("waiting for sign-in", "server", c.name, "issuer", d.issuer, "prompt", p.ID)
+	var res redirectResult
+	err = c.await(ctx, p, present, func(wctx context.Context) error {
+		select {
+		case res = <-results:
+			return res.err
+		case <-wctx.Done():
+			return wctx.Err()
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	rec := c.newRecord(d, id)
+	form := url.Values{
+		"grant_type":    {GrantAuthorizationCode},
+		"code":          {res.code},
+		"redirect_uri":  {redirectURI},
+		"code_verifier": {verifier},
+		"resource":      {d.resource},
+	}
+	tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
+	if err == nil {
+		err = c.applyToken(rec, tr, scopes)
+	}
+	if err != nil {
+		return nil, c.fail(StepToken, err)
+	}
+	return rec, nil
+}
+
+// await shows p and waits, at most Options.RedirectTimeout, for wait to
+// return: the user's part of a sign-in. present runs alongside (it may
+// return at once or when the user is done); its error ends the wait. It
+// returns only once present has returned.
+func (c *Client) await(ctx context.Context, p Prompt, present PresentFunc, wait func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(ctx, c.opts.RedirectTimeout)
+	defer cancel()
+	presented := make(chan error, 1)
+	go func() { presented <- present(wctx, p) }()
+	waited := make(chan error, 1)
+	go func() { waited <- wait(wctx) }()
+	var err error
+	select {
+	case err = <-waited:
+		cancel()
+		<-presented
+	case perr := <-presented:
+		if perr != nil && wctx.Err() == nil {
+			cancel()
+			<-waited
+			return c.fail(StepAuthorization, fmt.Errorf("presenting the sign-in: %w", perr))
+		}
+		err = <-waited
+	}
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return c.fail(StepRedirect, ctx.Err())
+	case errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil:
+		return c.fail(StepRedirect, fmt.Errorf("%w: no answer within %s", ErrRedirectTimeout, c.opts.RedirectTimeout))
+	}
+	if te := (*TokenError)(nil); errors.As(err, &te) {
+		return c.fail(StepToken, err)
+	}
+	return c.fail(StepRedirect, err)
+}
+
+// redirectResult is what the loopback redirect brought.
+type redirectResult struct {
+	code string
+	err  error
+}
+
+// callbackHandler serves the loopback redirect: it checks state (first),
+// iss (RFC 9207) and the error, sends the result to results (the first
+// redirect only), and shows the user a short page.
+func (c *Client) callbackHandler(state string, d *discovery, results chan<- redirectResult) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != callbackPath {
+			http.NotFound(w, r)
+			return
+		}
+		res := checkRedirect(r.URL.Query(), state, d)
+		select {
+		case results <- res:
+		default: // a sign-in takes the first redirect only
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		msg := "Signed in to " + c.name + ". You can close this window."
+		if res.err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			msg = "Sign-in to " + c.name + " failed: " + res.err.Error()
+		}
+		fmt.Fprintf(w, "<!doctype html><title>acpgate</title><p>%s</p>\n", html.EscapeString(msg))
+	})
+}
+
+// checkRedirect checks an authorization response.
+func checkRedirect(q url.Values, state string, d *discovery) redirectResult {
+	if q.Get("state") != state {
+		return redirectResult{err: ErrStateMismatch}
+	}
+	if iss, ok := q["iss"]; ok || d.as.IssParameterSupported {
+		want := d.as.Issuer
+		if want == "" {
+			want = d.issuer
+		}
+		if !ok {
+			return redirectResult{err: fmt.Errorf("%w: no iss, though %s says it sends one", ErrIssuerMismatch, want)}
+		}
+		if len(iss) != 1 || strings.TrimSuffix(iss[0], "/") != strings.TrimSuffix(want, "/") {
+			return redirectResult{err: fmt.Errorf("%w: got %q, want %q", ErrIssuerMismatch, strings.Join(iss, ","), want)}
+		}
+	}
+	if e := q.Get("error"); e != "" {
+		kind := ErrAuthorization
+		if e == "access_denied" {
+			kind = ErrDeclined
+		}
+		if desc := q.Get("error_description"); desc != "" {
+			return redirectResult{err: fmt.Errorf("%w: %s (%s)", kind, e, desc)}
+		}
+		return redirectResult{err: fmt.Errorf("%w: %s", kind, e)}
+	}
+	code := q.Get("code")
+	if code == "" {
+		return redirectResult{err: fmt.Errorf("%w: the redirect has no code", ErrAuthorization)}
+	}
+	return redirectResult{code: code}
+}
+
+// pkceVerifier returns a fresh PKCE code verifier (RFC 7636 §4.1: 43
+// characters of base64url from 32 random bytes).
+func pkceVerifier() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// pkceChallenge is the S256 challenge of verifier.
+func pkceChallenge(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// withQuery returns endpoint with q added to its query.
+func withQuery(endpoint string, q url.Values) (string, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "", err
+	}
+	all := u.Query()
+	for k, v := range q {
+		all[k] = v
+	}
+	u.RawQuery = all.Encode()
+	return u.String(), nil
+}

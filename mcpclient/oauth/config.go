@@ -1,0 +1,229 @@
+// Package oauth signs acpgate in to remote MCP servers that sit behind
+// OAuth, following the MCP authorization specification (2025-11-25, with
+// the 2025-03-26 fallbacks): protected-resource metadata (RFC 9728),
+// authorization-server metadata (RFC 8414, then OpenID configuration),
+// client identity (a configured client, a Client ID Metadata Document URL,
+// or dynamic registration, RFC 7591), the authorization code grant with
+// PKCE S256 and a loopback redirect (RFC 8252), resource indicators
+// (RFC 8707), the iss check (RFC 9207), the device authorization grant
+// (RFC 8628), client credentials with client_secret_basic/post or
+// private_key_jwt (RFC 7523), and cross-app access (token exchange,
+// RFC 8693, then a JWT bearer grant).
+//
+// One Client serves one server URL. Its RoundTripper puts the token on the
+// server's requests, refreshes it, and turns a response that needs the user
+// into an error wrapping ErrNeedsAuth; SignIn then does what the user must
+// do, through a callback that presents a Prompt. Tokens are kept in a Store
+// (one file per server, authorization server and client, mode 0600).
+//
+// The package knows nothing of MCP sessions or ACP; it never logs a token
+// or a secret, and tells Options.Secrets about each one it holds.
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// The grant types Config.GrantType names.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// The token endpoint authentication methods Config.TokenEndpointAuthMethod
+// names.
+const (
+	AuthClientSecretBasic = "client_secret_basic"
+	AuthClientSecretPost  = "client_secret_post"
+	AuthNone              = "none"
+	AuthPrivateKeyJWT     = "private_key_jwt"
+)
+
+// DefaultRedirectTimeout bounds one interactive sign-in: the wait for the
+// redirect (or, for the device grant, for the user to enter the code).
+const DefaultRedirectTimeout = 5 * time.Minute
+
+// Config is a server's `oauth` configuration. Every field is optional: the
+// zero Config signs in with the authorization code grant, a dynamically
+// registered client and the scopes the server asks for.
+type Config struct {
+	// Disabled turns sign-in off (`"oauth": false`): the server's 401 is
+	// an ordinary failure. New refuses a disabled Config.
+	Disabled bool
+	// ClientID and ClientSecret identify a client registered beforehand
+	// for this server. ClientSecret is the resolved value, never a
+	// reference.
+	ClientID, ClientSecret string
+	// Scopes, when set, are requested instead of the scopes the server
+	// suggests (a step-up still adds the scopes a 403 asks for).
+	Scopes []string
+	// ClientMetadataURL is the URL of this client's Client ID Metadata
+	// Document, used as the client_id where the authorization server
+	// supports it. "" turns CIMD off.
+	ClientMetadataURL string
+	// GrantType is GrantAuthorizationCode (default) or
+	// GrantClientCredentials (machine to machine: no user involved).
+	GrantType string
+	// TokenEndpointAuthMethod is how the client authenticates at the token
+	// endpoint (AuthClientSecretBasic, AuthClientSecretPost, AuthNone or
+	// AuthPrivateKeyJWT). Default: what registration returned, else the
+	// best the server supports for the credentials at hand.
+	TokenEndpointAuthMethod string
+	// PrivateKey is the PEM (PKCS#8, PKCS#1 or SEC 1) of the key that signs
+	// private_key_jwt assertions; SigningAlgorithm is RS256 or ES256
+	// (default: from the key's type).
+	PrivateKey       []byte
+	SigningAlgorithm string
+	// DeviceCode uses the device authorization grant (RFC 8628) where the
+	// authorization server supports it: the user enters a code on another
+	// device instead of following a redirect.
+	DeviceCode bool
+	// IdentityAssertion, when set, selects cross-app access: the assertion
+	// (an ID token from the enterprise identity provider) is exchanged at
+	// IDPTokenEndpoint (or the token endpoint IDPIssuer's OpenID
+	// configuration names) for an authorization grant, which the server's
+	// authorization server turns into an access token. IDPClientID is this
+	// client's id at the identity provider.
+	IdentityAssertion, IDPClientID, IDPIssuer, IDPTokenEndpoint string
+}
+
+// machine reports whether the configuration obtains tokens without the
+// user.
+func (c *Config) machine() bool {
+	return c.GrantType == GrantClientCredentials || c.IdentityAssertion != ""
+}
+
+// validate checks what can be checked without the network.
+func (c *Config) validate() error {
+	switch c.GrantType {
+	case "", GrantAuthorizationCode, GrantClientCredentials:
+	default:
+		return fmt.Errorf("%w: grantType %q (want %s or %s)", ErrConfig, c.GrantType, GrantAuthorizationCode, GrantClientCredentials)
+	}
+	switch c.TokenEndpointAuthMethod {
+	case "", AuthClientSecretBasic, AuthClientSecretPost, AuthNone:
+	case AuthPrivateKeyJWT:
+		if len(c.PrivateKey) == 0 {
+			return fmt.Errorf("%w: tokenEndpointAuthMethod %s needs privateKey", ErrConfig, AuthPrivateKeyJWT)
+		}
+	default:
+		return fmt.Errorf("%w: tokenEndpointAuthMethod %q", ErrConfig, c.TokenEndpointAuthMethod)
+	}
+	if c.machine() && c.ClientID == "" {
+		return fmt.Errorf("%w: %s and cross-app access need clientId", ErrConfig, GrantClientCredentials)
+	}
+	if c.IdentityAssertion != "" && c.IDPTokenEndpoint == "" && c.IDPIssuer == "" {
+		return fmt.Errorf("%w: identityAssertion needs idpTokenEndpoint or idpIssuer", ErrConfig)
+	}
+	if len(c.PrivateKey) > 0 {
+		if _, err := parseSigner(c.PrivateKey, c.SigningAlgorithm); err != nil {
+			return fmt.Errorf("%w: privateKey: %w", ErrConfig, err)
+		}
+	}
+	if c.ClientMetadataURL != "" {
+		u, err := url.Parse(c.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+			return fmt.Errorf("%w: clientMetadataUrl %q must be an https URL with a path", ErrConfig, c.ClientMetadataURL)
+		}
+	}
+	return nil
+}
+
+// Prompt is what the user must do to sign in: open URL (authorization code
+// grant; the redirect comes back to a loopback listener), or, for the
+// device grant, visit VerificationURI and enter UserCode (URL is then the
+// verification URI with the code filled in, when the server gives one).
+type Prompt struct {
+	// Server names the server (Options.Name, else its URL).
+	Server string
+	URL    string
+	// UserCode and VerificationURI are set for the device grant only.
+	UserCode        string
+	VerificationURI string
+	// ID is unique per sign-in: a repeated sign-in has a new one.
+	ID string
+}
+
+// Options configures a Client. The zero value is usable.
+type Options struct {
+	// Name names the server in prompts and errors (default: its URL).
+	Name string
+	// Store keeps tokens and registered clients across Clients and
+	// processes. Nil: in memory only, for this Client.
+	Store *Store
+	// HTTP is the client for requests to authorization servers and for
+	// metadata (default: http.DefaultClient). The Client never puts the
+	// server's token on these requests.
+	HTTP *http.Client
+	// Secrets, if set, is told each token and secret the Client holds
+	// (access and refresh tokens, client secrets, assertions), before it
+	// is used, so that a redactor can hide them. It must be safe for
+	// concurrent use.
+	Secrets func(string)
+	// RedirectTimeout bounds one interactive sign-in (default
+	// DefaultRedirectTimeout).
+	RedirectTimeout time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logger receives the Client's logs (default: discard). No token or
+	// secret is ever logged.
+	Logger *slog.Logger
+	// CheckURL, if set, is the rule each URL the sign-in contacts or sends
+	// the user to must pass (the endpoints of the metadata); it returns
+	// an error saying what is wrong. Default: an absolute http or https
+	// URL with a host.
+	CheckURL func(raw string) error
+	// ClientName is the client_name of dynamic registration (default
+	// "acpgate").
+	ClientName string
+}
+
+// withDefaults returns o with its zero fields defaulted.
+func (o Options) withDefaults() Options {
+	if o.HTTP == nil {
+		o.HTTP = http.DefaultClient
+	}
+	if o.Secrets == nil {
+		o.Secrets = func(string) {}
+	}
+	if o.RedirectTimeout <= 0 {
+		o.RedirectTimeout = DefaultRedirectTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CheckURL == nil {
+		o.CheckURL = checkHTTPURL
+	}
+	if o.ClientName == "" {
+		o.ClientName = "acpgate"
+	}
+	return o
+}
+
+// checkHTTPURL is the default Options.CheckURL.
+func checkHTTPURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an absolute http or https URL")
+	}
+	return nil
+}
+
+// PresentFunc shows a Prompt to the user. It may return before the user
+// acts (the sign-in goes on waiting for the redirect) or block until they
+// have; an error ends the sign-in (wrap ErrDeclined when the user said
+// no). ctx ends when the sign-in ends.
+type PresentFunc func(ctx context.Context, p Prompt) error

@@ -1,0 +1,145 @@
+package oauth
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. A failed sign-in returns an *Error naming the step,
+// which wraps one of them (errors.Is).
+var (
+	// ErrNeedsAuth: the server wants a sign-in the user must do. The
+	// RoundTripper returns a *NeedsAuthError wrapping it instead of the
+	// server's 401 (or 403 insufficient_scope).
+	ErrNeedsAuth = errors.New("sign-in required")
+	// ErrConfig: the oauth configuration is invalid.
+	ErrConfig = errors.New("invalid oauth configuration")
+	// ErrMetadata: the protected-resource or authorization-server metadata
+	// is unreachable, invalid, or found nowhere.
+	ErrMetadata = errors.New("authorization metadata unusable")
+	// ErrResourceMismatch: the protected-resource metadata names another
+	// resource than the server (it is not used).
+	ErrResourceMismatch = fmt.Errorf("%w: resource does not match the server", ErrMetadata)
+	// ErrRegistration: the client could not be registered (refused, or
+	// the server offers no registration and no client is configured).
+	ErrRegistration = errors.New("client registration failed")
+	// ErrDeclined: the user (or the authorization server on their behalf)
+	// declined the sign-in.
+	ErrDeclined = errors.New("sign-in declined")
+	// ErrAuthorization: the authorization response carried an error other
+	// than access_denied.
+	ErrAuthorization = errors.New("authorization failed")
+	// ErrStateMismatch: the redirect carried another state than the one
+	// sent (a forged or stale redirect).
+	ErrStateMismatch = errors.New("state mismatch in authorization response")
+	// ErrIssuerMismatch: the redirect's iss (RFC 9207) is not the
+	// authorization server's issuer, or is missing where it must be sent.
+	ErrIssuerMismatch = errors.New("issuer mismatch in authorization response")
+	// ErrTokenEndpoint: the token endpoint (or the device authorization
+	// endpoint) answered an error; a *TokenError carries its OAuth error.
+	ErrTokenEndpoint = errors.New("token endpoint error")
+	// ErrRedirectTimeout: the user did not complete the sign-in within
+	// Options.RedirectTimeout.
+	ErrRedirectTimeout = errors.New("sign-in timed out")
+	// ErrInsufficientScope: the server keeps refusing for lack of scope
+	// after the step-ups allowed; signing in again would not help.
+	ErrInsufficientScope = errors.New("insufficient scope")
+	// ErrNoSignIn: the sign-in needs the user and no way to reach them was
+	// given (a nil PresentFunc).
+	ErrNoSignIn = errors.New("no interactive sign-in possible")
+)
+
+// Step names a step of a sign-in.
+type Step string
+
+// The steps of a sign-in, as Error names them.
+const (
+	StepMetadata      Step = "metadata"
+	StepRegistration  Step = "registration"
+	StepAuthorization Step = "authorization"
+	StepRedirect      Step = "redirect"
+	StepToken         Step = "token"
+	StepRefresh       Step = "refresh"
+)
+
+// Error is a failed sign-in step. It wraps the cause, which wraps one of
+// the sentinel errors.
+type Error struct {
+	Server string
+	Step   Step
+	Err    error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	return fmt.Sprintf("sign-in to %s: %s: %v", e.Server, e.Step, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// NeedsAuthError is the RoundTripper's error for a response that needs the
+// user to sign in (a 401, or a 403 insufficient_scope beyond what the
+// Client can fix itself). It wraps ErrNeedsAuth.
+type NeedsAuthError struct {
+	Server string
+	// Status is the HTTP status the server answered (401 or 403).
+	Status int
+	// ResourceMetadata and Scope are the WWW-Authenticate challenge's
+	// parameters ("" when absent).
+	ResourceMetadata string
+	Scope            string
+	// Reason says why a token the Client held did not do (nil when it had
+	// none): the refresh it tried failed, for one.
+	Reason error
+}
+
+// Error implements error.
+func (e *NeedsAuthError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %v (HTTP %d", e.Server, ErrNeedsAuth, e.Status)
+	if e.Scope != "" {
+		fmt.Fprintf(&b, ", scope %q", e.Scope)
+	}
+	b.WriteString(")")
+	if e.Reason != nil {
+		fmt.Fprintf(&b, ": %v", e.Reason)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNeedsAuth and the reason.
+func (e *NeedsAuthError) Unwrap() []error {
+	if e.Reason != nil {
+		return []error{ErrNeedsAuth, e.Reason}
+	}
+	return []error{ErrNeedsAuth}
+}
+
+// TokenError is an OAuth error response (RFC 6749 §5.2) from a token, device
+// authorization or registration endpoint. It wraps ErrTokenEndpoint, or
+// ErrRegistration for registration.
+type TokenError struct {
+	Endpoint    string
+	Status      int
+	Code        string // the OAuth "error"; "" if the body had none
+	Description string // "error_description"
+	kind        error
+}
+
+// Error implements error.
+func (e *TokenError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: %s answered HTTP %d", e.kind, e.Endpoint, e.Status)
+	if e.Code != "" {
+		fmt.Fprintf(&b, ": %s", e.Code)
+	}
+	if e.Description != "" {
+		fmt.Fprintf(&b, " (%s)", e.Description)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrTokenEndpoint or ErrRegistration.
+func (e *TokenError) Unwrap() error { return e.kind }

@@ -1,0 +1,323 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// RoundTripper returns a RoundTripper that authorizes requests to the
+// server's origin with the Client's token, on top of base (nil:
+// http.DefaultTransport). Requests to any other origin go to base as they
+// are: the token never leaves the server's origin. A token about to expire
+// is refreshed first. On a 401 it refreshes the token (or, for machine
+// grants, obtains a new one) and retries once; on a 403 insufficient_scope
+// a machine grant steps up its scopes and retries once. Where only the user
+// can help it returns a *NeedsAuthError (wrapping ErrNeedsAuth) instead of
+// the response, having recorded the challenge for SignIn; where nothing
+// can help (the scope was asked for already, or the step-ups are used up),
+// an error wrapping ErrInsufficientScope. A request body without GetBody
+// is read into memory so that it can be sent again. Safe for concurrent
+// use.
+func (c *Client) RoundTripper(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &roundTripper{c: c, base: base}
+}
+
+type roundTripper struct {
+	c    *Client
+	base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := t.c
+	if !sameOrigin(req.URL, c.serverURL) {
+		return t.base.RoundTrip(req)
+	}
+	getBody, err := rewindable(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx := req.Context()
+	tok, err := c.accessToken(ctx)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	resp, err := t.send(req, nil, tok)
+	for retried := false; err == nil; retried = true {
+		ch := parseChallenge(resp.Header)
+		insufficient := resp.StatusCode == http.StatusForbidden && ch.Error == "insufficient_scope"
+		if resp.StatusCode != http.StatusUnauthorized && !insufficient {
+			return resp, nil
+		}
+		discard(resp)
+		c.noteChallenge(ch)
+		if retried {
+			return nil, c.needsAuth(resp.StatusCode, ch)
+		}
+		var fresh string
+		if insufficient {
+			fresh, err = c.stepUp(ctx, ch)
+		} else {
+			fresh, err = c.recoverToken(ctx, tok, ch)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fresh == "" {
+			return nil, c.needsAuth(resp.StatusCode, ch)
+		}
+		tok = fresh
+		resp, err = t.send(req, getBody, tok)
+	}
+	return nil, err
+}
+
+// send sends a clone of req with tok (none if ""); with getBody, a fresh
+// body from it (a retry).
+func (t *roundTripper) send(req *http.Request, getBody func() (io.ReadCloser, error), tok string) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	if getBody != nil && req.Body != nil && req.Body != http.NoBody {
+		body, err := getBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = body
+	}
+	if tok != "" {
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// rewindable makes sure req's body can be sent again: it returns
+// req.GetBody, or, when there is none, reads the body into memory and
+// returns a function that replays it (req.Body is then replaced by a
+// replay too).
+func rewindable(req *http.Request) (func() (io.ReadCloser, error), error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	if req.GetBody != nil {
+		return req.GetBody, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	get := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	req.Body, _ = get()
+	return get, nil
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// discard drains (a little of) resp's body and closes it, so that the
+// connection can be reused.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+}
+
+// noteChallenge records the server's latest challenge for SignIn.
+func (c *Client) noteChallenge(ch challenge) {
+	c.mu.Lock()
+	c.ch = ch
+	c.mu.Unlock()
+}
+
+// needsAuth is the error for a response that needs the user.
+func (c *Client) needsAuth(status int, ch challenge) error {
+	c.mu.Lock()
+	reason := c.reason
+	c.reason = nil
+	c.mu.Unlock()
+	return &NeedsAuthError{Server: c.name, Status: status, ResourceMetadata: ch.ResourceMetadata, Scope: ch.Scope, Reason: reason}
+}
+
+// accessToken returns the token to send ("" for none), refreshing one that
+// is about to expire (or, for machine grants, obtaining a new one).
+func (c *Client) accessToken(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
+	if r == nil || r.AccessToken == "" {
+		return "", nil
+	}
+	if r.Expiry.IsZero() || c.opts.Now().Add(refreshSkew).Before(r.Expiry) {
+		return r.AccessToken, nil
+	}
+	return c.recoverToken(ctx, r.AccessToken, challenge{})
+}
+
+// recoverToken replaces stale, a token that is expiring or was refused: by
+// one another request got meanwhile, one a refresh gets, or (machine
+// grants) a new one. "" means only a sign-in can help; c.reason then says
+// why the token went.
+func (c *Client) recoverToken(ctx context.Context, stale string, ch challenge) (string, error) {
+	c.tokenMu.Lock()
+	defer c.tokenMu.Unlock()
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
+	if r != nil && r.AccessToken != "" && r.AccessToken != stale && c.fresh(r) {
+		return r.AccessToken, nil // refreshed meanwhile
+	}
+	if nr := c.storedNewer(r, stale); nr != nil {
+		return nr.AccessToken, nil
+	}
+	if r != nil && r.RefreshToken != "" {
+		return c.refresh(ctx, r)
+	}
+	if c.cfg.machine() {
+		return c.machineToken(ctx, ch, false)
+	}
+	if r != nil && r.AccessToken != "" {
+		c.drop(r, fmt.Errorf("the token was refused or expired and cannot be refreshed"))
+	}
+	return "", nil
+}
+
+// fresh reports whether r's token is good for a while yet.
+func (c *Client) fresh(r *record) bool {
+	return r.Expiry.IsZero() || c.opts.Now().Add(refreshSkew).Before(r.Expiry)
+}
+
+// storedNewer adopts a token for r's client that another Client stored
+// after r (it refreshed first: r's refresh token may be spent).
+func (c *Client) storedNewer(r *record, stale string) *record {
+	if c.opts.Store == nil || r == nil {
+		return nil
+	}
+	recs, err := c.opts.Store.load(c.serverURL)
+	if err != nil {
+		return nil
+	}
+	for _, s := range recs {
+		if s.Issuer == r.Issuer && s.ClientID == r.ClientID && s.AccessToken != "" &&
+			s.AccessToken != stale && s.Updated.After(r.Updated) && c.fresh(s) {
+			for _, v := range s.secrets() {
+				c.opts.Secrets(v)
+			}
+			c.mu.Lock()
+			c.rec = s
+			c.mu.Unlock()
+			return s
+		}
+	}
+	return nil
+}
+
+// refresh refreshes r's token. A refresh the server refuses drops the
+// token (the next request needs a sign-in); other failures are errors.
+// Called with c.tokenMu held.
+func (c *Client) refresh(ctx context.Context, r *record) (string, error) {
+	form := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {r.RefreshToken}, "resource": {r.Resource}}
+	tr, err := c.postToken(ctx, r.TokenEndpoint, form, c.auth(r))
+	nr := *r
+	if err == nil {
+		err = c.applyToken(&nr, tr, nil)
+	}
+	var te *TokenError
+	if errors.As(err, &te) && te.Status/100 == 4 && te.Status != http.StatusTooManyRequests {
+		c.opts.Logger.Info("refresh refused; a sign-in is needed", "server", c.name, "err", err)
+		c.drop(r, &Error{Server: c.name, Step: StepRefresh, Err: err})
+		return "", nil
+	}
+	if err != nil {
+		return "", c.fail(StepRefresh, err)
+	}
+	c.opts.Logger.Debug("token refreshed", "server", c.name)
+	return nr.AccessToken, c.keep(&nr)
+}
+
+// drop forgets r's tokens (keeping its client) because of reason, which
+// the next NeedsAuthError carries.
+func (c *Client) drop(r *record, reason error) {
+	nr := *r
+	nr.AccessToken, nr.RefreshToken, nr.Expiry = "", "", time.Time{}
+	nr.Updated = c.opts.Now()
+	c.mu.Lock()
+	c.reason = reason
+	c.mu.Unlock()
+	_ = c.keep(&nr)
+}
+
+// stepUp handles a 403 insufficient_scope: a machine grant asks for the
+// scopes; a user's sign-in is needed otherwise (""), unless it cannot
+// help (an error wrapping ErrInsufficientScope).
+func (c *Client) stepUp(ctx context.Context, ch challenge) (string, error) {
+	if c.stepUpHopeless(ch.Scope) {
+		return "", fmt.Errorf("%s: %w: the server still asks for scope %q after the step-ups allowed", c.name, ErrInsufficientScope, ch.Scope)
+	}
+	if !c.cfg.machine() {
+		return "", nil
+	}
+	c.tokenMu.Lock()
+	defer c.tokenMu.Unlock()
+	return c.machineToken(ctx, ch, true)
+}
+
+// machineToken obtains a token by the configured machine grant. Called
+// with c.tokenMu held.
+func (c *Client) machineToken(ctx context.Context, ch challenge, stepUp bool) (string, error) {
+	c.mu.Lock()
+	d := c.disc
+	c.mu.Unlock()
+	if d == nil || ch.ResourceMetadata != "" {
+		var err error
+		if d, err = c.discover(ctx, ch); err != nil {
+			return "", c.fail(StepMetadata, err)
+		}
+		c.mu.Lock()
+		c.disc = d
+		c.mu.Unlock()
+	}
+	rec, err := c.machineGrant(ctx, d, c.scopesFor(d, ch, stepUp))
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	if stepUp {
+		c.stepUps++
+	}
+	c.mu.Unlock()
+	return rec.AccessToken, c.keep(rec)
+}
+
+// sameOrigin reports whether u has the origin (scheme, host, port) of
+// serverURL.
+func sameOrigin(u *url.URL, serverURL string) bool {
+	s, err := url.Parse(serverURL)
+	if err != nil {
+		return false
+	}
+	return origin(u) == origin(s)
+}
+
+// origin is u's scheme://host:port, lower case, with the default port
+// made explicit.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
