@@ -96,9 +96,10 @@ type Agent struct {
 	shared     *mcpclient.Manager
 	sharedDone chan struct{}
 
-	mu       sync.Mutex
-	sessions map[string]*liveSession
-	closing  bool
+	mu         sync.Mutex
+	sessions   map[string]*liveSession
+	closing    bool
+	clientCaps acpsdk.ClientCapabilities // from initialize
 }
 
 var (
@@ -329,12 +330,16 @@ func internalError(format string, args ...any) *acpsdk.RequestError {
 
 // Initialize implements acpsdk.Agent.
 func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.clientCaps = p.ClientCapabilities
+	a.mu.Unlock()
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
 		AuthMethods:     []acpsdk.AuthMethod{},
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
+			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true, Sse: true},
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			SessionCapabilities: acpsdk.SessionCapabilities{

@@ -22,7 +22,7 @@ func commandList() []acpsdk.AvailableCommand {
 		return &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: h}}
 	}
 	return []acpsdk.AvailableCommand{
-		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error"},
+		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error; /mcp login|logout <server> signs in or out", Input: hint("optional: login <server> or logout <server>")},
 		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
 		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
 		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed"},
@@ -62,7 +62,16 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
 	switch cmd {
 	case "mcp":
-		say(a.mcpReport(s))
+		switch sub, server := cutWord(arg); sub {
+		case "login":
+			say(a.login(ctx, s, strings.TrimSpace(server)))
+		case "logout":
+			say(a.logout(ctx, s, strings.TrimSpace(server)))
+		case "":
+			say(a.mcpReport(s))
+		default:
+			say(fmt.Sprintf("Unknown /mcp subcommand %q: /mcp, /mcp login <server> or /mcp logout <server>.", sub))
+		}
 	case "reload":
 		say(a.reload(ctx, s))
 	case "tools":
@@ -152,6 +161,15 @@ func (a *Agent) mcpReport(s *liveSession) string {
 		}
 		if st.Warning != "" {
 			fmt.Fprintf(&b, "\n  warning: %s", st.Warning)
+		}
+		if p := st.SignIn; p.URL != "" || p.UserCode != "" {
+			if p.UserCode != "" {
+				fmt.Fprintf(&b, "\n  sign in: open %s and enter the code %s", p.VerificationURI, p.UserCode)
+			} else {
+				fmt.Fprintf(&b, "\n  sign in: [open the sign-in page](%s)", p.URL)
+			}
+		} else if st.State == mcpclient.StateNeedsAuth {
+			fmt.Fprintf(&b, "\n  `/mcp login %s` signs in", st.Name)
 		}
 	}
 	return b.String()

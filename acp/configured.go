@@ -102,6 +102,7 @@ func specFromConfig(s config.NamedServer) mcpclient.ServerSpec {
 		CallTimeout:    time.Duration(s.ToolTimeout) * time.Millisecond,
 		Disabled:       !s.IsEnabled(),
 		NoRestart:      s.RestartOnCrash != nil && !*s.RestartOnCrash,
+		OAuth:          oauthSpec(s.OAuth),
 	}
 	if s.MaxRestarts != nil {
 		spec.MaxRestarts = *s.MaxRestarts
@@ -238,7 +239,11 @@ func (a *Agent) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclie
 	if err != nil {
 		return spec, fmt.Errorf("resolving secrets: %w", err)
 	}
-	spec.Env, spec.Headers = env, headers
+	oa, err := a.resolveOAuth(ctx, spec.OAuth)
+	if err != nil {
+		return spec, err
+	}
+	spec.Env, spec.Headers, spec.OAuth = env, headers, oa
 	return spec, nil
 }
 

@@ -244,6 +244,13 @@ func newHarness(t *testing.T, opts acp.Options, fc *fakeClient) *harness {
 	if fc == nil {
 		fc = &fakeClient{}
 	}
+	return newHarnessWith(t, opts, fc, fc)
+}
+
+// newHarnessWith is newHarness with client as what the connection
+// dispatches to (a wrapper of fc adding optional methods); fc records.
+func newHarnessWith(t *testing.T, opts acp.Options, fc *fakeClient, client acpsdk.Client) *harness {
+	t.Helper()
 	fc.t = t
 	if opts.Store == nil {
 		st, err := session.Open(t.TempDir())
@@ -254,7 +261,7 @@ func newHarness(t *testing.T, opts acp.Options, fc *fakeClient) *harness {
 	}
 	p := startAgent(t, opts)
 	h := &harness{t: t, fc: fc, opts: opts}
-	h.conn = acpsdk.NewClientSideConnection(fc, p.in, p.out)
+	h.conn = acpsdk.NewClientSideConnection(client, p.in, p.out)
 	h.conn.SetLogger(slog.New(slog.DiscardHandler)) // before any traffic
 	t.Cleanup(func() { p.stop(t) })
 	return h

@@ -58,6 +58,10 @@ type liveSession struct {
 	startBy time.Time
 	// waiting holds the servers whose "still connecting" card is open.
 	waiting map[string]bool
+	// known is closed once the client knows the session (announce):
+	// sign-in prompts wait for it. signIns are the sign-ins shown.
+	known   chan struct{}
+	signIns map[string]*signInState
 }
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
@@ -117,7 +121,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	s := &liveSession{
 		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
-		waiting: map[string]bool{},
+		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{},
 	}
 	specs := a.merge(sc.servers, client)
 	if s.mode != modeAuto {
@@ -140,6 +144,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	mo.Cwd = cwd
 	mo.Prepare = a.prepareFor(client)
 	mo.Redact = a.redact()
+	mo.SignIn = a.presentSignIn(s)
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)
@@ -215,6 +220,9 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 // slash commands and a card for every server that failed.
 func (a *Agent) announce(s *liveSession) {
 	s.mu.Lock()
+	if !s.announced {
+		close(s.known)
+	}
 	s.announced = true
 	s.mu.Unlock()
 	a.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: commandList()}})
@@ -237,6 +245,7 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 	if e.Status.State != mcpclient.StateConnecting {
 		a.settledCard(s, e.Status)
 	}
+	a.signInEvent(s, e.Status)
 }
 
 // failureCard shows a failed server in the session as a failed tool call.

@@ -187,7 +187,7 @@ func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun) {
 		err = fmt.Errorf("%w: %w", errSuperseded, err)
 	}
 	run.cancel(nil)
-	s.setPrompt(oauth.Prompt{})
+	s.endPrompt(err)
 	if err != nil {
 		s.logger.Warn("sign-in failed", "err", err)
 	} else {
@@ -283,11 +283,20 @@ func (s *server) awaitSignIn(ctx context.Context, err error) bool {
 	}
 }
 
-// setPrompt records the prompt of the sign-in under way (zero: none) in
-// the status, and says so.
+// setPrompt records the prompt of the sign-in under way in the status,
+// and says so.
 func (s *server) setPrompt(p oauth.Prompt) {
 	s.mu.Lock()
-	s.st.SignIn = p
+	s.st.SignIn, s.st.SignInErr = p, nil
+	s.mu.Unlock()
+	s.m.changed(s, EventStatus, false)
+}
+
+// endPrompt records the end of a sign-in (err: why it failed, nil when it
+// succeeded) in the status, and says so.
+func (s *server) endPrompt(err error) {
+	s.mu.Lock()
+	s.st.SignIn, s.st.SignInErr = oauth.Prompt{}, err
 	s.mu.Unlock()
 	s.m.changed(s, EventStatus, false)
 }

@@ -58,8 +58,10 @@ type Status struct {
 	MaxRestarts int
 	NextAttempt time.Time
 	// SignIn is the prompt of the sign-in under way, once it has been
-	// presented (zero when none is).
+	// presented (zero when none is). SignInErr is why the last sign-in
+	// failed (nil after one that succeeded, and while one is under way).
 	SignIn          oauth.Prompt
+	SignInErr       error
 	ProtocolVersion string
 	ServerName      string
 	ServerVersion   string

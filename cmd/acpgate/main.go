@@ -14,9 +14,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 
 	"github.com/lmittmann/tint"
 
@@ -170,6 +173,11 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 	}
 	opts.MCP.Guard = guard
+	// Tokens of servers that need a sign-in live next to the sessions,
+	// one file per server, authorization server and client (mode 0600),
+	// and are redacted like every other secret.
+	opts.MCP.OAuthStore = oauth.NewStore(filepath.Join(dir, "oauth"))
+	opts.MCP.OAuthSecret = func(v string) { redactor.Add(v) }
 	if err := acp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil { // redacts every frame (Options.Secrets)
 		logger.Error("shutting down", "err", err)
 	}

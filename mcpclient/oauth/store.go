@@ -91,6 +91,29 @@ func (s *Store) Remove(serverURL string) error {
 	return errors.Join(errs...)
 }
 
+// RemoveAll deletes every stored token and registration, of every server
+// (the ACP logout method).
+func (s *Store) RemoveAll() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // serverPrefix is the file name prefix of serverURL's records.
 func serverPrefix(serverURL string) string {
 	sum := sha256.Sum256([]byte(serverURL))
