@@ -20,6 +20,9 @@ func (s *Server) rsHandler() http.Handler {
 		s.servePRM(w, r, true)
 	})
 	mux.Handle("/mcp", s.protect(s.mcp))
+	sse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.sse.ServeHTTP(w, r) })
+	mux.Handle("/sse", s.protect(sse))
+	mux.Handle("/message", s.protect(sse))
 	return mux
 }
 

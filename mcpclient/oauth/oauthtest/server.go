@@ -98,6 +98,7 @@ type Server struct {
 	AS  *httptest.Server // the authorization server
 	RS  *httptest.Server // the MCP server (resource server)
 	mcp *server.StreamableHTTPServer
+	sse *server.SSEServer // set before the first request
 
 	mu      sync.Mutex
 	cfg     Config
@@ -147,16 +148,24 @@ func New(t testing.TB, cfg Config) *Server {
 		})
 	}
 	s.mcp = server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithStateful(true))
-	s.RS = httptest.NewServer(s.rsHandler())
+	s.RS = httptest.NewUnstartedServer(s.rsHandler())
+	s.RS.Start()
+	s.sse = server.NewSSEServer(srv, server.WithBaseURL(s.RS.URL))
 	t.Cleanup(func() {
+		s.sse.CloseSessions()
 		s.RS.Close()
 		s.AS.Close()
 	})
 	return s
 }
 
-// MCPURL is the protected MCP server's URL.
+// MCPURL is the protected MCP server's URL (streamable HTTP).
 func (s *Server) MCPURL() string { return s.RS.URL + "/mcp" }
+
+// SSEURL is the protected MCP server's URL over the legacy SSE transport.
+// Its protected resource is the server's root: use it with
+// Config.RootMetadata.
+func (s *Server) SSEURL() string { return s.RS.URL + "/sse" }
 
 // IdPTokenURL is the identity provider's token endpoint (cross-app
 // access; served by the same process as the authorization server).
