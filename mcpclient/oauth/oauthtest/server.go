@@ -242,6 +242,7 @@ type StatusError struct {
 	Status int
 }
 
+// Error implements error.
 func (e *StatusError) Error() string { return e.URL + ": HTTP " + http.StatusText(e.Status) }
 
 // writeJSON writes v as a JSON answer with status.
