@@ -32,6 +32,10 @@ type Config struct {
 	// not name it (clients must find the well-known URI). RootMetadata
 	// publishes it at the root well-known URI only.
 	NoResourceMetadata, NoChallengeMetadata, RootMetadata bool
+	// LegacyMetadata: the MCP server's origin also serves the
+	// authorization server's metadata (the 2025-03-26 layout, with
+	// NoResourceMetadata).
+	LegacyMetadata bool
 	// NoServerMetadata: the authorization server publishes no metadata.
 	NoServerMetadata bool
 	// Resource overrides the resource the protected-resource metadata
