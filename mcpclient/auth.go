@@ -131,7 +131,8 @@ const (
 )
 
 // signIn starts a sign-in unless one is under way (Login replaces it) and
-// returns it. The sign-in runs under the Manager's life, so Close ends it;
+// returns it. The sign-in runs under the server's life (the Manager's
+// before Start), so Close, or a Reconfigure that stops the server, ends it;
 // Close waits for it.
 func (a *auth) signIn(mode signInMode) (*signInRun, error) {
 	c := a.current()
@@ -154,7 +155,7 @@ func (a *auth) signIn(mode signInMode) (*signInRun, error) {
 		a.noAuto = false
 	}
 	m.mu.Lock()
-	closing := m.closing
+	closing, life := m.closing, a.s.life
 	if !closing {
 		m.wg.Add(1)
 	}
@@ -162,7 +163,10 @@ func (a *auth) signIn(mode signInMode) (*signInRun, error) {
 	if closing {
 		return nil, ErrClosed
 	}
-	ctx, cancel := context.WithCancelCause(m.ctx)
+	if life == nil {
+		life = m.ctx // not started yet (Login before Start)
+	}
+	ctx, cancel := context.WithCancelCause(life)
 	run := &signInRun{done: make(chan struct{}), cancel: cancel}
 	a.cur = run
 	close(a.started)

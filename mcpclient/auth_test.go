@@ -215,3 +215,20 @@ func TestCloseDuringSignIn(t *testing.T) {
 		t.Fatalf("Close during a sign-in left %d goroutines", after-before)
 	}
 }
+
+// The legacy SSE transport signs in the same way.
+func TestSSEServerSignsIn(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{RootMetadata: true})
+	hook := newSignInHook()
+	opts, events := authOpts(t, hook)
+	m := start(t, opts, mcpclient.ServerSpec{Name: "remote", Transport: mcpclient.TransportSSE, URL: s.SSEURL()})
+	events.wait(t, "needs-auth", inState("remote", mcpclient.StateNeedsAuth))
+	follow(t, hook.next(t))
+	events.wait(t, "ready", inState("remote", mcpclient.StateReady))
+	if got := text(t, call(t, m, "remote", "echo", map[string]any{"text": "sse"})); got != "echo:sse" {
+		t.Fatalf("echo %q", got)
+	}
+	if st, _ := m.Status("remote"); st.Transport != mcpclient.TransportSSE {
+		t.Fatalf("transport %s", st.Transport)
+	}
+}

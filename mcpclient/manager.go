@@ -352,7 +352,7 @@ func (m *Manager) launch(s *server) {
 		return
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	s.cancel = cancel
+	s.cancel, s.life = cancel, ctx
 	m.wg.Add(1)
 	go s.run(ctx)
 }

@@ -33,6 +33,7 @@ type server struct {
 	auth    *auth    // OAuth sign-in (http and sse)
 
 	cancel context.CancelFunc // stops run; set by launch
+	life   context.Context    // run's context; set by launch (under m.mu)
 	done   chan struct{}      // closed when run has returned
 
 	refreshCh  chan struct{} // capacity 1: something asked for a refresh

@@ -22,31 +22,12 @@ const callbackPath = "/callback"
 // a loopback redirect (RFC 8252 §7.3): the listener lives for this sign-in
 // only.
 func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	state := rand.Text()
+	redirectURI, results, stop, err := c.listen(ctx, state, d)
 	if err != nil {
 		return nil, c.fail(StepRedirect, fmt.Errorf("opening the loopback listener: %w", err))
 	}
-	redirectURI := "http://" + ln.Addr().String() + callbackPath
-	results := make(chan redirectResult, 1)
-	state := rand.Text()
-	srv := &http.Server{
-		Handler:           c.callbackHandler(state, d, results),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln) // returns when closed below
-	}()
-	defer func() {
-		// Let the browser get its page, briefly; then close everything.
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = srv.Shutdown(sctx)
-		cancel()
-		_ = srv.Close()
-		<-served
-	}()
+	defer stop()
 
 	id, err := c.identify(ctx, d, []string{redirectURI}, []string{GrantAuthorizationCode, grantRefreshToken})
 	if err != nil {
@@ -97,6 +78,37 @@ func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []s
 		return nil, c.fail(StepToken, err)
 	}
 	return rec, nil
+}
+
+// listen opens the loopback listener of one sign-in on 127.0.0.1 (a
+// random port) and returns its redirect URI, the channel its first
+// redirect arrives on, and the function that closes it (and waits until
+// it is closed).
+func (c *Client) listen(ctx context.Context, state string, d *discovery) (string, <-chan redirectResult, func(), error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	results := make(chan redirectResult, 1)
+	srv := &http.Server{
+		Handler:           c.callbackHandler(state, d, results),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln) // returns when closed below
+	}()
+	stop := func() {
+		// Let the browser get its page, briefly; then close everything.
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+		_ = srv.Close()
+		<-served
+	}
+	return "http://" + ln.Addr().String() + callbackPath, results, stop, nil
 }
 
 // await shows p and waits, at most Options.RedirectTimeout, for wait to

@@ -109,6 +109,26 @@ func TestWellKnownFallback(t *testing.T) {
 	}
 }
 
+// Without protected-resource metadata, the 2025-03-26 layout: the
+// authorization server's metadata at the server's origin.
+func TestLegacyDiscovery(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{NoResourceMetadata: true, LegacyMetadata: true})
+	c := newClient(t, s, oauth.Config{}, nil)
+	na := mustNeedAuth(t, c, s)
+	if na.ResourceMetadata != "" {
+		t.Fatalf("challenge names metadata: %+v", na)
+	}
+	signIn(t, c)
+	mustOK(t, c, s)
+	md := s.Requests("as-metadata")
+	if len(md) != 1 || md[0].Header.Get("MCP-Protocol-Version") == "" {
+		t.Fatalf("metadata requests %+v", md)
+	}
+	if got := s.Requests("authorize")[0].Form.Get("resource"); got != s.MCPURL() {
+		t.Fatalf("resource %q", got)
+	}
+}
+
 // Metadata found nowhere, or an authorization server without metadata:
 // the error names the metadata step.
 func TestNoMetadata(t *testing.T) {

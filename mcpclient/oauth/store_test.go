@@ -78,6 +78,21 @@ func TestStoreReuseAndLogout(t *testing.T) {
 	}
 }
 
+// A Client without a token adopts the one another Client (another
+// session) stored meanwhile, instead of needing a sign-in of its own.
+func TestAdoptsTokenStoredMeanwhile(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{})
+	store := oauth.NewStore(t.TempDir())
+	a := newClient(t, s, oauth.Config{}, &oauth.Options{Store: store})
+	b := newClient(t, s, oauth.Config{}, &oauth.Options{Store: store})
+	mustNeedAuth(t, a, s)
+	signIn(t, a)
+	mustOK(t, b, s)
+	if n := len(s.Requests("authorize")); n != 1 {
+		t.Fatalf("%d authorizations", n)
+	}
+}
+
 // The token goes to the server's origin only: not to another port of the
 // same host, not to another name of it.
 func TestTokenStaysWithItsOrigin(t *testing.T) {

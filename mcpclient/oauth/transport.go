@@ -64,6 +64,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		discard(resp)
 		c.noteChallenge(ch)
 		if retried {
+			if resp.StatusCode == http.StatusUnauthorized {
+				c.dropToken(tok, errors.New("the server refused a fresh token"))
+			}
 			return nil, c.needsAuth(resp.StatusCode, ch)
 		}
 		var fresh string
@@ -199,10 +202,12 @@ func (c *Client) fresh(r *record) bool {
 	return r.Expiry.IsZero() || c.opts.Now().Add(refreshSkew).Before(r.Expiry)
 }
 
-// storedNewer adopts a token for r's client that another Client stored
-// after r (it refreshed first: r's refresh token may be spent).
+// storedNewer adopts a token that another Client stored after r: for r's
+// client (it refreshed first: r's refresh token may be spent), or, when
+// the Client has no token, any that fits the configuration (another
+// session signed in).
 func (c *Client) storedNewer(r *record, stale string) *record {
-	if c.opts.Store == nil || r == nil {
+	if c.opts.Store == nil {
 		return nil
 	}
 	recs, err := c.opts.Store.load(c.serverURL)
@@ -210,8 +215,14 @@ func (c *Client) storedNewer(r *record, stale string) *record {
 		return nil
 	}
 	for _, s := range recs {
-		if s.Issuer == r.Issuer && s.ClientID == r.ClientID && s.AccessToken != "" &&
-			s.AccessToken != stale && s.Updated.After(r.Updated) && c.fresh(s) {
+		if s.AccessToken == "" || s.AccessToken == stale || !c.fresh(s) {
+			continue
+		}
+		fits := r == nil && c.usable(s)
+		if r != nil {
+			fits = s.Issuer == r.Issuer && s.ClientID == r.ClientID && s.Updated.After(r.Updated)
+		}
+		if fits {
 			for _, v := range s.secrets() {
 				c.opts.Secrets(v)
 			}
@@ -245,6 +256,16 @@ func (c *Client) refresh(ctx context.Context, r *record) (string, error) {
 	}
 	c.opts.Logger.Debug("token refreshed", "server", c.name)
 	return nr.AccessToken, c.keep(&nr)
+}
+
+// dropToken drops the current token if it is tok.
+func (c *Client) dropToken(tok string, reason error) {
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
+	if r != nil && tok != "" && r.AccessToken == tok {
+		c.drop(r, reason)
+	}
 }
 
 // drop forgets r's tokens (keeping its client) because of reason, which

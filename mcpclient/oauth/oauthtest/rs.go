@@ -19,7 +19,17 @@ func (s *Server) rsHandler() http.Handler {
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource", func(w http.ResponseWriter, r *http.Request) {
 		s.servePRM(w, r, true)
 	})
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		if !s.config().LegacyMetadata {
+			http.NotFound(w, r)
+			return
+		}
+		s.serveASMetadata(w, r)
+	})
 	mux.Handle("/mcp", s.protect(s.mcp))
+	sse := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.sse.ServeHTTP(w, r) })
+	mux.Handle("/sse", s.protect(sse))
+	mux.Handle("/message", s.protect(sse))
 	return mux
 }
 

@@ -32,6 +32,10 @@ type Config struct {
 	// not name it (clients must find the well-known URI). RootMetadata
 	// publishes it at the root well-known URI only.
 	NoResourceMetadata, NoChallengeMetadata, RootMetadata bool
+	// LegacyMetadata: the MCP server's origin also serves the
+	// authorization server's metadata (the 2025-03-26 layout, with
+	// NoResourceMetadata).
+	LegacyMetadata bool
 	// NoServerMetadata: the authorization server publishes no metadata.
 	NoServerMetadata bool
 	// Resource overrides the resource the protected-resource metadata
@@ -98,6 +102,7 @@ type Server struct {
 	AS  *httptest.Server // the authorization server
 	RS  *httptest.Server // the MCP server (resource server)
 	mcp *server.StreamableHTTPServer
+	sse *server.SSEServer // set before the first request
 
 	mu      sync.Mutex
 	cfg     Config
@@ -147,16 +152,24 @@ func New(t testing.TB, cfg Config) *Server {
 		})
 	}
 	s.mcp = server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithStateful(true))
-	s.RS = httptest.NewServer(s.rsHandler())
+	s.RS = httptest.NewUnstartedServer(s.rsHandler())
+	s.RS.Start()
+	s.sse = server.NewSSEServer(srv, server.WithBaseURL(s.RS.URL))
 	t.Cleanup(func() {
+		s.sse.CloseSessions()
 		s.RS.Close()
 		s.AS.Close()
 	})
 	return s
 }
 
-// MCPURL is the protected MCP server's URL.
+// MCPURL is the protected MCP server's URL (streamable HTTP).
 func (s *Server) MCPURL() string { return s.RS.URL + "/mcp" }
+
+// SSEURL is the protected MCP server's URL over the legacy SSE transport.
+// Its protected resource is the server's root: use it with
+// Config.RootMetadata.
+func (s *Server) SSEURL() string { return s.RS.URL + "/sse" }
 
 // IdPTokenURL is the identity provider's token endpoint (cross-app
 // access; served by the same process as the authorization server).
@@ -233,6 +246,7 @@ type StatusError struct {
 	Status int
 }
 
+// Error implements error.
 func (e *StatusError) Error() string { return e.URL + ": HTTP " + http.StatusText(e.Status) }
 
 // writeJSON writes v as a JSON answer with status.
