@@ -136,6 +136,17 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 			return nil, fmt.Errorf("%w (%v)", ErrNotInstalled, err)
 		}
 	}
+	// The suite runs in Dir: relative paths would not resolve there.
+	for _, p := range []*string{&opts.Harness, &opts.Acpgate} {
+		abs, err := filepath.Abs(*p)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
 	if strings.ContainsAny(opts.Harness, " \t\n'\"\\$`;&|<>*?()[]{}~#!") {
 		return nil, fmt.Errorf("%w: %q", ErrBadCommand, opts.Harness)
 	}

@@ -7,7 +7,7 @@
 //
 // Usage (from the repository root, after `make npm`):
 //
-//	go run ./testdata/conformance/run [-keep DIR]
+//	go run ./testdata/conformance/run [-keep DIR] [-acpgate BIN] [-v]
 package main
 
 import (
@@ -25,11 +25,12 @@ import (
 func main() {
 	keep := flag.String("keep", "", "write the suite's per-scenario output (checks, harness and acpgate logs) to this `dir` and keep it")
 	verbose := flag.Bool("v", false, "show the suite's own output")
+	agent := flag.String("acpgate", "", "test this acpgate `binary` instead of building ./cmd/acpgate")
 	flag.Parse()
-	os.Exit(run(*keep, *verbose))
+	os.Exit(run(*keep, *agent, *verbose))
 }
 
-func run(keep string, verbose bool) int {
+func run(keep, agent string, verbose bool) int {
 	out := keep
 	if out == "" {
 		dir, err := os.MkdirTemp("", "acpgate-conformance-out-")
@@ -49,7 +50,9 @@ func run(keep string, verbose bool) int {
 		return 2
 	}
 	defer b.Cleanup()
-	agent, err := b.Build("./cmd/acpgate")
+	if agent == "" {
+		agent, err = b.Build("./cmd/acpgate")
+	}
 	if err == nil {
 		var harness string
 		harness, err = b.Build("./testdata/conformance/harness")
