@@ -1,12 +1,13 @@
 # acpgate — see README.md. `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       ?= bin
-NPM_DIRS  := testdata/everything testdata/acpnode
+NPM_DIRS  := testdata/everything testdata/acpnode testdata/conformance
 # go ./... skips testdata/; its Go packages are named here.
-TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/minagent
+TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/minagent \
+                 ./testdata/conformance ./testdata/conformance/harness ./testdata/conformance/run
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test lint bench npm demo clean cross
+.PHONY: build test lint bench npm demo clean cross conformance
 
 build:
 	$(GO) build ./...
@@ -33,6 +34,13 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 
 test: npm cross
 	$(GO) test -race -count=1 ./... $(TESTDATA_PKGS)
+
+# conformance: the MCP conformance suite's client scenarios against acpgate
+# (through ACP, testdata/conformance/harness): one line per scenario and
+# the totals; exits 1 when the results differ from the expected failures
+# (testdata/conformance/expected.go). Results: docs/conformance.md.
+conformance: npm
+	$(GO) run ./testdata/conformance/run
 
 # cross: everything compiles for Windows and macOS too (the process
 # teardown has a job-object and a sysctl implementation there).

