@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,8 +29,12 @@ func WithProgress(fn func(Progress)) CallOption {
 	return func(c *callState) { c.onProgress = fn }
 }
 
-// callState is one call in flight, found by its progress token.
+// callState is one call in flight, found by its progress token. ctx (the
+// call's, ending with it) and tool are what its server requests are
+// attributed with (see requestContext).
 type callState struct {
+	ctx        context.Context
+	tool       string
 	timer      *time.Timer
 	timeout    time.Duration
 	onProgress func(Progress)
@@ -62,19 +65,21 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	if err := s.checkTool(tool); err != nil {
 		return nil, err
 	}
-	if s.limiter != nil && !s.limiter.allow(time.Now()) {
+	if s.limiter != nil && !s.limiter.Allow(time.Now()) {
 		return nil, fmt.Errorf("%w: %q allows %d calls per minute; try again shortly", ErrRateLimited, server, s.spec.CallsPerMinute)
 	}
 
 	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	callCtx, _ = withSizeTrip(callCtx)
-	callCtx, slot := withResultSlot(callCtx)
-	cs := &callState{timeout: s.spec.CallTimeout}
+	cs := &callState{tool: tool, timeout: s.spec.CallTimeout}
 	for _, o := range opts {
 		o(cs)
 	}
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	callCtx = context.WithValue(callCtx, callKey{}, cs)
+	cs.ctx = callCtx
+	callCtx, _ = withSizeTrip(callCtx)
+	callCtx, slot := withResultSlot(callCtx)
 	cs.timer = time.AfterFunc(cs.timeout, func() { cancel(errTimeout) })
 	defer cs.timer.Stop()
 	s.calls.Store(token, cs)
@@ -231,29 +236,4 @@ func (m *Manager) request(ctx context.Context, server string) (*server, *conn, c
 	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
 	callCtx, _ = withSizeTrip(callCtx)
 	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil
-}
-
-// rateLimiter allows at most n events in any window. Safe for concurrent use.
-type rateLimiter struct {
-	mu     sync.Mutex
-	window time.Duration
-	times  []time.Time // ring of the last n allowed events
-	next   int
-}
-
-func newRateLimiter(n int, window time.Duration) *rateLimiter {
-	return &rateLimiter{window: window, times: make([]time.Time, n)}
-}
-
-// allow records an event at now and reports whether it is within the limit.
-func (r *rateLimiter) allow(now time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	oldest := r.times[r.next]
-	if !oldest.IsZero() && now.Sub(oldest) < r.window {
-		return false
-	}
-	r.times[r.next] = now
-	r.next = (r.next + 1) % len(r.times)
-	return true
 }

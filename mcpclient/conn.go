@@ -108,7 +108,7 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	schemas, notes := &rawSchemas{}, newNotices(life)
 	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
-		client:    client.NewClient(wrapTransport(t, schemas, notes), client.WithProtocolVersion(ProtocolVersion)),
+		client:    s.newClient(t, schemas, notes),
 		notes:     notes,
 		link:      processLink{p},
 		transport: TransportStdio,
@@ -166,7 +166,7 @@ func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, er
 
 func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport) (*conn, error) {
 	schemas, notes := &rawSchemas{}, newNotices(life)
-	cl := client.NewClient(wrapTransport(t, schemas, notes), client.WithProtocolVersion(ProtocolVersion))
+	cl := s.newClient(t, schemas, notes)
 	l := newHTTPLink()
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
