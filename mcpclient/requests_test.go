@@ -170,12 +170,12 @@ func TestElicitationEndsWithTheCall(t *testing.T) {
 		_, err := m.CallTool(ctx, "s", "elicit", map[string]any{"schema": map[string]any{"type": "object", "properties": map[string]any{}}})
 		done <- err
 	}()
-	<-asked
+	await(t, asked, "elicitation")
 	cancel()
-	if err := <-ended; err == nil {
+	if err := await(t, ended, "end of the handler"); err == nil {
 		t.Fatal("the handler's context did not end")
 	}
-	if err := <-done; err == nil {
+	if err := await(t, done, "end of the call"); err == nil {
 		t.Error("the cancelled call succeeded")
 	}
 }
@@ -254,7 +254,20 @@ func whileRunning(t *testing.T, m *mcpclient.Manager, server, tool string, args 
 	}
 	fn()
 	cancel()
-	<-ended
+	await(t, ended, "end of the running call")
+}
+
+// await receives from ch, failing the test after 30 s.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s", what)
+	}
+	var zero T
+	return zero
 }
 
 func TestElicitationURLAndComplete(t *testing.T) {
@@ -268,7 +281,7 @@ func TestElicitationURLAndComplete(t *testing.T) {
 	if got := text(t, res); got != `{"action":"accept"}` {
 		t.Errorf("the server got %s (content is for forms only)", got)
 	}
-	<-h.completeWake
+	await(t, h.completeWake, "notifications/elicitation/complete")
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.elicits[0]
