@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -96,10 +97,16 @@ type Agent struct {
 	shared     *mcpclient.Manager
 	sharedDone chan struct{}
 
-	mu         sync.Mutex
-	sessions   map[string]*liveSession
-	closing    bool
-	clientCaps acpsdk.ClientCapabilities // from initialize
+	cards atomic.Uint64 // numbers the cards of server requests
+
+	mu       sync.Mutex
+	sessions map[string]*liveSession
+	closing  bool
+	// clientCaps is what the client said it can do, in initialize.
+	clientCaps acpsdk.ClientCapabilities
+	// urls holds the URL elicitations waiting for their completion, by
+	// urlKey.
+	urls map[string]urlElicitation
 }
 
 var (
@@ -134,6 +141,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		logger:   opts.Logger,
 		out:      newLockedWriter(redacting(out, opts.Secrets)),
 		sessions: map[string]*liveSession{},
+		urls:     map[string]urlElicitation{},
 	}
 	a.runner = gateway.NewRunner(gateway.RunnerOptions{
 		System:         opts.System,
@@ -223,6 +231,12 @@ func (a *Agent) startShared(ctx context.Context) error {
 	mo.Prepare = a.prepare
 	mo.Redact = a.redact()
 	mo.OnEvent = a.sharedEvent
+	// Shared servers' requests go to the session whose call they belong
+	// to; they have no roots (no one session's directories).
+	mo.Elicitor = serverRequests{a: a}
+	if a.mayHaveModel() {
+		mo.Sampler = serverRequests{a: a}
+	}
 	m, err := mcpclient.New(specs, &mo)
 	if err != nil {
 		return fmt.Errorf("shared MCP servers: %w", err)
@@ -328,7 +342,8 @@ func internalError(format string, args ...any) *acpsdk.RequestError {
 	return &acpsdk.RequestError{Code: -32603, Message: "Internal error: " + msg, Data: map[string]any{"error": msg}}
 }
 
-// Initialize implements acpsdk.Agent.
+// Initialize implements acpsdk.Agent. The client's capabilities decide how
+// MCP servers' questions reach the user (see elicit).
 func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.clientCaps = p.ClientCapabilities
@@ -346,6 +361,9 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 				List:   &acpsdk.SessionListCapabilities{},
 				Close:  &acpsdk.SessionCloseCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
+				// The additional directories are the session's MCP roots,
+				// next to its cwd.
+				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
 	}, nil

@@ -259,19 +259,25 @@ func (a *Agent) approve(ctx context.Context, s *liveSession, call gateway.CallIn
 		decision = gateway.Reject
 	}
 	if remember != "" {
-		s.mu.Lock()
-		s.always[tool.Name] = remember
-		s.mu.Unlock()
-		if err := s.store.UpdateMeta(func(m *session.Meta) {
-			if m.Always == nil {
-				m.Always = map[string]string{}
-			}
-			m.Always[tool.Name] = remember
-		}); err != nil {
-			a.logger.Warn("saving a permission decision", "session", s.id, "err", err)
-		}
+		a.remember(s, tool.Name, remember)
 	}
 	return decision, nil
+}
+
+// remember keeps an "always" decision ("allow" or "reject") about key (a
+// tool name, or samplingKey of a server) for the session, and saves it.
+func (a *Agent) remember(s *liveSession, key, decision string) {
+	s.mu.Lock()
+	s.always[key] = decision
+	s.mu.Unlock()
+	if err := s.store.UpdateMeta(func(m *session.Meta) {
+		if m.Always == nil {
+			m.Always = map[string]string{}
+		}
+		m.Always[key] = decision
+	}); err != nil {
+		a.logger.Warn("saving a permission decision", "session", s.id, "err", err)
+	}
 }
 
 // reload applies the current configuration to a session: its configured

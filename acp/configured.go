@@ -25,11 +25,49 @@ type sessionConfig struct {
 	trusted map[string]bool
 	prefix  map[string]string
 	limits  config.Limits
+	// sampling is the top-level sampling mode; serverSampling the
+	// servers' own settings.
+	sampling       config.SamplingMode
+	serverSampling map[string]config.Server
+}
+
+// samplingPolicy is what the configuration says about one server's
+// sampling requests.
+type samplingPolicy struct {
+	mode      config.SamplingMode
+	maxTokens int // > 0
+	perMinute int // 0: no limit
+}
+
+// samplingFor returns the sampling policy of server: its own settings
+// over the limits and top-level mode, over the defaults.
+func (sc *sessionConfig) samplingFor(server string) samplingPolicy {
+	p := samplingPolicy{mode: sc.sampling, maxTokens: defaultSamplingMaxTokens, perMinute: defaultSamplingPerMinute}
+	if p.mode == "" {
+		p.mode = config.SamplingAsk
+	}
+	if v := sc.limits.SamplingMaxTokens; v != nil {
+		p.maxTokens = *v
+	}
+	if v := sc.limits.SamplingPerMinute; v != nil {
+		p.perMinute = *v
+	}
+	s := sc.serverSampling[server]
+	if s.Sampling != "" {
+		p.mode = s.Sampling
+	}
+	if s.SamplingMaxTokens != nil {
+		p.maxTokens = *s.SamplingMaxTokens
+	}
+	if s.SamplingPerMinute != nil {
+		p.perMinute = *s.SamplingPerMinute
+	}
+	return p
 }
 
 // sessionConfigFor resolves profile against the current configuration.
 func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
-	sc := sessionConfig{profile: profile, trusted: map[string]bool{}, prefix: map[string]string{}}
+	sc := sessionConfig{profile: profile, trusted: map[string]bool{}, prefix: map[string]string{}, serverSampling: map[string]config.Server{}}
 	cfg := a.config()
 	if cfg == nil {
 		if profile != "" {
@@ -41,9 +79,10 @@ func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
 	if err != nil {
 		return sc, err
 	}
-	sc.policy, sc.limits, sc.model = eff.Tools, eff.Limits, eff.Model
+	sc.policy, sc.limits, sc.model, sc.sampling = eff.Tools, eff.Limits, eff.Model, eff.Sampling
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
+		sc.serverSampling[s.Name] = s.Server
 		if s.ToolPrefix != "" {
 			sc.prefix[s.Name] = s.ToolPrefix
 		}
@@ -127,7 +166,8 @@ func (a *Agent) merge(configured, client []mcpclient.ServerSpec) []mcpclient.Ser
 }
 
 // applyLimits sets the configured limits on a session's MCP options and
-// the default timeouts of its specs.
+// the default timeouts of its specs, and withholds sampling from the
+// servers whose sampling is denied.
 func (sc *sessionConfig) applyLimits(mo *mcpclient.Options, specs []mcpclient.ServerSpec) {
 	l := sc.limits
 	if l.MaxServers != nil {
@@ -149,6 +189,7 @@ func (sc *sessionConfig) applyLimits(mo *mcpclient.Options, specs []mcpclient.Se
 		if specs[i].CallTimeout == 0 && l.CallTimeout != nil {
 			specs[i].CallTimeout = time.Duration(*l.CallTimeout) * time.Millisecond
 		}
+		specs[i].NoSampling = sc.samplingFor(specs[i].Name).mode == config.SamplingDeny
 	}
 }
 

@@ -71,3 +71,39 @@ func TestStartupGraceFromConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplingPolicy: a server's sampling settings win over the limits and
+// the top-level mode, which win over the defaults; a denied server is not
+// offered sampling.
+func TestSamplingPolicy(t *testing.T) {
+	c, _, err := config.Parse([]byte(`{"sampling": "allow", "limits": {"samplingMaxTokens": 100},
+		"mcpServers": {"a": {"command": "c"}, "b": {"command": "c", "sampling": "deny", "samplingPerMinute": 0}, "c": {"command": "c", "samplingMaxTokens": 7}}}`), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{opts: Options{Config: func() *config.Config { return c }}}
+	sc, err := a.sessionConfigFor("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for server, want := range map[string]samplingPolicy{
+		"a":      {config.SamplingAllow, 100, defaultSamplingPerMinute},
+		"b":      {config.SamplingDeny, 100, 0},
+		"c":      {config.SamplingAllow, 7, defaultSamplingPerMinute},
+		"client": {config.SamplingAllow, 100, defaultSamplingPerMinute},
+	} {
+		if got := sc.samplingFor(server); got != want {
+			t.Errorf("%s: %+v, want %+v", server, got, want)
+		}
+	}
+	sc.applyLimits(&mcpclient.Options{}, sc.servers)
+	for _, s := range sc.servers {
+		if s.NoSampling != (s.Name == "b") {
+			t.Errorf("%s: NoSampling %v", s.Name, s.NoSampling)
+		}
+	}
+	var none sessionConfig
+	if got := none.samplingFor("x"); got != (samplingPolicy{config.SamplingAsk, defaultSamplingMaxTokens, defaultSamplingPerMinute}) {
+		t.Errorf("defaults: %+v", got)
+	}
+}

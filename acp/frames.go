@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpgate/acpgate/mcpclient/lines"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -27,6 +28,9 @@ type lockedWriter struct {
 	watchs     map[string]func() // session id -> run after its creating response
 	broken     chan struct{}     // closed at the first failed write
 	brokenOnce sync.Once
+	// scoping counts the elicitations on their way out: while one is,
+	// frames go through scopeFrame.
+	scoping atomic.Int32
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
@@ -34,8 +38,15 @@ func newLockedWriter(w io.Writer) *lockedWriter {
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	frame := p
+	if l.scoping.Load() > 0 {
+		frame = scopeFrame(p)
+	}
 	l.mu.Lock()
-	n, err := l.w.Write(p)
+	n, err := l.w.Write(frame)
+	if err == nil {
+		n = len(p)
+	}
 	if err != nil {
 		l.brokenOnce.Do(func() { close(l.broken) })
 	}

@@ -158,6 +158,24 @@ type fakeClient struct {
 	RequestPermissionFunc func(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
 	ReadTextFileFunc      func(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error)
 	WriteTextFileFunc     func(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error)
+	// ElicitFunc answers elicitation/create; CompleteFunc gets
+	// elicitation/complete. Without them: "method not found".
+	ElicitFunc   func(context.Context, acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error)
+	CompleteFunc func(context.Context, acpsdk.UnstableCompleteElicitationNotification) error
+}
+
+func (c *fakeClient) UnstableCreateElicitation(ctx context.Context, p acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+	if c.ElicitFunc != nil {
+		return c.ElicitFunc(ctx, p)
+	}
+	return acpsdk.UnstableCreateElicitationResponse{}, errNotSupported
+}
+
+func (c *fakeClient) UnstableCompleteElicitation(ctx context.Context, p acpsdk.UnstableCompleteElicitationNotification) error {
+	if c.CompleteFunc != nil {
+		return c.CompleteFunc(ctx, p)
+	}
+	return errNotSupported
 }
 
 var _ acpsdk.Client = (*fakeClient)(nil)
@@ -235,6 +253,7 @@ type harness struct {
 	conn *acpsdk.ClientSideConnection
 	fc   *fakeClient
 	opts acp.Options
+	wire *testbin.SyncBuffer // every byte the agent sent the client
 }
 
 // newHarness runs the agent with opts and connects fc (nil: a default
@@ -260,8 +279,8 @@ func newHarnessWith(t *testing.T, opts acp.Options, fc *fakeClient, client acpsd
 		opts.Store = st
 	}
 	p := startAgent(t, opts)
-	h := &harness{t: t, fc: fc, opts: opts}
-	h.conn = acpsdk.NewClientSideConnection(client, p.in, p.out)
+	h := &harness{t: t, fc: fc, opts: opts, wire: &testbin.SyncBuffer{}}
+	h.conn = acpsdk.NewClientSideConnection(client, p.in, io.TeeReader(p.out, h.wire))
 	h.conn.SetLogger(slog.New(slog.DiscardHandler)) // before any traffic
 	t.Cleanup(func() { p.stop(t) })
 	return h

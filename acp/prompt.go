@@ -26,7 +26,7 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(withSession(ctx, s))
 	defer cancel()
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
@@ -29,6 +31,7 @@ const (
 type liveSession struct {
 	id    string
 	cwd   string
+	dirs  []string // the client's additionalDirectories
 	store *session.Session
 	mgr   *mcpclient.Manager
 	sync  *bridge.Sync // the session's tools, derived from its servers' events
@@ -62,6 +65,8 @@ type liveSession struct {
 	// sign-in prompts wait for it. signIns are the sign-ins shown.
 	known   chan struct{}
 	signIns map[string]*signInState
+	// sampleLimits holds the servers' sampling rate limits.
+	sampleLimits map[string]*ratelimit.Window
 }
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
@@ -84,6 +89,9 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err := checkCwd(p.Cwd); err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
+	if err := checkDirs(p.AdditionalDirectories); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
 	specs, err := serverSpecs(p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
@@ -98,12 +106,19 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, internalError("creating the session: %v", err)
 	}
-	if profile != "" {
-		if err := st.UpdateMeta(func(m *session.Meta) { m.Extra["profile"] = profile }); err != nil {
+	if profile != "" || len(p.AdditionalDirectories) > 0 {
+		if err := st.UpdateMeta(func(m *session.Meta) {
+			if profile != "" {
+				m.Extra["profile"] = profile
+			}
+			if len(p.AdditionalDirectories) > 0 {
+				m.Extra[extraDirs] = p.AdditionalDirectories
+			}
+		}); err != nil {
 			return acpsdk.NewSessionResponse{}, internalError("saving the session: %v", err)
 		}
 	}
-	s, err := a.open(ctx, st, p.Cwd, specs, sc, nil)
+	s, err := a.open(ctx, st, sessionPlace{p.Cwd, p.AdditionalDirectories}, specs, sc, nil)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
@@ -113,13 +128,24 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), Meta: s.serversMeta()}, nil
 }
 
+// extraDirs is the session metadata key of its additional directories.
+const extraDirs = "additionalDirectories"
+
+// sessionPlace is where a session works: its cwd and the additional
+// directories the client gave (both absolute).
+type sessionPlace struct {
+	cwd  string
+	dirs []string
+}
+
 // open starts a session's servers (waiting at most the startup budget) and
 // registers it.
-func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, client []mcpclient.ServerSpec, sc sessionConfig, history gateway.History) (*liveSession, error) {
+func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlace, client []mcpclient.ServerSpec, sc sessionConfig, history gateway.History) (*liveSession, error) {
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	cwd := place.cwd
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{},
 	}
@@ -148,6 +174,14 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)
+	}
+	// Servers' questions and roots are always answered; sampling is
+	// declared when the session has a model (as chosen now: a model
+	// /reload brings reaches servers started after it).
+	requests := serverRequests{a: a, s: s}
+	mo.Elicitor, mo.Roots = requests, requests
+	if s.provider != nil {
+		mo.Sampler = requests
 	}
 	mgr, err := mcpclient.New(specs, &mo)
 	if err != nil {
@@ -285,7 +319,7 @@ func (a *Agent) update(s *liveSession, u acpsdk.SessionUpdate) {
 // LoadSession implements acpsdk.AgentLoader: the history is replayed to the
 // client before the response.
 func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
-	s, records, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers, p.Meta)
+	s, records, err := a.reopen(ctx, string(p.SessionId), sessionPlace{p.Cwd, p.AdditionalDirectories}, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -296,7 +330,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 
 // ResumeSession implements acpsdk.Agent: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
-	s, _, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers, p.Meta)
+	s, _, err := a.reopen(ctx, string(p.SessionId), sessionPlace{p.Cwd, p.AdditionalDirectories}, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
@@ -304,9 +338,13 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	return acpsdk.ResumeSessionResponse{Modes: s.modes(), Meta: s.serversMeta()}, nil
 }
 
-// reopen opens a stored session with the servers of the request.
-func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServer, reqMeta map[string]any) (*liveSession, []session.Record, error) {
-	if err := checkCwd(cwd); err != nil {
+// reopen opens a stored session with the servers and directories of the
+// request.
+func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp []acpsdk.McpServer, reqMeta map[string]any) (*liveSession, []session.Record, error) {
+	if err := checkCwd(place.cwd); err != nil {
+		return nil, nil, err
+	}
+	if err := checkDirs(place.dirs); err != nil {
 		return nil, nil, err
 	}
 	specs, err := serverSpecs(mcp)
@@ -336,7 +374,18 @@ func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServ
 		_ = st.Close()
 		return nil, nil, invalidParams("%v", err)
 	}
-	s, err := a.open(ctx, st, cwd, specs, sc, history(records))
+	if !slices.Equal(storedDirs(st.Meta()), place.dirs) {
+		if err := st.UpdateMeta(func(m *session.Meta) {
+			delete(m.Extra, extraDirs)
+			if len(place.dirs) > 0 {
+				m.Extra[extraDirs] = place.dirs
+			}
+		}); err != nil {
+			_ = st.Close()
+			return nil, nil, internalError("saving session %q: %v", id, err)
+		}
+	}
+	s, err := a.open(ctx, st, place, specs, sc, history(records))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -365,6 +414,7 @@ func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 		if m.Title != "" {
 			info.Title = acpsdk.Ptr(m.Title)
 		}
+		info.AdditionalDirectories = storedDirs(m)
 		resp.Sessions = append(resp.Sessions, info)
 	}
 	if next != "" {
@@ -411,6 +461,7 @@ func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
 	s.stop()
 	err := s.mgr.Close(ctx)
 	s.sync.Detach()
+	a.forgetURLs(s)
 	return errors.Join(err, s.store.Close())
 }
 
@@ -446,6 +497,23 @@ func (a *Agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
+	}
+	return nil
+}
+
+// storedDirs returns the additional directories saved with a session.
+func storedDirs(m session.Meta) []string {
+	switch list := m.Extra[extraDirs].(type) {
+	case []string:
+		return list
+	case []any: // as decoded from the disk
+		var dirs []string
+		for _, d := range list {
+			if s, ok := d.(string); ok {
+				dirs = append(dirs, s)
+			}
+		}
+		return dirs
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
@@ -38,12 +39,11 @@ func (a *Agent) presentSignIn(s *liveSession) func(ctx context.Context, server s
 			link = p.VerificationURI
 		}
 		st := signInState{prompt: p, cardID: acpsdk.ToolCallId("mcp-signin-" + server + "-" + p.ID)}
-		if a.clientElicits(true) {
+		if _, url := a.clientElicitation(); url {
 			st.elicit, st.elicitD = true, acpsdk.UnstableElicitationId(p.ID)
 			s.setSignIn(server, &st)
-			resp, err := a.conn.UnstableCreateElicitation(ctx, acpsdk.UnstableCreateElicitationRequest{Url: &acpsdk.UnstableCreateElicitationUrl{
+			resp, err := a.clientElicit(ctx, s, gateway.CallInfo{}, acpsdk.UnstableCreateElicitationRequest{Url: &acpsdk.UnstableCreateElicitationUrl{
 				ElicitationId: st.elicitD, Mode: "url", Url: link, Message: signInMessage(server, p),
-				Meta: map[string]any{"sessionId": s.id, "mcpServer": server},
 			}})
 			switch {
 			case err != nil:
@@ -70,21 +70,6 @@ func signInMessage(server string, p oauth.Prompt) string {
 		return fmt.Sprintf("MCP server %s needs you to sign in: open %s and enter the code %s.", server, p.VerificationURI, p.UserCode)
 	}
 	return fmt.Sprintf("MCP server %s needs you to sign in; its tools are available once you have.", server)
-}
-
-// clientElicits reports whether the client supports elicitation in URL
-// mode (url) or form mode (!url).
-func (a *Agent) clientElicits(url bool) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e := a.clientCaps.Elicitation
-	if e == nil {
-		return false
-	}
-	if url {
-		return e.Url != nil
-	}
-	return e.Form != nil
 }
 
 // setSignIn records the sign-in shown for server (nil: none).

@@ -37,18 +37,41 @@ type ToolSpec struct {
 	Parameters  json.RawMessage // JSON Schema of the arguments
 }
 
-// ModelRequest is one call to a model.
+// ModelRequest is one call to a model. The zero value of each sampling
+// setting means the provider's default.
 type ModelRequest struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// ToolChoice is ToolChoiceAuto (or ""), ToolChoiceRequired or
+	// ToolChoiceNone.
+	ToolChoice ToolChoice
+	// MaxTokens bounds the answer's tokens (0: the provider's default).
+	MaxTokens int
+	// Temperature, when set, is the sampling temperature.
+	Temperature *float64
+	// Stop ends the answer at the first of these sequences.
+	Stop []string
 }
+
+// ToolChoice says whether the model must, may or must not call tools.
+type ToolChoice string
+
+// The tool choices.
+const (
+	ToolChoiceAuto     ToolChoice = "auto"
+	ToolChoiceRequired ToolChoice = "required"
+	ToolChoiceNone     ToolChoice = "none"
+)
 
 // ModelResponse is a model's complete answer to one ModelRequest.
 type ModelResponse struct {
 	Message Message // RoleAssistant: text, thinking, tool calls
 	Stop    StopReason
 	Usage   Usage
+	// Model names the model that answered, as the provider reported it
+	// ("" if it did not).
+	Model string
 }
 
 // Delta is a piece of a streamed answer.

@@ -35,6 +35,22 @@ type CallInfo struct {
 	Meta     map[string]any // the tool's Meta
 }
 
+// callKey is the context key of the CallInfo of a running tool.
+type callKey struct{}
+
+// WithCall returns ctx carrying call: the context a tool's Execute gets,
+// so that what runs on its behalf (an MCP server's question, for one) can
+// name the call.
+func WithCall(ctx context.Context, call CallInfo) context.Context {
+	return context.WithValue(ctx, callKey{}, call)
+}
+
+// CallFrom returns the CallInfo of the tool call ctx runs for, if any.
+func CallFrom(ctx context.Context) (CallInfo, bool) {
+	c, ok := ctx.Value(callKey{}).(CallInfo)
+	return c, ok
+}
+
 // Event is something that happened in a turn.
 type Event struct {
 	Kind     EventKind
@@ -383,7 +399,7 @@ func (r *Runner) execute(ctx context.Context, p *pendingCall, sink Sink) (res Re
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	res, err := p.tool.Execute(ctx, args, func(pr Progress) {
+	res, err := p.tool.Execute(WithCall(ctx, p.info), args, func(pr Progress) {
 		sink(Event{Kind: EventToolCallProgress, Call: &p.info, Progress: pr})
 	})
 	if err != nil {

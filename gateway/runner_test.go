@@ -440,3 +440,23 @@ func TestRunUsesTheAccessGiven(t *testing.T) {
 		t.Errorf("results %q, want %q", results, want)
 	}
 }
+
+// TestToolSeesItsCall: a tool's Execute context names its call.
+func TestToolSeesItsCall(t *testing.T) {
+	tl := namedTool("who")
+	tl.Execute = func(ctx context.Context, _ json.RawMessage, _ func(gateway.Progress)) (gateway.Result, error) {
+		c, ok := gateway.CallFrom(ctx)
+		if !ok {
+			return gateway.ErrorResult("no call"), nil
+		}
+		return gateway.TextResult(c.ID + " " + c.Name), nil
+	}
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Execute(context.Background(), "k", tools(tl), "who", json.RawMessage(`{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gateway.PlainText(res.Content); !strings.HasPrefix(got, "call_") || !strings.HasSuffix(got, " who") {
+		t.Errorf("the tool saw %q", got)
+	}
+}

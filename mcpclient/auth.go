@@ -102,10 +102,6 @@ func (a *auth) roundTripper(spec *ServerSpec, l *httpLink) (http.RoundTripper, e
 	return authWatch{rt: c.RoundTripper(http.DefaultTransport), link: l}, nil
 }
 
-// callKey marks the context of a call: its sign-in errors are the call's
-// to handle (see Manager.CallTool), not the link's.
-type callKey struct{}
-
 // authWatch ends its link when a request outside a call needs a sign-in.
 type authWatch struct {
 	rt   http.RoundTripper

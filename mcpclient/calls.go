@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +31,12 @@ func WithProgress(fn func(Progress)) CallOption {
 	return func(c *callState) { c.onProgress = fn }
 }
 
-// callState is one call in flight, found by its progress token.
+// callState is one call in flight, found by its progress token. ctx (the
+// call's, ending with it) and tool are what its server requests are
+// attributed with (see requestContext).
 type callState struct {
+	ctx        context.Context
+	tool       string
 	timer      *time.Timer
 	timeout    time.Duration
 	onProgress func(Progress)
@@ -71,10 +74,10 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	if err := s.checkTool(tool); err != nil {
 		return nil, err
 	}
-	if s.limiter != nil && !s.limiter.allow(time.Now()) {
+	if s.limiter != nil && !s.limiter.Allow(time.Now()) {
 		return nil, fmt.Errorf("%w: %q allows %d calls per minute; try again shortly", ErrRateLimited, server, s.spec.CallsPerMinute)
 	}
-	cs := &callState{timeout: s.spec.CallTimeout}
+	cs := &callState{tool: tool, timeout: s.spec.CallTimeout}
 	for _, o := range opts {
 		o(cs)
 	}
@@ -88,11 +91,14 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	return res, err
 }
 
-// callTool makes one tools/call on c, within the call timeout.
+// callTool makes one tools/call on c, within the call timeout; the call's
+// context carries cs (see callKey).
 func (s *server) callTool(ctx context.Context, c *conn, tool string, args any, cs *callState) (*mcp.CallToolResult, error) {
 	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
-	callCtx, cancel := context.WithCancelCause(context.WithValue(ctx, callKey{}, true))
+	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	callCtx = context.WithValue(callCtx, callKey{}, cs)
+	cs.ctx = callCtx
 	callCtx, _ = withSizeTrip(callCtx)
 	callCtx, slot := withResultSlot(callCtx)
 	cs.timer = time.AfterFunc(cs.timeout, func() { cancel(errTimeout) })
@@ -285,29 +291,4 @@ func (m *Manager) request(ctx context.Context, server string) (*server, *conn, c
 	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
 	callCtx, _ = withSizeTrip(callCtx)
 	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil
-}
-
-// rateLimiter allows at most n events in any window. Safe for concurrent use.
-type rateLimiter struct {
-	mu     sync.Mutex
-	window time.Duration
-	times  []time.Time // ring of the last n allowed events
-	next   int
-}
-
-func newRateLimiter(n int, window time.Duration) *rateLimiter {
-	return &rateLimiter{window: window, times: make([]time.Time, n)}
-}
-
-// allow records an event at now and reports whether it is within the limit.
-func (r *rateLimiter) allow(now time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	oldest := r.times[r.next]
-	if !oldest.IsZero() && now.Sub(oldest) < r.window {
-		return false
-	}
-	r.times[r.next] = now
-	r.next = (r.next + 1) % len(r.times)
-	return true
 }

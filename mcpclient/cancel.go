@@ -22,8 +22,9 @@ import (
 // one with wrapTransport.
 type wrapped struct {
 	transport.Interface
-	schemas *rawSchemas // captures tools/list input schemas verbatim
-	notes   *notices    // the cancellation notices in flight; nil: mcp-go sends them
+	schemas *rawSchemas   // captures tools/list input schemas verbatim
+	notes   *notices      // the cancellation notices in flight; nil: mcp-go sends them
+	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
 }
 
 // wrappedHTTP is wrapped for a transport.HTTPConnection (streamable HTTP
@@ -120,11 +121,20 @@ func (t wrapped) sendCancelled(ctx context.Context, id mcp.RequestId) {
 // SetProtocolVersion implements transport.HTTPConnection.
 func (t wrappedHTTP) SetProtocolVersion(v string) { t.http.SetProtocolVersion(v) }
 
-// SetRequestHandler forwards server-to-client requests (ping, roots, ...).
+// SetRequestHandler forwards server-to-client requests (ping, roots, ...),
+// through serve when set.
 func (t wrapped) SetRequestHandler(h transport.RequestHandler) {
-	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
-		b.SetRequestHandler(h)
+	b, ok := t.Interface.(transport.BidirectionalInterface)
+	if !ok {
+		return
 	}
+	if serve := t.serve; serve != nil {
+		next := h
+		h = func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+			return serve(ctx, req, next)
+		}
+	}
+	b.SetRequestHandler(h)
 }
 
 // SetConnectionLostHandler forwards to transports that can report it (SSE).

@@ -108,7 +108,7 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	schemas, notes := &rawSchemas{}, newNotices(life)
 	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
-		client:    client.NewClient(wrapTransport(t, schemas, notes), client.WithProtocolVersion(ProtocolVersion)),
+		client:    s.newClient(t, schemas, notes),
 		notes:     notes,
 		link:      processLink{p},
 		transport: TransportStdio,
@@ -182,7 +182,7 @@ func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, er
 
 func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
 	schemas, notes := &rawSchemas{}, newNotices(life)
-	cl := client.NewClient(wrapTransport(t, schemas, notes), client.WithProtocolVersion(ProtocolVersion))
+	cl := s.newClient(t, schemas, notes)
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
 	c := &conn{client: cl, notes: notes, link: l, transport: tr, schemas: schemas}

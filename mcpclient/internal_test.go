@@ -81,22 +81,6 @@ func TestTailBuffer(t *testing.T) {
 	}
 }
 
-func TestRateLimiter(t *testing.T) {
-	r := newRateLimiter(3, time.Minute)
-	t0 := time.Unix(1000, 0)
-	for i := 0; i < 3; i++ {
-		if !r.allow(t0.Add(time.Duration(i) * time.Second)) {
-			t.Fatalf("call %d refused", i)
-		}
-	}
-	if r.allow(t0.Add(30 * time.Second)) {
-		t.Fatal("4th call within a minute allowed")
-	}
-	if !r.allow(t0.Add(61 * time.Second)) {
-		t.Fatal("call after the window refused")
-	}
-}
-
 func TestDefaultBackoff(t *testing.T) {
 	want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
 	for i, w := range want {

@@ -7,8 +7,13 @@
 // Its catalog (Tools, Resources, ...) is the one source of a session's
 // tools; Options.OnEvent says when it changed.
 //
+// Requests servers send (elicitation, sampling, roots) reach the handlers
+// of Options (Elicitor, Sampler, RootsLister), attributed to the call they
+// belong to where that can be told (see requests.go).
+//
 // mcp-go types in the API, on purpose. The package returns its own types
-// for everything it adds (Status, Event, ServerSpec, Progress, errors), and
+// for everything it adds (Status, Event, ServerSpec, Progress, errors, the
+// server requests and their answers), and
 // mark3labs/mcp-go's types for what servers say, as they said it:
 // ServerTool.Tool (mcp.Tool), CallTool (*mcp.CallToolResult), ReadResource
 // (*mcp.ReadResourceResult), GetPrompt (*mcp.GetPromptResult) and the
@@ -120,6 +125,17 @@ type Options struct {
 	// SignInTimeout bounds the user's part of one sign-in (default
 	// oauth.DefaultRedirectTimeout).
 	SignInTimeout time.Duration
+	// Elicitor, Sampler and Roots answer the requests servers send
+	// (elicitation/create, sampling/createMessage, roots/list; see
+	// requests.go for how a request is attributed to a call). Each
+	// capability is declared in initialize exactly when its handler is
+	// set: elicitation (form and url), sampling (with tools; not to a
+	// server whose spec sets NoSampling), roots (with listChanged, see
+	// RootsChanged). Without a handler the request is refused. Default:
+	// none.
+	Elicitor Elicitor
+	Sampler  Sampler
+	Roots    RootsLister
 }
 
 // The defaults of Options.ClientName and Options.ClientVersion. An agent

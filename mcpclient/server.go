@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/acpgate/acpgate/internal/ratelimit"
 )
 
 // refreshKind is a bit set of what to list again.
@@ -28,7 +30,7 @@ type server struct {
 	m       *Manager
 	spec    ServerSpec
 	logger  *slog.Logger
-	limiter *rateLimiter
+	limiter *ratelimit.Window
 	logs    *logGate // the server's own output, into logger
 	auth    *auth    // OAuth sign-in (http and sse)
 
@@ -70,7 +72,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	if spec.CallsPerMinute > 0 {
-		s.limiter = newRateLimiter(spec.CallsPerMinute, time.Minute)
+		s.limiter = ratelimit.New(spec.CallsPerMinute, time.Minute)
 	}
 	return s
 }
@@ -317,6 +319,8 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 		s.progress(n.Params.AdditionalFields)
 	case string(mcp.MethodNotificationMessage):
 		s.serverLog(n.Params.AdditionalFields)
+	case string(mcp.MethodNotificationElicitationComplete):
+		s.elicitationComplete(n.Params.AdditionalFields)
 	}
 }
 

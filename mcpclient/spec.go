@@ -106,6 +106,11 @@ type ServerSpec struct {
 	// closed and never started. (It is the "enabled" flag, inverted so the
 	// zero value is enabled.)
 	Disabled bool
+
+	// NoSampling withholds sampling from this server even when
+	// Options.Sampler is set: the capability is not declared to it, and
+	// its sampling requests are refused.
+	NoSampling bool
 }
 
 // ErrInvalidSpec is wrapped by every error about a ServerSpec.

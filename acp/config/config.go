@@ -18,6 +18,10 @@ import (
 type Config struct {
 	// Model holds the default model settings.
 	Model Model `json:"model,omitzero"`
+	// Sampling is what happens when an MCP server asks the session's model
+	// (sampling/createMessage): SamplingAsk (the default, also for ""),
+	// SamplingAllow or SamplingDeny. A server's own Sampling wins.
+	Sampling SamplingMode `json:"sampling,omitzero"`
 	// Limits holds the limits of every session, whatever the profile.
 	Limits Limits `json:"limits,omitzero"`
 	// Agents holds the default agent settings and the profiles.
@@ -76,7 +80,26 @@ type Limits struct {
 	ConnectTimeout *int `json:"connectTimeout,omitempty"`
 	// CallTimeout is the default timeout of one tool call (> 0 ms).
 	CallTimeout *int `json:"callTimeout,omitempty"`
+	// SamplingMaxTokens caps the maxTokens of one sampling request of a
+	// server (> 0); SamplingPerMinute bounds a server's sampling requests
+	// per minute (>= 0; 0: no limit). A server's own settings win.
+	SamplingMaxTokens *int `json:"samplingMaxTokens,omitempty"`
+	SamplingPerMinute *int `json:"samplingPerMinute,omitempty"`
 }
+
+// SamplingMode says whether an MCP server may use the session's model.
+type SamplingMode string
+
+// The sampling modes.
+const (
+	// SamplingAsk asks the user each time (also in auto mode), unless the
+	// server is trusted.
+	SamplingAsk SamplingMode = "ask"
+	// SamplingAllow answers without asking.
+	SamplingAllow SamplingMode = "allow"
+	// SamplingDeny refuses: the capability is not even declared.
+	SamplingDeny SamplingMode = "deny"
+)
 
 // Agents holds the "agents" object: the defaults and the profiles. It is
 // plain data: not safe for concurrent modification.
@@ -169,6 +192,13 @@ type Server struct {
 	Shared bool `json:"shared,omitzero"`
 	// AllowInsecureHTTP allows plain http to a host other than loopback.
 	AllowInsecureHTTP bool `json:"allowInsecureHttp,omitzero"`
+	// Sampling overrides the top-level sampling mode for this server ("":
+	// not set).
+	Sampling SamplingMode `json:"sampling,omitzero"`
+	// SamplingMaxTokens (> 0) and SamplingPerMinute (>= 0; 0: no limit)
+	// override the limits of the same names for this server; nil: not set.
+	SamplingMaxTokens *int `json:"samplingMaxTokens,omitempty"`
+	SamplingPerMinute *int `json:"samplingPerMinute,omitempty"`
 	// OAuth configures sign-in to an http or sse server; nil means sign-in
 	// with the defaults when the server asks for it (a 401).
 	OAuth *OAuth `json:"oauth,omitempty"`

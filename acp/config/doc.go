@@ -36,8 +36,17 @@
 //
 // Numbers follow one rule: an absent limit takes its default (a nil
 // pointer in [Limits], in [Server].MaxRestarts); 0 means off, and only
-// limits.callsPerMinute (no rate limit) and a server's maxRestarts (never
-// restart) can be off; every other limit and timeout must be positive.
+// limits.callsPerMinute (no rate limit), limits.startupGrace (wait for
+// every server), limits.samplingPerMinute and a server's samplingPerMinute
+// (no sampling rate limit) and a server's maxRestarts (never restart) can
+// be off; every other limit and timeout must be positive.
+//
+// # Sampling
+//
+// "sampling" ("ask", the default, "allow" or "deny"), at the top level and
+// per server (the server's wins), says whether an MCP server may use the
+// session's model; limits.samplingMaxTokens and limits.samplingPerMinute,
+// and a server's keys of the same names, bound what it may ask.
 //
 // # Validation
 //
@@ -61,9 +70,10 @@
 // "streamableHttp" for http), command, args, env, cwd, url, headers, timeout
 // (connect timeout), toolTimeout (call timeout), restartOnCrash (default
 // true), maxRestarts (default 5), toolPrefix ([A-Za-z0-9_-]+), trusted, shared
-// (one instance per agent process rather than one per session) and
-// allowInsecureHttp. Without a transport, a server with a url and no command
-// is http, any other stdio.
+// (one instance per agent process rather than one per session),
+// allowInsecureHttp, sampling, samplingMaxTokens and samplingPerMinute.
+// Without a transport, a server with a url and no command is http, any
+// other stdio.
 //
 // # Profiles
 //

@@ -29,6 +29,8 @@ type Effective struct {
 	Model Model
 	// Limits holds the limits (top-level only).
 	Limits Limits
+	// Sampling is the top-level sampling mode (SamplingAsk when unset).
+	Sampling SamplingMode
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -97,7 +99,10 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits}
+	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling}
+	if eff.Sampling == "" {
+		eff.Sampling = SamplingAsk
+	}
 	for _, name := range sortedKeys(servers) {
 		eff.Servers = append(eff.Servers, NamedServer{Name: name, Server: servers[name].withDefaults()})
 	}

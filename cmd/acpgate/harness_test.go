@@ -34,6 +34,22 @@ type client struct {
 	wake    chan struct{}
 	answer  func(acpsdk.RequestPermissionRequest) string // option id; "" = cancelled
 	asked   []acpsdk.RequestPermissionRequest
+	// elicit answers elicitation/create (nil: "method not found").
+	elicit func(acpsdk.UnstableCreateElicitationRequest) acpsdk.UnstableCreateElicitationResponse
+}
+
+func (c *client) UnstableCreateElicitation(_ context.Context, p acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
+	c.mu.Lock()
+	elicit := c.elicit
+	c.mu.Unlock()
+	if elicit == nil {
+		return acpsdk.UnstableCreateElicitationResponse{}, acpsdk.NewMethodNotFound("elicitation/create")
+	}
+	return elicit(p), nil
+}
+
+func (c *client) UnstableCompleteElicitation(context.Context, acpsdk.UnstableCompleteElicitationNotification) error {
+	return nil
 }
 
 func newClient() *client { return &client{wake: make(chan struct{}, 1)} }
@@ -146,6 +162,18 @@ func startAgent(t testing.TB, stateDir string, args ...string) *agent {
 // startAgentEnv is startAgent with extra environment variables.
 func startAgentEnv(t testing.TB, stateDir string, env []string, args ...string) *agent {
 	t.Helper()
+	a := launchAgent(t, stateDir, env, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := a.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return a
+}
+
+// launchAgent runs acpgate and connects a client, without initialize.
+func launchAgent(t testing.TB, stateDir string, env []string, args ...string) *agent {
+	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "2s"}, args...)...)
 	// No configuration file unless a test gives one.
 	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+t.TempDir()), env...)
@@ -178,11 +206,6 @@ func startAgentEnv(t testing.TB, stateDir string, env []string, args ...string) 
 			t.Logf("acpgate stderr:\n%s", a.stderr.String())
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := a.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
 	return a
 }
 

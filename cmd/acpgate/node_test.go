@@ -16,7 +16,9 @@ import (
 // TestNodeSDKClient drives acpgate with the official TypeScript ACP SDK
 // (testdata/acpnode, pinned in its package-lock.json): one session with the
 // MCP reference server over stdio, streamable HTTP and SSE, and a
-// `/call mcp__<server>__get-sum` prompt for each. See testdata/acpnode/e2e.mjs.
+// `/call mcp__<server>__get-sum` prompt for each, then the server's
+// question (trigger-elicitation-request) answered through the SDK's
+// validated elicitation/create. See testdata/acpnode/e2e.mjs.
 func TestNodeSDKClient(t *testing.T) {
 	root := testbin.ModuleRoot()
 	script := filepath.Join(root, "testdata", "acpnode", "e2e.mjs")
@@ -75,7 +77,7 @@ func TestNodeSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("e2e.mjs failed (%v): %s", err, last)
 	}
-	if last != "acpnode e2e: 3 passed, 0 failed" {
+	if last != "acpnode e2e: 4 passed, 0 failed" {
 		t.Fatalf("e2e.mjs exited 0 but its result line is %q", last)
 	}
 }

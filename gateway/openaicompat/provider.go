@@ -147,6 +147,20 @@ func (p *Provider) explain(err error) error {
 // params converts a gateway request to the SDK's.
 func (p *Provider) params(req gateway.ModelRequest) (openai.ChatCompletionNewParams, error) {
 	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(p.cfg.Model)}
+	if req.MaxTokens > 0 {
+		// max_tokens rather than max_completion_tokens: the one every
+		// OpenAI-compatible server knows.
+		params.MaxTokens = openai.Int(int64(req.MaxTokens))
+	}
+	if req.Temperature != nil {
+		params.Temperature = openai.Float(*req.Temperature)
+	}
+	if len(req.Stop) > 0 {
+		params.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: req.Stop}
+	}
+	if req.ToolChoice != "" && len(req.Tools) > 0 {
+		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(string(req.ToolChoice))}
+	}
 	if req.System != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
@@ -242,6 +256,7 @@ type accumulator struct {
 	byIndex                 map[int64]*toolCall
 	finish                  string
 	usage                   gateway.Usage
+	model                   string
 }
 
 type toolCall struct {
@@ -250,6 +265,9 @@ type toolCall struct {
 }
 
 func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gateway.Delta)) {
+	if ch.Model != "" {
+		a.model = ch.Model
+	}
 	if ch.JSON.Usage.Valid() {
 		a.usage = gateway.Usage{InputTokens: int(ch.Usage.PromptTokens), OutputTokens: int(ch.Usage.CompletionTokens)}
 	}
@@ -294,6 +312,7 @@ func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gatew
 
 func (a *accumulator) addCompletion(c *openai.ChatCompletion, onDelta func(gateway.Delta)) {
 	a.usage = gateway.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)}
+	a.model = c.Model
 	if len(c.Choices) == 0 {
 		return
 	}
@@ -373,5 +392,5 @@ func (a *accumulator) response() gateway.ModelResponse {
 	case len(msg.ToolCalls) > 0:
 		stop = gateway.StopToolUse
 	}
-	return gateway.ModelResponse{Message: msg, Stop: stop, Usage: a.usage}
+	return gateway.ModelResponse{Message: msg, Stop: stop, Usage: a.usage, Model: a.model}
 }

@@ -2,6 +2,7 @@ package openaicompat_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -85,5 +86,39 @@ func TestNewNeedsAModel(t *testing.T) {
 		Tools: []gateway.ToolSpec{{Name: "bad", Parameters: []byte(`[1,2]`)}},
 	}, func(gateway.Delta) {}); err == nil || !strings.Contains(err.Error(), "tool bad: input schema is not a JSON object") {
 		t.Errorf("bad schema: %v", err)
+	}
+}
+
+// TestProviderSamplingSettings: max tokens, temperature, stop sequences and
+// tool choice reach the endpoint; the answering model is reported.
+func TestProviderSamplingSettings(t *testing.T) {
+	for _, noStream := range []bool{false, true} {
+		srv := fakellm.Start(fakellm.Turn{Text: "ok"})
+		p := srv.Provider(t, openaicompat.Config{NoStream: noStream})
+		temp := 0.25
+		resp, err := p.Complete(context.Background(), gateway.ModelRequest{
+			Messages:  []gateway.Message{{Role: gateway.RoleUser, Content: userInput("x")}},
+			Tools:     []gateway.ToolSpec{{Name: "t", Parameters: []byte(`{"type":"object"}`)}},
+			MaxTokens: 42, Temperature: &temp, Stop: []string{"END"}, ToolChoice: gateway.ToolChoiceRequired,
+		}, func(gateway.Delta) {})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Model != fakellm.DefaultModel {
+			t.Errorf("model %q, want %q", resp.Model, fakellm.DefaultModel)
+		}
+		var body struct {
+			MaxTokens   int      `json:"max_tokens"`
+			Temperature float64  `json:"temperature"`
+			Stop        []string `json:"stop"`
+			ToolChoice  string   `json:"tool_choice"`
+		}
+		if err := json.Unmarshal(srv.Requests()[0].Raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.MaxTokens != 42 || body.Temperature != 0.25 || len(body.Stop) != 1 || body.Stop[0] != "END" || body.ToolChoice != "required" {
+			t.Errorf("request %s", srv.Requests()[0].Raw)
+		}
 	}
 }

@@ -12,6 +12,12 @@
 // end_turn. Permission requests are answered with the allow_once option
 // (though the pinned server marks get-sum readOnlyHint: true, so acpgate
 // runs it without asking; the log line counts the requests).
+// Then, on the stdio server, `/call mcp__ev-stdio__trigger-elicitation-request
+// {}`: the client declares form elicitation, so the server's question
+// reaches it as elicitation/create (which the SDK validates: it must name
+// the session and the tool call); the client answers {name: "Ann"} and the
+// completed call must report "Name: Ann" and the form's default
+// "Favorite Integer: 42".
 // Finally acpgate's stdin is closed and it must exit with status 0.
 //
 // Prints "acpnode e2e: N passed, M failed" and exits 0 only if all passed.
@@ -184,6 +190,7 @@ async function main() {
   // requests with their allow_once option.
   const updates = []; // SessionNotification, in arrival order
   const permissions = []; // RequestPermissionRequest
+  const elicitations = []; // CreateElicitationRequest, as validated by the SDK
   const app = acp
     .client({ name: "acpnode-e2e" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -197,6 +204,10 @@ async function main() {
         return { outcome: { outcome: "cancelled" } };
       }
       return { outcome: { outcome: "selected", optionId: opt.optionId } };
+    })
+    .onRequest(acp.methods.client.elicitation.create, ({ params }) => {
+      elicitations.push(params);
+      return { action: "accept", content: { name: "Ann" } };
     });
 
   const stream = acp.ndJsonStream(Writable.toWeb(agent.stdin), Readable.toWeb(agent.stdout));
@@ -211,7 +222,7 @@ async function main() {
     const init = await withTimeout(
       ctx.request(acp.methods.agent.initialize, {
         protocolVersion: 1,
-        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, elicitation: { form: {} } },
         clientInfo: { name: "acpnode-e2e", version: "0.0.0" },
       }),
       REQUEST_MS,
@@ -261,6 +272,34 @@ async function main() {
       log(`${why === null ? "PASS" : "FAIL"} ${s.name}${why ? " (details below)" : ""}`);
     }
 
+    {
+      const from = updates.length;
+      let why = null;
+      try {
+        const resp = await prompt(`/call ${toolName("ev-stdio", "trigger-elicitation-request")} {}`);
+        const mine = updates
+          .slice(from)
+          .filter((n) => n.sessionId === sessionId)
+          .map((n) => n.update);
+        const texts = mine
+          .filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed")
+          .flatMap((u) => (u.content ?? []).filter((c) => c.content?.type === "text").map((c) => c.content.text))
+          .join("\n");
+        const e = elicitations[0];
+        if (elicitations.length !== 1 || e.sessionId !== sessionId || !e.toolCallId || e.mode !== "form") {
+          why = `elicitation/create as received: ${JSON.stringify(elicitations)}`;
+        } else if (!texts.includes("Name: Ann") || !texts.includes("Favorite Integer: 42")) {
+          why = `the call's result lacks the answer and the defaults: ${JSON.stringify(texts)}`;
+        } else if (resp.stopReason !== "end_turn") {
+          why = `stopReason ${JSON.stringify(resp.stopReason)}, want "end_turn"`;
+        }
+      } catch (e) {
+        why = `prompt failed: ${errText(e)}`;
+      }
+      results.push({ name: "elicitation", ok: why === null, why });
+      log(`${why === null ? "PASS" : "FAIL"} elicitation`);
+    }
+
     if (results.some((r) => !r.ok)) {
       // For diagnosis: what acpgate thinks of its MCP servers.
       try {
@@ -294,7 +333,7 @@ async function main() {
 
 // summary prints the failures (with acpgate's stderr) and the result line,
 // and returns the exit status.
-function summary(want = 3 /* one per MCP server */) {
+function summary(want = 4 /* one per MCP server, and the elicitation */) {
   const passed = results.filter((r) => r.ok).length;
   const failed = results.length - passed;
   for (const r of results.filter((r) => !r.ok)) console.log(`FAIL ${r.name}: ${r.why}`);

@@ -42,6 +42,8 @@ func (a *app) build() {
 	hooks.AddOnRequestInitialization(a.onRequest)
 	hooks.AddBeforeInitialize(func(_ context.Context, _ any, req *mcp.InitializeRequest) {
 		a.rec.event("client %s %s", req.Params.ClientInfo.Name, req.Params.ClientInfo.Version)
+		caps, _ := json.Marshal(req.Params.Capabilities)
+		a.rec.event("capabilities %s", caps)
 	})
 	hooks.AddBeforeCallTool(func(_ context.Context, _ any, req *mcp.CallToolRequest) {
 		a.rec.event("call %s", req.Params.Name)
@@ -61,8 +63,11 @@ func (a *app) build() {
 	a.srv = server.NewMCPServer(a.cfg.name, "1.0.0", opts...)
 	a.srv.AddNotificationHandler(string(mcp.MethodNotificationInitialized),
 		func(context.Context, mcp.JSONRPCNotification) { a.rec.event("initialized") })
+	a.srv.AddNotificationHandler(mcp.MethodNotificationRootsListChanged,
+		func(context.Context, mcp.JSONRPCNotification) { a.rec.event("roots changed") })
 
 	a.addTools()
+	a.addRequestTools()
 	a.addResourcesAndPrompts()
 }
 

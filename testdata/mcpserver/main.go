@@ -151,6 +151,24 @@
 //	    server writes "usr1_tool added" to stderr the first time. Returns text
 //	    "usr1_tool".
 //
+// Tools that send a request to the client and return its answer as JSON
+// text (an isError result "error: <reason>" when the request fails, e.g.
+// because the client answered with a JSON-RPC error):
+//
+//	elicit {message?: string, schema: object}  elicitation/create, form
+//	    mode, with requestedSchema = schema exactly as given.
+//	elicit_url {url: string, id: string, complete?: boolean}
+//	    elicitation/create, url mode, message "Please sign in",
+//	    elicitationId = id. With complete, after an accept answer,
+//	    notifications/elicitation/complete {elicitationId: id} is written
+//	    before the result.
+//	sample {prompt: string, system?: string, max_tokens?: number (100),
+//	    model_hint?: string, with_tools?: boolean}  sampling/createMessage
+//	    with one user text message prompt, systemPrompt system, maxTokens,
+//	    modelPreferences.hints [{name: model_hint}]; with_tools adds the tool
+//	    lookup (inputSchema LookupToolSchema) and toolChoice {mode: auto}.
+//	roots {}                     roots/list (readOnlyHint true).
+//
 // Ordering: every notification a tool call causes (progress, log,
 // list_changed from add_tool/remove_tool) has been written to the wire
 // before the call's result is, in every mode. In http mode, though, if the
@@ -180,6 +198,8 @@
 //	started <pid>      at start, before anything else (even -exit-at-start)
 //	grandchild <pid>   after spawning the grandchild
 //	client <name> <version>  on initialize: the client's clientInfo
+//	capabilities <json>  on initialize: the client's capabilities, as JSON
+//	roots changed      on receipt of notifications/roots/list_changed
 //	initialized        on receipt of notifications/initialized
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)

@@ -1,0 +1,231 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// newClient returns the mcp-go client of one connection over t: the
+// transport wrapped (see wrapTransport), server requests answered by
+// serveRequest, and the capabilities of the Options' handlers declared.
+func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *notices) *client.Client {
+	w := withServe(wrapTransport(t, schemas, notes), s.serveRequest)
+	return client.NewClient(w, client.WithProtocolVersion(ProtocolVersion), client.WithClientCapabilities(s.capabilities()))
+}
+
+// capabilities are the client capabilities declared to the server: exactly
+// those whose handler is set (sampling not to a server whose spec sets
+// NoSampling).
+func (s *server) capabilities() mcp.ClientCapabilities {
+	var c mcp.ClientCapabilities
+	o := &s.m.opts
+	if o.Elicitor != nil {
+		c.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
+	}
+	if s.samples() {
+		c.Sampling = &mcp.SamplingCapability{Tools: &struct{}{}}
+	}
+	if o.Roots != nil {
+		c.Roots = &struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		}{ListChanged: true}
+	}
+	return c
+}
+
+// samples reports whether the server is offered sampling.
+func (s *server) samples() bool { return s.m.opts.Sampler != nil && !s.spec.NoSampling }
+
+// requestServer answers a request from the server, or hands it to next
+// (mcp-go's own handling: ping, and refusals).
+type requestServer func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error)
+
+// withServe returns t (a wrapTransport result) with its server requests
+// going through fn first.
+func withServe(t transport.Interface, fn requestServer) transport.Interface {
+	switch w := t.(type) {
+	case wrapped:
+		w.serve = fn
+		return w
+	case wrappedHTTP:
+		w.serve = fn
+		return w
+	}
+	return t
+}
+
+// serveRequest answers elicitation/create, sampling/createMessage and
+// roots/list with the Options' handlers; everything else, and those whose
+// handler is not set, go to next. ctx is the transport's (see
+// requestContext).
+func (s *server) serveRequest(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
+	o := &s.m.opts
+	var handle func(context.Context, Origin, json.RawMessage) (any, error)
+	switch req.Method {
+	case string(mcp.MethodElicitationCreate):
+		if o.Elicitor != nil {
+			handle = s.elicit
+		}
+	case string(mcp.MethodSamplingCreateMessage):
+		if s.samples() {
+			handle = s.sample
+		}
+	case string(mcp.MethodListRoots):
+		if o.Roots != nil {
+			handle = s.roots
+		}
+	}
+	if handle == nil {
+		return next(ctx, req)
+	}
+	params, err := json.Marshal(req.Params)
+	if err != nil {
+		return errorResponse(req.ID, fmt.Errorf("%w: %w", ErrBadRequest, err)), nil
+	}
+	rctx, origin, done := s.requestContext(ctx)
+	defer done()
+	s.logger.Debug("server request", "method", req.Method, "tool", origin.Tool)
+	res, err := handle(rctx, origin, params)
+	if err != nil {
+		s.logger.Debug("server request refused", "method", req.Method, "err", err)
+		return errorResponse(req.ID, err), nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return errorResponse(req.ID, err), nil
+	}
+	return transport.NewJSONRPCResultResponse(req.ID, b), nil
+}
+
+// errorResponse is the JSON-RPC error answering a request that failed with
+// err: a RequestError's code, -32602 for a malformed request, -32800 when
+// it was cancelled, -32603 otherwise.
+func errorResponse(id mcp.RequestId, err error) *transport.JSONRPCResponse {
+	var re *RequestError
+	switch {
+	case errors.As(err, &re):
+		return transport.NewJSONRPCErrorResponse(id, re.Code, re.Message, nil)
+	case errors.Is(err, ErrBadRequest):
+		return transport.NewJSONRPCErrorResponse(id, mcp.INVALID_PARAMS, err.Error(), nil)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return transport.NewJSONRPCErrorResponse(id, mcp.REQUEST_INTERRUPTED, "request cancelled: "+err.Error(), nil)
+	}
+	return transport.NewJSONRPCErrorResponse(id, mcp.INTERNAL_ERROR, err.Error(), nil)
+}
+
+// callKey is the context key of the callState of a tools/call.
+type callKey struct{}
+
+// requestContext attributes a server request whose transport context is
+// ctx to a call (see the attribution rules in requests.go) and returns the
+// handler's context, the request's origin, and the function that releases
+// the context.
+func (s *server) requestContext(ctx context.Context) (context.Context, Origin, func()) {
+	o := Origin{Server: s.spec.Name}
+	cs, _ := ctx.Value(callKey{}).(*callState)
+	if cs == nil {
+		cs = s.soleCall()
+	}
+	if cs == nil {
+		rctx, cancel := context.WithTimeout(ctx, s.spec.CallTimeout)
+		return rctx, o, cancel
+	}
+	o.Tool = cs.tool
+	rctx, cancel := context.WithCancel(cs.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	return rctx, o, func() { stop(); cancel() }
+}
+
+// soleCall returns the server's running call if exactly one is running.
+func (s *server) soleCall() *callState {
+	var only *callState
+	n := 0
+	s.calls.Range(func(_, v any) bool {
+		only, n = v.(*callState), n+1
+		return n < 2
+	})
+	if n != 1 {
+		return nil
+	}
+	return only
+}
+
+func (s *server) elicit(ctx context.Context, o Origin, params json.RawMessage) (any, error) {
+	req, err := decodeElicit(params, o)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.m.opts.Elicitor.Elicit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	switch res.Action {
+	case ElicitAccept:
+		if req.Mode == ElicitURL {
+			res.Content = nil // the answer is the consent; the rest happens out of band
+		}
+	case ElicitDecline, ElicitCancel:
+		res.Content = nil
+	default:
+		return nil, fmt.Errorf("elicitation handler answered with unknown action %q", res.Action)
+	}
+	return res, nil
+}
+
+func (s *server) sample(ctx context.Context, o Origin, params json.RawMessage) (any, error) {
+	req, err := decodeSampling(params, o)
+	if err != nil {
+		return nil, err
+	}
+	return s.m.opts.Sampler.CreateMessage(ctx, req)
+}
+
+func (s *server) roots(ctx context.Context, o Origin, _ json.RawMessage) (any, error) {
+	roots, err := s.m.opts.Roots.Roots(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if roots == nil {
+		roots = []Root{}
+	}
+	return struct {
+		Roots []Root `json:"roots"`
+	}{roots}, nil
+}
+
+// elicitationComplete passes a notifications/elicitation/complete on (on
+// the transport's reader goroutine).
+func (s *server) elicitationComplete(params map[string]any) {
+	id, _ := params["elicitationId"].(string)
+	if e := s.m.opts.Elicitor; e != nil && id != "" {
+		e.ElicitationComplete(s.spec.Name, id)
+	}
+}
+
+// RootsChanged tells every ready server that the roots changed
+// (notifications/roots/list_changed); servers then ask again with
+// roots/list. It does nothing when Options.Roots is nil. It returns once
+// the notification has been sent to each ready server (or failed: the
+// errors are joined), bounded by ctx. Safe for concurrent use.
+func (m *Manager) RootsChanged(ctx context.Context) error {
+	if m.opts.Roots == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range m.list().servers {
+		c, err := s.readyConn()
+		if err != nil {
+			continue
+		}
+		if err := c.client.RootListChanges(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("MCP server %q: %w", s.spec.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
