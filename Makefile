@@ -3,7 +3,7 @@ GO        ?= go
 BIN       ?= bin
 NPM_DIRS  := testdata/everything testdata/acpnode
 # go ./... skips testdata/; its Go packages are named here.
-TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/minagent
+TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/minagent ./testdata/wsclient
 STATICCHECK_VERSION := v0.8.2
 
 .PHONY: build test lint bench npm demo clean cross

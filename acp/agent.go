@@ -73,6 +73,13 @@ type Options struct {
 	// Secrets resolves secret references in servers' env and headers when
 	// they start; nil uses the values as they are.
 	Secrets *secrets.Resolver
+	// WorkspaceTools, when set, is where every session's workspace tools
+	// work (the --workspace-tools flag), over the configuration file's
+	// workspaceTools; the default is config.WorkspaceClient.
+	WorkspaceTools config.WorkspaceTools
+	// WorkspaceEnv is the environment of the commands the local
+	// run_command runs; nil means acpgate's own.
+	WorkspaceEnv []string
 }
 
 // DefaultStartupGrace is Options.StartupGrace's default; NoStartupGrace
@@ -96,9 +103,10 @@ type Agent struct {
 	shared     *mcpclient.Manager
 	sharedDone chan struct{}
 
-	mu       sync.Mutex
-	sessions map[string]*liveSession
-	closing  bool
+	mu         sync.Mutex
+	sessions   map[string]*liveSession
+	closing    bool
+	clientCaps acpsdk.ClientCapabilities // from initialize
 }
 
 var (
@@ -329,6 +337,9 @@ func internalError(format string, args ...any) *acpsdk.RequestError {
 
 // Initialize implements acpsdk.Agent.
 func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.clientCaps = p.ClientCapabilities
+	a.mu.Unlock()
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
@@ -341,6 +352,8 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 				List:   &acpsdk.SessionListCapabilities{},
 				Close:  &acpsdk.SessionCloseCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
+				// The workspace tools may work in them.
+				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
 	}, nil

@@ -25,6 +25,8 @@ type sessionConfig struct {
 	trusted map[string]bool
 	prefix  map[string]string
 	limits  config.Limits
+	// workspace is the file's workspaceTools ("" when it says nothing).
+	workspace config.WorkspaceTools
 }
 
 // sessionConfigFor resolves profile against the current configuration.
@@ -41,7 +43,7 @@ func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
 	if err != nil {
 		return sc, err
 	}
-	sc.policy, sc.limits, sc.model = eff.Tools, eff.Limits, eff.Model
+	sc.policy, sc.limits, sc.model, sc.workspace = eff.Tools, eff.Limits, eff.Model, eff.WorkspaceTools
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		if s.ToolPrefix != "" {

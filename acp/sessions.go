@@ -29,6 +29,7 @@ const (
 type liveSession struct {
 	id    string
 	cwd   string
+	dirs  []string // the additional directories
 	store *session.Session
 	mgr   *mcpclient.Manager
 	sync  *bridge.Sync // the session's tools, derived from its servers' events
@@ -80,6 +81,9 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err := checkCwd(p.Cwd); err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
+	if err := checkDirs(p.AdditionalDirectories); err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
 	specs, err := serverSpecs(p.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
@@ -99,7 +103,7 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 			return acpsdk.NewSessionResponse{}, internalError("saving the session: %v", err)
 		}
 	}
-	s, err := a.open(ctx, st, p.Cwd, specs, sc, nil)
+	s, err := a.open(ctx, st, p.Cwd, p.AdditionalDirectories, specs, sc, nil)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
@@ -111,11 +115,11 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 
 // open starts a session's servers (waiting at most the startup budget) and
 // registers it.
-func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, client []mcpclient.ServerSpec, sc sessionConfig, history gateway.History) (*liveSession, error) {
+func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, dirs []string, client []mcpclient.ServerSpec, sc sessionConfig, history gateway.History) (*liveSession, error) {
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
+		id: meta.ID, cwd: cwd, dirs: dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{},
 	}
@@ -126,7 +130,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, cwd string, clien
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(sc.bridgeOptions(a.bridgeBase(s.id)))
+	s.sync = bridge.NewSync(sc.bridgeOptions(a.bridgeBase(s.id)), a.nativeTools(s.id, cwd, dirs, sc)...)
 	s.access = gateway.ToolAccess{
 		Tools:  s.sync,
 		Policy: s.allowed,
@@ -201,7 +205,7 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	askDesc := "Ask before running tools that are not read-only"
-	autoDesc := "Run every tool without asking"
+	autoDesc := "Run every tool without asking, except shell commands (run_command)"
 	return &acpsdk.SessionModeState{
 		CurrentModeId: acpsdk.SessionModeId(s.mode),
 		AvailableModes: []acpsdk.SessionMode{
@@ -276,7 +280,7 @@ func (a *Agent) update(s *liveSession, u acpsdk.SessionUpdate) {
 // LoadSession implements acpsdk.AgentLoader: the history is replayed to the
 // client before the response.
 func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
-	s, records, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers, p.Meta)
+	s, records, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
@@ -287,7 +291,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 
 // ResumeSession implements acpsdk.Agent: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
-	s, _, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.McpServers, p.Meta)
+	s, _, err := a.reopen(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
@@ -296,8 +300,11 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 }
 
 // reopen opens a stored session with the servers of the request.
-func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServer, reqMeta map[string]any) (*liveSession, []session.Record, error) {
+func (a *Agent) reopen(ctx context.Context, id, cwd string, dirs []string, mcp []acpsdk.McpServer, reqMeta map[string]any) (*liveSession, []session.Record, error) {
 	if err := checkCwd(cwd); err != nil {
+		return nil, nil, err
+	}
+	if err := checkDirs(dirs); err != nil {
 		return nil, nil, err
 	}
 	specs, err := serverSpecs(mcp)
@@ -327,7 +334,7 @@ func (a *Agent) reopen(ctx context.Context, id, cwd string, mcp []acpsdk.McpServ
 		_ = st.Close()
 		return nil, nil, invalidParams("%v", err)
 	}
-	s, err := a.open(ctx, st, cwd, specs, sc, history(records))
+	s, err := a.open(ctx, st, cwd, dirs, specs, sc, history(records))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,6 +29,9 @@ type Effective struct {
 	Model Model
 	// Limits holds the limits (top-level only).
 	Limits Limits
+	// WorkspaceTools is where the workspace tools work (top-level only;
+	// "" when the file does not say).
+	WorkspaceTools WorkspaceTools
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -97,7 +100,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits}
+	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, WorkspaceTools: c.WorkspaceTools}
 	for _, name := range sortedKeys(servers) {
 		eff.Servers = append(eff.Servers, NamedServer{Name: name, Server: servers[name].withDefaults()})
 	}
