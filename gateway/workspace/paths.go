@@ -72,17 +72,26 @@ func within(p, root string) bool {
 	return strings.HasPrefix(p, root)
 }
 
+// maxLinks bounds the symbolic links followed while resolving a path.
+const maxLinks = 40
+
 // realPath resolves the symbolic links of the clean absolute path p: its
 // deepest existing ancestor (p itself when it exists) is resolved and the
-// rest, which does not exist, is appended. A link whose target is missing
-// cannot be resolved: its error wraps fs.ErrNotExist.
-func realPath(p string) (string, error) {
+// rest, which does not exist, is appended. A link whose target does not
+// exist is followed to where it leads (writing through it would create
+// the file there).
+func realPath(p string) (string, error) { return resolve(p, 0) }
+
+func resolve(p string, links int) (string, error) {
 	var rest []string
 	for cur := p; ; {
-		_, err := os.Lstat(cur)
+		fi, err := os.Lstat(cur)
 		switch {
 		case err == nil:
 			resolved, err := filepath.EvalSymlinks(cur)
+			if errors.Is(err, fs.ErrNotExist) && fi.Mode()&fs.ModeSymlink != 0 && links < maxLinks {
+				resolved, err = dangling(cur, links)
+			}
 			if err != nil {
 				return "", fmt.Errorf("resolving %s: %w", cur, err)
 			}
@@ -98,4 +107,21 @@ func realPath(p string) (string, error) {
 		rest = append(rest, filepath.Base(cur))
 		cur = parent
 	}
+}
+
+// dangling resolves the symbolic link at p whose target does not exist.
+// A target with a ".." element is refused: ".." after a link is not what
+// cleaning the path lexically says.
+func dangling(p string, links int) (string, error) {
+	target, err := os.Readlink(p)
+	if err != nil {
+		return "", err
+	}
+	if slices.Contains(strings.FieldsFunc(target, isSeparator), "..") {
+		return "", fmt.Errorf("%w: the link %s leads to %s", ErrDotDot, p, target)
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(p), target)
+	}
+	return resolve(filepath.Clean(target), links+1)
 }

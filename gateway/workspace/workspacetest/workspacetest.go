@@ -101,6 +101,10 @@ func testPaths(t *testing.T, newBackend func(t *testing.T) Backend) {
 	if err := os.Symlink(w.outside, linkDir); err != nil {
 		t.Fatal(err)
 	}
+	dangling := filepath.Join(w.cwd, "dangling.txt") // to a file that does not exist yet
+	if err := os.Symlink(filepath.Join(w.outside, "new.txt"), dangling); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		path string
 		want error
@@ -113,6 +117,7 @@ func testPaths(t *testing.T, newBackend func(t *testing.T) Backend) {
 		{filepath.Join(linkDir, "secret.txt"), workspace.ErrOutside},
 		{filepath.Join(linkDir, "new.txt"), workspace.ErrOutside},
 		{filepath.Join(linkDir, "newdir", "new.txt"), workspace.ErrOutside},
+		{dangling, workspace.ErrOutside},
 	}
 	ctx := context.Background()
 	for _, c := range cases {
@@ -139,7 +144,15 @@ func testPaths(t *testing.T, newBackend func(t *testing.T) Backend) {
 	if _, err := os.Stat(filepath.Join(w.outside, "new.txt")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a file was created outside: %v", err)
 	}
-	// Inside: the additional directory, and a link that stays inside.
+	// Inside: the additional directory, a link that stays inside, and a
+	// link inside to a file still to be written.
+	future := filepath.Join(w.cwd, "future.txt")
+	if err := os.Symlink("future-target.txt", future); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := w.call(ctx, workspace.WriteFileTool, map[string]any{"path": future, "content": "x"}); err != nil || read(filepath.Join(w.cwd, "future-target.txt")) != "x" {
+		t.Errorf("write through a link inside: %v", err)
+	}
 	other := w.file(w.extra, "other.txt", "in the extra dir")
 	if err := os.Symlink(other, filepath.Join(w.cwd, "inner.txt")); err != nil {
 		t.Fatal(err)
