@@ -150,39 +150,11 @@ func TestWorkspaceThroughEditor(t *testing.T) {
 		t.Errorf("read_file call %s", mustJSON(start))
 	}
 
-	// edit_file: the diff before it is asked, in the question, and after.
-	if got, want := fileText(t, mainGo), "package main\n\nfunc main() { println(1) }\n"; got != want {
-		t.Errorf("main.go is %q", got)
+	if len(asked) != 2 {
+		t.Fatalf("asked %s, want edit_file and run_command", mustJSON(asked))
 	}
-	eStart := toolUpdates(ups, "e1")[0].ToolCall
-	for what, d := range map[string]*acpsdk.ToolCallContentDiff{"announced": diffOf(eStart.Content), "asked": diffOf(asked[0].ToolCall.Content), "final": diffOf(lastContent(ups, "e1"))} {
-		if d == nil || d.Path != mainGo || d.OldText == nil || *d.OldText != "package main\n\nfunc main() {}\n" || !strings.Contains(d.NewText, "println(1)") {
-			t.Errorf("%s diff %s", what, mustJSON(d))
-		}
-	}
-	if eStart.Kind != acpsdk.ToolKindEdit || len(eStart.Locations) != 1 || eStart.Locations[0].Path != mainGo || *asked[0].ToolCall.Title != "Edit file "+mainGo {
-		t.Errorf("edit_file call %s asked %s", mustJSON(eStart), mustJSON(asked[0].ToolCall))
-	}
-
-	// run_command: asked, the terminal embedded while it runs, released.
-	var shown string
-	for _, u := range toolUpdates(ups, "x1") {
-		if u.ToolCallUpdate != nil && u.ToolCallUpdate.Status == nil {
-			shown = terminalIn(u.ToolCallUpdate.Content)
-		}
-	}
-	if shown == "" || terminalIn(lastContent(ups, "x1")) != shown || finalStatus(ups, "x1") != acpsdk.ToolCallStatusFailed {
-		t.Errorf("run_command updates %s", dump(toolUpdates(ups, "x1")))
-	}
-	if got := toolResult(m, "x1"); got != "Exit code: 2\nOutput:\nhi\n" {
-		t.Errorf("run_command gave the model %q", got)
-	}
-	if calls := ed.Calls(); !slices.Contains(calls, "terminal/release "+shown) || len(ed.Live()) != 0 {
-		t.Errorf("editor calls %v, live %v", calls, ed.Live())
-	}
-	if len(asked) != 2 || *asked[1].ToolCall.Title != "Run command `echo hi; exit 2`" || *asked[1].ToolCall.Kind != acpsdk.ToolKindExecute {
-		t.Errorf("asked %s", mustJSON(asked))
-	}
+	checkEdit(t, ups, asked[0], mainGo)
+	checkRun(t, m, ed, ups, asked[1])
 
 	// Outside the cwd: refused, and the editor was never asked.
 	if got := toolResult(m, "o1"); !strings.Contains(got, "outside the workspace") || finalStatus(ups, "o1") != acpsdk.ToolCallStatusFailed {
@@ -207,6 +179,50 @@ func TestWorkspaceThroughEditor(t *testing.T) {
 	replayed := lastContent(h.fc.rec.since(from, sid), "x1")
 	if terminalIn(replayed) != "" || !strings.Contains(toolText(h.fc.rec.since(from, sid), "x1"), "Exit code: 2") {
 		t.Errorf("replayed run_command %s", mustJSON(replayed))
+	}
+}
+
+// checkEdit checks the edit_file call e1 of TestWorkspaceThroughEditor:
+// the file changed, the diff shown when the call was announced, in the
+// permission question and in the result.
+func checkEdit(t *testing.T, ups []acpsdk.SessionUpdate, asked acpsdk.RequestPermissionRequest, path string) {
+	t.Helper()
+	if got, want := fileText(t, path), "package main\n\nfunc main() { println(1) }\n"; got != want {
+		t.Errorf("main.go is %q", got)
+	}
+	start := toolUpdates(ups, "e1")[0].ToolCall
+	for what, d := range map[string]*acpsdk.ToolCallContentDiff{"announced": diffOf(start.Content), "asked": diffOf(asked.ToolCall.Content), "final": diffOf(lastContent(ups, "e1"))} {
+		if d == nil || d.Path != path || d.OldText == nil || *d.OldText != "package main\n\nfunc main() {}\n" || !strings.Contains(d.NewText, "println(1)") {
+			t.Errorf("%s diff %s", what, mustJSON(d))
+		}
+	}
+	if start.Kind != acpsdk.ToolKindEdit || len(start.Locations) != 1 || start.Locations[0].Path != path || *asked.ToolCall.Title != "Edit file "+path {
+		t.Errorf("edit_file call %s asked %s", mustJSON(start), mustJSON(asked.ToolCall))
+	}
+}
+
+// checkRun checks the run_command call x1 of TestWorkspaceThroughEditor:
+// asked, its terminal embedded while it ran and in the result, released,
+// the exit status and output given to the model.
+func checkRun(t *testing.T, m *fakeModel, ed *wsclient.Workspace, ups []acpsdk.SessionUpdate, asked acpsdk.RequestPermissionRequest) {
+	t.Helper()
+	var shown string
+	for _, u := range toolUpdates(ups, "x1") {
+		if u.ToolCallUpdate != nil && u.ToolCallUpdate.Status == nil {
+			shown = terminalIn(u.ToolCallUpdate.Content)
+		}
+	}
+	if shown == "" || terminalIn(lastContent(ups, "x1")) != shown || finalStatus(ups, "x1") != acpsdk.ToolCallStatusFailed {
+		t.Errorf("run_command updates %s", dump(toolUpdates(ups, "x1")))
+	}
+	if got := toolResult(m, "x1"); got != "Exit code: 2\nOutput:\nhi\n" {
+		t.Errorf("run_command gave the model %q", got)
+	}
+	if calls := ed.Calls(); !slices.Contains(calls, "terminal/release "+shown) || len(ed.Live()) != 0 {
+		t.Errorf("editor calls %v, live %v", calls, ed.Live())
+	}
+	if *asked.ToolCall.Title != "Run command `echo hi; exit 2`" || *asked.ToolCall.Kind != acpsdk.ToolKindExecute {
+		t.Errorf("asked %s", mustJSON(asked))
 	}
 }
 
