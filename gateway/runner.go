@@ -307,7 +307,11 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 			p.result = ptr(ErrorResult(fmt.Sprintf("The arguments for %q are not valid JSON: %s", c.Name, c.Arguments)))
 		}
 		if p.result == nil && tool.Preview != nil && ctx.Err() == nil {
-			p.info.Content = tool.Preview(ctx, orEmpty(c.Arguments))
+			content, err := tool.Preview(ctx, orEmpty(c.Arguments))
+			if err != nil {
+				p.result = ptr(ErrorResult(err.Error()))
+			}
+			p.info.Content = content
 		}
 		sink(Event{Kind: EventToolCallStarted, Call: &p.info})
 		pending[i] = p

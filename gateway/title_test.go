@@ -3,6 +3,8 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/acpgate/acpgate/gateway"
@@ -37,15 +39,19 @@ func TestCallTitle(t *testing.T) {
 }
 
 // TestPreviewAndTitleOfCalls: a call is announced with its own title and
-// the tool's preview, before it is approved; a call that cannot run gets
-// no preview.
+// the tool's preview, before it is approved; a denied call gets no
+// preview; a call whose preview fails fails with its error, unasked and
+// not run.
 func TestPreviewAndTitleOfCalls(t *testing.T) {
 	tl := namedTool("write")
 	tl.Title = "Write file"
 	previews := 0
-	tl.Preview = func(_ context.Context, args json.RawMessage) []gateway.Content {
+	tl.Preview = func(_ context.Context, args json.RawMessage) ([]gateway.Content, error) {
 		previews++
-		return []gateway.Content{{Type: gateway.ContentDiff, Path: "/w/a", Text: string(args)}}
+		if strings.Contains(string(args), "refused") {
+			return nil, errors.New("write: path refused")
+		}
+		return []gateway.Content{{Type: gateway.ContentDiff, Path: "/w/a", Text: string(args)}}, nil
 	}
 	acc := tools(tl)
 	var seen gateway.CallInfo
@@ -69,5 +75,11 @@ func TestPreviewAndTitleOfCalls(t *testing.T) {
 	_, _ = r.Execute(context.Background(), "s", acc, "write", json.RawMessage(`{"path":"/w/a"}`), nil)
 	if previews != 1 {
 		t.Errorf("%d previews, want 1 (none for a denied call)", previews)
+	}
+	acc.Policy = func(gateway.Tool) bool { return true }
+	seen = gateway.CallInfo{}
+	res, err := r.Execute(context.Background(), "s", acc, "write", json.RawMessage(`{"path":"/refused"}`), nil)
+	if err != nil || !res.IsError || res.ModelText() != "write: path refused" || seen.ID != "" {
+		t.Errorf("a refused preview: %+v %v, approver saw %+v", res, err, seen)
 	}
 }

@@ -64,9 +64,11 @@ type Tool struct {
 	// Preview, if set, returns what the user should see of a call before
 	// it runs (the change it would make, as a diff): it is shown with the
 	// call when the call is announced, so also while the user is asked.
-	// It must change nothing; nil or an empty result shows nothing. It is
-	// called from the turn's goroutine, before approval.
-	Preview func(ctx context.Context, args json.RawMessage) []Content
+	// It must change nothing; no content shows nothing. An error means the
+	// call cannot run (a path it may not use, a text not found): the call
+	// fails with it at once, and the user is not asked. It is called from
+	// the turn's goroutine, before approval.
+	Preview func(ctx context.Context, args json.RawMessage) ([]Content, error)
 	// Execute runs the tool. progress, if non-nil, reports progress; it is
 	// safe to call from any goroutine until Execute returns. An error is
 	// turned into a failed Result; it never ends the turn.

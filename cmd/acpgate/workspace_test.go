@@ -167,6 +167,11 @@ func TestLocalWorkspaceTools(t *testing.T) {
 	if got := toolMessage(llm, "o1"); !strings.Contains(got, "outside the workspace") {
 		t.Errorf("outside: %q", got)
 	}
+	// write_file and run_command were asked about; the refused write was
+	// not (it failed before the question).
+	if len(a.client.asked) != 2 {
+		t.Errorf("%d permission questions, want 2", len(a.client.asked))
+	}
 	start := a.client.waitUpdate(t, "w1 announced", func(u acpsdk.SessionUpdate) bool { return u.ToolCall != nil && u.ToolCall.ToolCallId == "w1" })
 	if meta := mustJSON(start.ToolCall.Meta); meta != `{"acpgate":{"tool":"write_file","workspace":"local"}}` || start.ToolCall.Title != "Write file "+file {
 		t.Errorf("write_file announced %s", mustJSON(start.ToolCall))

@@ -128,7 +128,7 @@ func (w *set) writeTool() gateway.Tool {
 		AskApproval: true,
 		Meta:        w.opts.Meta,
 		Execute:     w.apply(WriteFileTool, w.planWrite),
-		Preview:     w.preview(w.planWrite),
+		Preview:     w.preview(WriteFileTool, w.planWrite),
 	}
 }
 
@@ -148,7 +148,7 @@ func (w *set) editTool() gateway.Tool {
 		AskApproval: true,
 		Meta:        w.opts.Meta,
 		Execute:     w.apply(EditFileTool, w.planEdit),
-		Preview:     w.preview(w.planEdit),
+		Preview:     w.preview(EditFileTool, w.planEdit),
 	}
 }
 
@@ -183,14 +183,14 @@ func (w *set) apply(tool string, plan planner) func(context.Context, json.RawMes
 }
 
 // preview is the Preview of a tool whose change plan works out: the diff,
-// or nothing when the call would fail.
-func (w *set) preview(plan planner) func(context.Context, json.RawMessage) []gateway.Content {
-	return func(ctx context.Context, args json.RawMessage) []gateway.Content {
+// or why the call cannot be made (the user is then not asked).
+func (w *set) preview(tool string, plan planner) func(context.Context, json.RawMessage) ([]gateway.Content, error) {
+	return func(ctx context.Context, args json.RawMessage) ([]gateway.Content, error) {
 		c, err := plan(ctx, args)
 		if err != nil {
-			return nil
+			return nil, fmt.Errorf("%s: %w", tool, err)
 		}
-		return []gateway.Content{c.diff()}
+		return []gateway.Content{c.diff()}, nil
 	}
 }
 

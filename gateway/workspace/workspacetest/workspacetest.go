@@ -132,8 +132,8 @@ func testPaths(t *testing.T, newBackend func(t *testing.T) Backend) {
 			}
 			if p := w.tools[name].Preview; p != nil {
 				raw, _ := json.Marshal(args)
-				if got := p(ctx, raw); got != nil {
-					t.Errorf("%s %s: preview %+v of a refused call", name, c.path, got)
+				if got, err := p(ctx, raw); got != nil || !errors.Is(err, c.want) {
+					t.Errorf("%s %s: preview %+v, %v of a refused call", name, c.path, got, err)
 				}
 			}
 		}
@@ -213,8 +213,8 @@ func testWrite(t *testing.T, newBackend func(t *testing.T) Backend) {
 	ctx := context.Background()
 	fresh := filepath.Join(w.cwd, "fresh.txt")
 	args, _ := json.Marshal(map[string]any{"path": fresh, "content": "new\n"})
-	pre := w.tools[workspace.WriteFileTool].Preview(ctx, args)
-	if d := diffOf(t, pre); d.Path != fresh || d.OldText != nil || d.Text != "new\n" || read(fresh) != "" {
+	pre, err := w.tools[workspace.WriteFileTool].Preview(ctx, args)
+	if d := diffOf(t, pre); err != nil || d.Path != fresh || d.OldText != nil || d.Text != "new\n" || read(fresh) != "" {
 		t.Errorf("preview of a new file: %+v (file %q)", d, read(fresh))
 	}
 	res, _, err := w.call(ctx, workspace.WriteFileTool, map[string]any{"path": fresh, "content": "new\n"})
