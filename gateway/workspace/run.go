@@ -60,7 +60,16 @@ func (w *set) run(ctx context.Context, args json.RawMessage, progress func(gatew
 	case a.TimeoutSeconds != nil:
 		timeout = min(time.Duration(*a.TimeoutSeconds)*time.Second, w.opts.MaxTimeout)
 	}
-	proc, err := w.opts.Terminals.Start(ctx, Command{Line: a.Command, Cwd: w.opts.Cwd, OutputLimit: w.opts.MaxResultBytes})
+	if err := ctx.Err(); err != nil {
+		return gateway.Result{}, err
+	}
+	// Started whatever happens to the call meanwhile: a command started
+	// by a request the call stopped waiting for would be left running
+	// (the client's terminal never released). A cancelled call kills it
+	// below.
+	sctx, cancel := detached(ctx)
+	proc, err := w.opts.Terminals.Start(sctx, Command{Line: a.Command, Cwd: w.opts.Cwd, OutputLimit: w.opts.MaxResultBytes})
+	cancel()
 	if err != nil {
 		return gateway.Result{}, fmt.Errorf("%s: starting %q: %w", RunCommandTool, a.Command, err)
 	}
