@@ -74,6 +74,13 @@ type Options struct {
 	// Secrets resolves secret references in servers' env and headers when
 	// they start; nil uses the values as they are.
 	Secrets *secrets.Resolver
+	// WorkspaceTools, when set, is where every session's workspace tools
+	// work (the --workspace-tools flag), over the configuration file's
+	// workspaceTools; the default is config.WorkspaceClient.
+	WorkspaceTools config.WorkspaceTools
+	// WorkspaceEnv is the environment of the commands the local
+	// run_command runs; nil means acpgate's own.
+	WorkspaceEnv []string
 }
 
 // DefaultStartupGrace is Options.StartupGrace's default; NoStartupGrace
@@ -362,7 +369,7 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 				Close:  &acpsdk.SessionCloseCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
 				// The additional directories are the session's MCP roots,
-				// next to its cwd.
+				// next to its cwd, and the workspace tools may work in them.
 				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},

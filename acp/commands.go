@@ -207,7 +207,9 @@ const (
 )
 
 // approve is session s's Approver: "always" decisions and auto mode
-// answer at once; read-only tools run; anything else asks the user.
+// answer at once (except for tools that ask even in auto mode, such as
+// run_command); tools that need no approval run; anything else asks the
+// user, showing what the call will do (its preview).
 func (a *Agent) approve(ctx context.Context, s *liveSession, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
 	s.mu.Lock()
 	mode, always := s.mode, s.always[tool.Name]
@@ -217,7 +219,7 @@ func (a *Agent) approve(ctx context.Context, s *liveSession, call gateway.CallIn
 		return gateway.Allow, nil
 	case always == "reject":
 		return gateway.Reject, nil
-	case mode == modeAuto || !tool.AskApproval:
+	case !tool.AskApproval && !tool.AskInAuto, mode == modeAuto && !tool.AskInAuto:
 		return gateway.Allow, nil
 	}
 	s.mu.Lock()
@@ -227,17 +229,24 @@ func (a *Agent) approve(ctx context.Context, s *liveSession, call gateway.CallIn
 		return gateway.Allow, nil
 	}
 	kind := acpsdk.ToolKind(call.Kind)
+	// "Always" holds for the tool, whatever the call's arguments: name
+	// the tool, not the call.
+	toolTitle := tool.Title
+	if toolTitle == "" {
+		toolTitle = tool.Name
+	}
 	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(s.id),
 		ToolCall: acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(call.ID), Title: acpsdk.Ptr(call.Title), Kind: &kind,
 			Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending), RawInput: rawJSON(call.RawInput),
+			Content: toolContent(call.Content), Locations: locations(call.Content),
 		},
 		Options: []acpsdk.PermissionOption{
 			{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optAllowAlways, Name: "Always allow " + call.Title, Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optAllowAlways, Name: "Always allow " + toolTitle, Kind: acpsdk.PermissionOptionKindAllowAlways},
 			{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-			{OptionId: optRejectAlways, Name: "Always reject " + call.Title, Kind: acpsdk.PermissionOptionKindRejectAlways},
+			{OptionId: optRejectAlways, Name: "Always reject " + toolTitle, Kind: acpsdk.PermissionOptionKindRejectAlways},
 		},
 	})
 	if err != nil {

@@ -25,6 +25,8 @@ type sessionConfig struct {
 	trusted map[string]bool
 	prefix  map[string]string
 	limits  config.Limits
+	// workspace is the file's workspaceTools ("" when it says nothing).
+	workspace config.WorkspaceTools
 	// sampling is the top-level sampling mode; serverSampling the
 	// servers' own settings.
 	sampling       config.SamplingMode
@@ -79,7 +81,7 @@ func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
 	if err != nil {
 		return sc, err
 	}
-	sc.policy, sc.limits, sc.model, sc.sampling = eff.Tools, eff.Limits, eff.Model, eff.Sampling
+	sc.policy, sc.limits, sc.model, sc.sampling, sc.workspace = eff.Tools, eff.Limits, eff.Model, eff.Sampling, eff.WorkspaceTools
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		sc.serverSampling[s.Name] = s.Server

@@ -91,12 +91,34 @@ func toACP(content []gateway.Content) []acpsdk.ContentBlock {
 	return out
 }
 
-// toolContent wraps content blocks for a tool call.
+// toolContent is content as a tool call carries it: a diff as a diff, a
+// terminal as the embedded terminal, anything else as content blocks. No
+// content is nil (the update leaves the call's content as it is).
 func toolContent(content []gateway.Content) []acpsdk.ToolCallContent {
-	blocks := toACP(content)
-	out := make([]acpsdk.ToolCallContent, len(blocks))
-	for i, b := range blocks {
-		out[i] = acpsdk.ToolContent(b)
+	var out []acpsdk.ToolCallContent
+	for i, c := range content {
+		switch c.Type {
+		case gateway.ContentDiff:
+			out = append(out, acpsdk.ToolCallContent{Diff: &acpsdk.ToolCallContentDiff{Type: "diff", Path: c.Path, OldText: c.OldText, NewText: c.Text}})
+		case gateway.ContentTerminal:
+			out = append(out, acpsdk.ToolTerminalRef(c.TerminalID))
+		default:
+			for _, b := range toACP(content[i : i+1]) {
+				out = append(out, acpsdk.ToolContent(b))
+			}
+		}
+	}
+	return out
+}
+
+// locations are the files content is about (the paths of its diffs), for
+// an editor that follows along.
+func locations(content []gateway.Content) []acpsdk.ToolCallLocation {
+	var out []acpsdk.ToolCallLocation
+	for _, c := range content {
+		if c.Type == gateway.ContentDiff {
+			out = append(out, acpsdk.ToolCallLocation{Path: c.Path})
+		}
 	}
 	return out
 }

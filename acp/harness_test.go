@@ -24,6 +24,7 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/session"
 	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/testdata/wsclient"
 )
 
 // serverBin is the test MCP server (testdata/mcpserver).
@@ -148,11 +149,14 @@ func (r *recorder) waitFor(t *testing.T, from int, sid acpsdk.SessionId, what st
 
 // fakeClient is the ACP client: each method calls its function field if
 // set. Without one, SessionUpdate records the update, RequestPermission
-// fails the test, and the file-system and terminal methods answer
-// "method not found".
+// fails the test, and the file-system and terminal methods go to the
+// editor's Workspace (real files and processes) when it is set, and
+// answer "method not found" when it is not.
 type fakeClient struct {
 	t   *testing.T
 	rec recorder
+	// Workspace is the editor's side of fs/* and terminal/*.
+	Workspace *wsclient.Workspace
 
 	SessionUpdateFunc     func(context.Context, acpsdk.SessionNotification) error
 	RequestPermissionFunc func(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error)
@@ -200,36 +204,57 @@ func (c *fakeClient) RequestPermission(ctx context.Context, p acpsdk.RequestPerm
 }
 
 func (c *fakeClient) ReadTextFile(ctx context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
-	if c.ReadTextFileFunc != nil {
+	switch {
+	case c.ReadTextFileFunc != nil:
 		return c.ReadTextFileFunc(ctx, p)
+	case c.Workspace != nil:
+		return c.Workspace.ReadTextFile(ctx, p)
 	}
 	return acpsdk.ReadTextFileResponse{}, errNotSupported
 }
 
 func (c *fakeClient) WriteTextFile(ctx context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
-	if c.WriteTextFileFunc != nil {
+	switch {
+	case c.WriteTextFileFunc != nil:
 		return c.WriteTextFileFunc(ctx, p)
+	case c.Workspace != nil:
+		return c.Workspace.WriteTextFile(ctx, p)
 	}
 	return acpsdk.WriteTextFileResponse{}, errNotSupported
 }
 
-func (c *fakeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+func (c *fakeClient) CreateTerminal(ctx context.Context, p acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	if c.Workspace != nil {
+		return c.Workspace.CreateTerminal(ctx, p)
+	}
 	return acpsdk.CreateTerminalResponse{}, errNotSupported
 }
 
-func (c *fakeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+func (c *fakeClient) KillTerminal(ctx context.Context, p acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	if c.Workspace != nil {
+		return c.Workspace.KillTerminal(ctx, p)
+	}
 	return acpsdk.KillTerminalResponse{}, errNotSupported
 }
 
-func (c *fakeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+func (c *fakeClient) TerminalOutput(ctx context.Context, p acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	if c.Workspace != nil {
+		return c.Workspace.TerminalOutput(ctx, p)
+	}
 	return acpsdk.TerminalOutputResponse{}, errNotSupported
 }
 
-func (c *fakeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+func (c *fakeClient) ReleaseTerminal(ctx context.Context, p acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	if c.Workspace != nil {
+		return c.Workspace.ReleaseTerminal(ctx, p)
+	}
 	return acpsdk.ReleaseTerminalResponse{}, errNotSupported
 }
 
-func (c *fakeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+func (c *fakeClient) WaitForTerminalExit(ctx context.Context, p acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	if c.Workspace != nil {
+		return c.Workspace.WaitForTerminalExit(ctx, p)
+	}
 	return acpsdk.WaitForTerminalExitResponse{}, errNotSupported
 }
 

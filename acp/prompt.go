@@ -177,7 +177,12 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 	case gateway.EventToolCallProgress:
 		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID))
-		u.ToolCallUpdate.Meta = map[string]any{"progress": map[string]any{"progress": e.Progress.Progress, "total": e.Progress.Total, "message": e.Progress.Message}}
+		if len(e.Progress.Content) > 0 {
+			// What the call shows while it runs (its terminal).
+			u.ToolCallUpdate.Content = toolContent(e.Progress.Content)
+		} else {
+			u.ToolCallUpdate.Meta = map[string]any{"progress": map[string]any{"progress": e.Progress.Progress, "total": e.Progress.Total, "message": e.Progress.Message}}
+		}
 		t.a.update(t.s, u)
 	case gateway.EventToolCallFinished:
 		status := acpsdk.ToolCallStatusCompleted
@@ -190,6 +195,7 @@ func (t *turnLog) sink(e gateway.Event) {
 		stored, cut := storedCopy(*e.Result, t.s.maxStoredResultBytes())
 		final := toolCallStart(e.Call)
 		final.Status, final.Content, final.RawOutput = status, toolContent(stored.Content), rawOutput(stored, cut)
+		final.Locations = locations(stored.Content)
 		t.record(acpsdk.SessionUpdate{ToolCall: final})
 		t.s.store.SyncSoon()
 		// The client gets the whole result.
@@ -205,12 +211,15 @@ func chunk(kind gateway.EventKind, text string) acpsdk.SessionUpdate {
 	return acpsdk.UpdateAgentMessageText(text)
 }
 
-// toolCallStart is the tool_call update announcing a call.
+// toolCallStart is the tool_call update announcing a call, with what it
+// will do (its preview) when the tool shows that.
 func toolCallStart(c *gateway.CallInfo) *acpsdk.SessionUpdateToolCall {
 	u := acpsdk.StartToolCall(acpsdk.ToolCallId(c.ID), c.Title,
 		acpsdk.WithStartKind(acpsdk.ToolKind(c.Kind)),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending),
-		acpsdk.WithStartRawInput(rawJSON(c.RawInput)))
+		acpsdk.WithStartRawInput(rawJSON(c.RawInput)),
+		acpsdk.WithStartContent(toolContent(c.Content)))
+	u.ToolCall.Locations = locations(c.Content)
 	meta := map[string]any{"tool": c.Name}
 	for k, v := range c.Meta {
 		meta[k] = v

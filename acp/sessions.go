@@ -156,7 +156,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(sc.bridgeOptions(a.bridgeBase(s.id)))
+	s.sync = bridge.NewSync(sc.bridgeOptions(a.bridgeBase(s.id)), a.nativeTools(s.id, cwd, place.dirs, sc)...)
 	s.access = gateway.ToolAccess{
 		Tools:  s.sync,
 		Policy: s.allowed,
@@ -240,7 +240,7 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	askDesc := "Ask before running tools that are not read-only"
-	autoDesc := "Run every tool without asking"
+	autoDesc := "Run every tool without asking, except shell commands (run_command)"
 	return &acpsdk.SessionModeState{
 		CurrentModeId: acpsdk.SessionModeId(s.mode),
 		AvailableModes: []acpsdk.SessionMode{

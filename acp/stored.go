@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/acpgate/acpgate/gateway"
 )
@@ -30,7 +31,26 @@ func (s *liveSession) maxStoredResultBytes() int {
 // blockBytes is the size of a content block: its text, data and
 // descriptive fields.
 func blockBytes(c gateway.Content) int {
-	return len(c.Text) + len(c.Data) + len(c.MIMEType) + len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description)
+	n := len(c.Text) + len(c.Data) + len(c.MIMEType) + len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description) + len(c.Path)
+	if c.OldText != nil {
+		n += len(*c.OldText)
+	}
+	return n
+}
+
+// storable is r as the session log keeps it: a terminal, which is gone by
+// the time the log is replayed, becomes the text of its output.
+func storable(r gateway.Result) gateway.Result {
+	if !slices.ContainsFunc(r.Content, func(c gateway.Content) bool { return c.Type == gateway.ContentTerminal }) {
+		return r
+	}
+	r.Content = slices.Clone(r.Content) // r's is the client's too
+	for i, c := range r.Content {
+		if c.Type == gateway.ContentTerminal {
+			r.Content[i] = gateway.Content{Type: gateway.ContentText, Text: c.Text}
+		}
+	}
+	return r
 }
 
 // resultBytes is the size of a result: its blocks and structured output.
@@ -42,13 +62,15 @@ func resultBytes(r gateway.Result) int {
 	return n
 }
 
-// storedCopy returns r bounded to limit bytes for the session log, and
-// how much was kept; the cut is nil when r fits whole. Blocks are kept in
-// order while they fit; the first that does not is cut if it is text (on a
-// rune boundary) and dropped otherwise (data cannot be cut), and nothing
-// after it is kept but the structured output, if it still fits. A text
-// block noting the sizes ends the cut copy.
+// storedCopy returns r as the session log keeps it (see storable),
+// bounded to limit bytes, and how much was kept; the cut is nil when r
+// fits whole. Blocks are kept in order while they fit; the first that
+// does not is cut if it is text (on a rune boundary) and dropped
+// otherwise (data cannot be cut, nor can a diff), and nothing after it is
+// kept but the structured output, if it still fits. A text block noting
+// the sizes ends the cut copy.
 func storedCopy(r gateway.Result, limit int) (gateway.Result, *storedCut) {
+	r = storable(r)
 	full := resultBytes(r)
 	if full <= limit {
 		return r, nil
@@ -62,7 +84,7 @@ func storedCopy(r gateway.Result, limit int) (gateway.Result, *storedCut) {
 			budget -= n
 			continue
 		}
-		if rest := budget - (n - len(c.Text)); c.Data == "" && rest > 0 {
+		if rest := budget - (n - len(c.Text)); c.Data == "" && c.Type != gateway.ContentDiff && rest > 0 {
 			c.Text = gateway.RunePrefix(c.Text, rest)
 			out.Content = append(out.Content, c)
 			budget -= blockBytes(c)

@@ -134,16 +134,17 @@ func TestToolCallUpdates(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, tool, args string
+		title            string
 		kind             acpsdk.ToolKind
 		status           acpsdk.ToolCallStatus
 		text             string
 		progress         int // progress updates
 		raw              string
 	}{
-		{"echo", "echo", `{"text":"hi there"}`, acpsdk.ToolKindRead, acpsdk.ToolCallStatusCompleted, "hi there", 0, `{"isError":false}`},
-		{"progress", "progress", `{"steps":3}`, acpsdk.ToolKindDelete, acpsdk.ToolCallStatusCompleted, "done 3", 3, `{"isError":false}`},
-		{"fail", "fail", `{"message":"nope"}`, acpsdk.ToolKindDelete, acpsdk.ToolCallStatusFailed, "nope", 0, `{"isError":true}`},
-		{"structured", "structured", `{}`, acpsdk.ToolKindDelete, acpsdk.ToolCallStatusCompleted, `{"answer":42}`, 0, `{"isError":false,"structuredContent":{"answer":42}}`},
+		{"echo", "echo", `{"text":"hi there"}`, "alpha: Echo", acpsdk.ToolKindRead, acpsdk.ToolCallStatusCompleted, "hi there", 0, `{"isError":false}`},
+		{"progress", "progress", `{"steps":3}`, "alpha: progress", acpsdk.ToolKindOther, acpsdk.ToolCallStatusCompleted, "done 3", 3, `{"isError":false}`},
+		{"fail", "fail", `{"message":"nope"}`, "alpha: fail", acpsdk.ToolKindOther, acpsdk.ToolCallStatusFailed, "nope", 0, `{"isError":true}`},
+		{"structured", "structured", `{}`, "alpha: structured", acpsdk.ToolKindOther, acpsdk.ToolCallStatusCompleted, `{"answer":42}`, 0, `{"isError":false,"structuredContent":{"answer":42}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -158,7 +159,7 @@ func TestToolCallUpdates(t *testing.T) {
 			}
 			start := calls[0].ToolCall
 			meta, _ := start.Meta["acpgate"].(map[string]any)
-			if start.Status != acpsdk.ToolCallStatusPending || start.Title != "alpha: "+tc.tool || start.Kind != tc.kind ||
+			if start.Status != acpsdk.ToolCallStatusPending || start.Title != tc.title || start.Kind != tc.kind ||
 				mustJSON(start.RawInput) != tc.args || meta["tool"] != "mcp__alpha__"+tc.tool || meta["mcpTool"] != tc.tool || meta["server"] != "alpha" {
 				t.Errorf("tool_call %s", dump(calls[:1]))
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -100,8 +101,23 @@ func tools(c Caller, opts *Options, cache schemaCache) ([]gateway.Tool, map[stri
 	return tools, targets
 }
 
-// maxTitleBytes caps the tool name in the title the editor shows.
+// maxTitleBytes caps the tool's name or title in the title the editor
+// shows.
 const maxTitleBytes = 128
+
+// title is the title the editor shows for an MCP tool: the server's name
+// and the tool's title (its title, else its title annotation, else its
+// name), one line of display text.
+func title(server string, t mcp.Tool) string {
+	name := t.Title
+	if name == "" {
+		name = t.Annotations.Title
+	}
+	if strings.TrimSpace(name) == "" {
+		name = t.Name
+	}
+	return server + ": " + gateway.DisplayText(name, maxTitleBytes)
+}
 
 // convertTool makes the gateway tool for one MCP tool.
 func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cache schemaCache) gateway.Tool {
@@ -110,7 +126,7 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cach
 	kind, ask := classify(st.Tool)
 	return gateway.Tool{
 		Name:        name,
-		Title:       server + ": " + displayText(tool, maxTitleBytes),
+		Title:       title(server, st.Tool),
 		Description: f.description(server, st.Tool),
 		InputSchema: cachedSchema(st.Tool, cache),
 		Kind:        kind,
@@ -190,10 +206,13 @@ func annotations(a mcp.ToolAnnotation) gateway.Annotations {
 
 func isTrue(b *bool) bool { return b != nil && *b }
 
-// classify maps a tool's annotations to the editor's kind and whether the
-// user is asked before it runs: read-only tools are read, search or fetch
-// and run without asking; others are delete (explicitly destructive), edit
-// (explicitly not destructive) or execute (unknown effects), and ask.
+// classify maps a tool to the editor's kind and whether the user is asked
+// before it runs. The question follows the annotations: a tool not marked
+// read-only asks. The kind of a read-only tool is search, fetch or read;
+// any other tool's kind comes from what its name says it does (see
+// kindOf), never from destructiveHint: mcp-go marks every tool
+// destructive unless its author says otherwise, so a calculator's "add"
+// would show as a deletion.
 func classify(t mcp.Tool) (gateway.ToolKind, bool) {
 	a := t.Annotations
 	if isTrue(a.ReadOnlyHint) {
@@ -207,16 +226,57 @@ func classify(t mcp.Tool) (gateway.ToolKind, bool) {
 			return gateway.KindRead, false
 		}
 	}
-	switch {
-	case a.DestructiveHint != nil && *a.DestructiveHint:
-		return gateway.KindDelete, true
-	case a.DestructiveHint != nil:
-		return gateway.KindEdit, true
-	case a.ReadOnlyHint == nil && a.OpenWorldHint == nil && a.IdempotentHint == nil:
-		return gateway.KindOther, true
-	default:
-		return gateway.KindExecute, true
+	return kindOf(t.Name), true
+}
+
+// kindOf is the kind of a tool that may change things, from the words of
+// its name (split at '_', '-', '.', spaces, digits and lower-to-upper case
+// changes): delete for delete, remove, drop or destroy; edit for write,
+// update, create, set, edit and their kin; execute for run, exec, shell,
+// command and their kin; other for anything else. The first word that
+// says something decides ("create_or_delete" is an edit).
+func kindOf(name string) gateway.ToolKind {
+	for _, w := range nameWords(name) {
+		switch w {
+		case "delete", "remove", "drop", "destroy", "del", "rm", "erase", "purge":
+			return gateway.KindDelete
+		case "write", "update", "create", "set", "edit", "modify", "patch", "put", "insert", "append",
+			"rename", "move", "replace", "save", "upsert", "change":
+			return gateway.KindEdit
+		case "run", "exec", "execute", "shell", "command", "cmd", "bash", "eval", "evaluate", "spawn", "launch":
+			return gateway.KindExecute
+		}
 	}
+	return gateway.KindOther
+}
+
+// nameWords splits a tool name into lower-case words: at every character
+// that is not a letter, and where a lower-case letter is followed by an
+// upper-case one (deleteFile: delete, file).
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	prevLower := false
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for _, r := range name {
+		switch {
+		case !unicode.IsLetter(r):
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+		}
+		cur = append(cur, r)
+		prevLower = unicode.IsLower(r)
+	}
+	flush()
+	return words
 }
 
 // Sync derives one session's tool view from its MCP servers' catalogs

@@ -104,7 +104,7 @@ func TestToolsSchemaAndKinds(t *testing.T) {
 		kind gateway.ToolKind
 		ask  bool
 	}{
-		"rich": {gateway.KindRead, false}, "untyped": {gateway.KindDelete, true}, "web_search": {gateway.KindSearch, false},
+		"rich": {gateway.KindRead, false}, "untyped": {gateway.KindOther, true}, "web_search": {gateway.KindSearch, false},
 		"fetch_url": {gateway.KindFetch, false}, "write": {gateway.KindEdit, true}, "run": {gateway.KindExecute, true},
 		"plain": {gateway.KindOther, true},
 	} {
@@ -120,6 +120,65 @@ func TestToolsSchemaAndKinds(t *testing.T) {
 	_ = json.Unmarshal(byName["mcp__s__plain"].InputSchema, &plain)
 	if plain["properties"].(map[string]any)["q"] == nil {
 		t.Errorf("decoded schema lost: %s", byName["mcp__s__plain"].InputSchema)
+	}
+}
+
+// TestKindsFromNames: a tool that is not read-only gets its kind from
+// what its name says, whatever its destructiveHint (mcp-go marks every
+// tool destructive by default), and always asks; read-only tools keep
+// read, search and fetch and never ask.
+func TestKindsFromNames(t *testing.T) {
+	yes, no := true, false
+	mcpgo := func(name string) mcp.Tool { return mcp.NewTool(name) } // destructive, open world by default
+	for _, c := range []struct {
+		tool mcp.Tool
+		kind gateway.ToolKind
+		ask  bool
+	}{
+		{mcpgo("add"), gateway.KindOther, true},
+		{mcpgo("echo"), gateway.KindOther, true},
+		{mcpgo("delete_file"), gateway.KindDelete, true},
+		{mcpgo("removeItem"), gateway.KindDelete, true},
+		{mcpgo("drop-table"), gateway.KindDelete, true},
+		{mcpgo("destroy"), gateway.KindDelete, true},
+		{mcpgo("create_issue"), gateway.KindEdit, true},
+		{mcpgo("updateRecord"), gateway.KindEdit, true},
+		{mcpgo("set_config"), gateway.KindEdit, true},
+		{mcpgo("write_file"), gateway.KindEdit, true},
+		{mcpgo("edit"), gateway.KindEdit, true},
+		{mcpgo("run_tests"), gateway.KindExecute, true},
+		{mcpgo("exec"), gateway.KindExecute, true},
+		{mcpgo("shell"), gateway.KindExecute, true},
+		{mcpgo("command"), gateway.KindExecute, true},
+		{mcpgo("settings"), gateway.KindOther, true},  // a word, not "set"
+		{mcpgo("undeleted"), gateway.KindOther, true}, // a word, not "delete"
+		{mcp.Tool{Name: "delete_file", Annotations: mcp.ToolAnnotation{ReadOnlyHint: &yes, OpenWorldHint: &no}}, gateway.KindRead, false},
+		{mcp.Tool{Name: "search_code", Annotations: mcp.ToolAnnotation{ReadOnlyHint: &yes}}, gateway.KindSearch, false},
+		{mcp.Tool{Name: "get_page", Annotations: mcp.ToolAnnotation{ReadOnlyHint: &yes, OpenWorldHint: &yes}}, gateway.KindFetch, false},
+	} {
+		tools, _ := bridge.Tools(&fakeCaller{tools: []mcpclient.ServerTool{{Server: "s", Tool: c.tool}}}, nil)
+		if tools[0].Kind != c.kind || tools[0].AskApproval != c.ask {
+			t.Errorf("%s: kind %s ask %v, want %s %v", c.tool.Name, tools[0].Kind, tools[0].AskApproval, c.kind, c.ask)
+		}
+	}
+}
+
+// TestTitles: the editor's title is the server and the tool's title, else
+// its title annotation, else its name, as one line of display text.
+func TestTitles(t *testing.T) {
+	for _, c := range []struct {
+		tool mcp.Tool
+		want string
+	}{
+		{mcp.Tool{Name: "create_issue", Title: "Create an issue", Annotations: mcp.ToolAnnotation{Title: "ignored"}}, "gh: Create an issue"},
+		{mcp.Tool{Name: "create_issue", Annotations: mcp.ToolAnnotation{Title: "New issue"}}, "gh: New issue"},
+		{mcp.Tool{Name: "create_issue"}, "gh: create_issue"},
+		{mcp.Tool{Name: "x", Title: "Bad\u202e\ntitle"}, "gh: Badtitle"},
+	} {
+		tools, _ := bridge.Tools(&fakeCaller{tools: []mcpclient.ServerTool{{Server: "gh", Tool: c.tool}}}, nil)
+		if tools[0].Title != c.want {
+			t.Errorf("%+v: title %q, want %q", c.tool, tools[0].Title, c.want)
+		}
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/acpgate/acpgate/gateway"
 	"golang.org/x/text/unicode/norm"
 	"golang.org/x/text/unicode/rangetable"
 )
@@ -398,20 +397,4 @@ func skipSeparators(norm []byte, i int) int {
 		j -= n
 	}
 	return j
-}
-
-// displayText is s without controls, format characters (bidi controls
-// among them) and other default-ignorable code points, cut to at most max
-// bytes: a server's name for something, fit for a one-line label.
-func displayText(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) {
-			return -1
-		}
-		return r
-	}, s)
-	if len(s) <= max {
-		return s
-	}
-	return gateway.RunePrefix(s, max) + "…"
 }

@@ -33,6 +33,9 @@ type CallInfo struct {
 	Kind     ToolKind
 	RawInput json.RawMessage
 	Meta     map[string]any // the tool's Meta
+	// Content is what the call will do, from the tool's Preview (nil:
+	// nothing to show before it runs).
+	Content []Content
 }
 
 // callKey is the context key of the CallInfo of a running tool.
@@ -331,13 +334,21 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 			p.result = ptr(ErrorResult(fmt.Sprintf("The tool %q is not allowed by policy.", c.Name)))
 		default:
 			p.tool = tool
-			p.info.Title, p.info.Kind, p.info.Meta = tool.Title, tool.Kind, tool.Meta
-			if p.info.Title == "" {
-				p.info.Title = tool.Name
+			base := tool.Title
+			if base == "" {
+				base = tool.Name
 			}
+			p.info.Title, p.info.Kind, p.info.Meta = CallTitle(base, c.Arguments), tool.Kind, tool.Meta
 		}
 		if !json.Valid(c.Arguments) && len(c.Arguments) > 0 && p.result == nil {
 			p.result = ptr(ErrorResult(fmt.Sprintf("The arguments for %q are not valid JSON: %s", c.Name, c.Arguments)))
+		}
+		if p.result == nil && tool.Preview != nil && ctx.Err() == nil {
+			content, err := tool.Preview(ctx, orEmpty(c.Arguments))
+			if err != nil {
+				p.result = ptr(ErrorResult(err.Error()))
+			}
+			p.info.Content = content
 		}
 		sink(Event{Kind: EventToolCallStarted, Call: &p.info})
 		pending[i] = p
@@ -395,11 +406,7 @@ func (r *Runner) execute(ctx context.Context, p *pendingCall, sink Sink) (res Re
 			res = ErrorResult(fmt.Sprintf("The tool %q crashed: %v", p.info.Name, v))
 		}
 	}()
-	args := p.call.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	res, err := p.tool.Execute(WithCall(ctx, p.info), args, func(pr Progress) {
+	res, err := p.tool.Execute(WithCall(ctx, p.info), orEmpty(p.call.Arguments), func(pr Progress) {
 		sink(Event{Kind: EventToolCallProgress, Call: &p.info, Progress: pr})
 	})
 	if err != nil {
@@ -412,6 +419,14 @@ func (r *Runner) execute(ctx context.Context, p *pendingCall, sink Sink) (res Re
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// orEmpty is args, or an empty object when the model sent none.
+func orEmpty(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 {
+		return json.RawMessage("{}")
+	}
+	return args
+}
 
 // serialize makes sink safe to call from several goroutines, in order.
 func serialize(sink Sink) Sink {

@@ -53,9 +53,22 @@ type Tool struct {
 	// AskApproval says whether, by default, the user should be asked before
 	// the tool runs.
 	AskApproval bool
+	// AskInAuto says the user is asked before the tool runs even when the
+	// session runs tools without asking (auto mode): for tools such as
+	// running a shell command. An "always" answer or an auto-approve rule
+	// still decides without asking. It implies AskApproval.
+	AskInAuto bool
 	// Meta is extra information about the tool for the caller's events
 	// (for example the MCP server and tool it bridges to).
 	Meta map[string]any
+	// Preview, if set, returns what the user should see of a call before
+	// it runs (the change it would make, as a diff): it is shown with the
+	// call when the call is announced, so also while the user is asked.
+	// It must change nothing; no content shows nothing. An error means the
+	// call cannot run (a path it may not use, a text not found): the call
+	// fails with it at once, and the user is not asked. It is called from
+	// the turn's goroutine, before approval.
+	Preview func(ctx context.Context, args json.RawMessage) ([]Content, error)
 	// Execute runs the tool. progress, if non-nil, reports progress; it is
 	// safe to call from any goroutine until Execute returns. An error is
 	// turned into a failed Result; it never ends the turn.
@@ -71,6 +84,10 @@ type Progress struct {
 	Progress float64
 	Total    float64 // 0 when unknown
 	Message  string
+	// Content, when set, is what the user sees of the call from now on
+	// while it runs (for example the terminal running its command); the
+	// Result's content replaces it when the call ends.
+	Content []Content
 }
 
 // ContentType names a kind of content block.
@@ -83,6 +100,13 @@ const (
 	ContentAudio        ContentType = "audio"
 	ContentResource     ContentType = "resource"      // embedded resource
 	ContentResourceLink ContentType = "resource_link" // a link to a resource
+	// ContentDiff is a change of a text file: Path, OldText (nil for a new
+	// file) and Text, the new text.
+	ContentDiff ContentType = "diff"
+	// ContentTerminal is a terminal the client runs (TerminalID), shown
+	// live; Text is its output when the call ended, for a record that
+	// outlives the terminal.
+	ContentTerminal ContentType = "terminal"
 )
 
 // Content is one block of a tool result as the user should see it.
@@ -97,6 +121,12 @@ type Content struct {
 	// Description of a resource_link.
 	Description string `json:"description,omitempty"`
 	Size        *int64 `json:"size,omitempty"`
+	// Path is the absolute path of the file a diff changes.
+	Path string `json:"path,omitempty"`
+	// OldText is a diff's text before the change (nil: a new file).
+	OldText *string `json:"oldText,omitempty"`
+	// TerminalID names a terminal on the client.
+	TerminalID string `json:"terminalId,omitempty"`
 }
 
 // Result is the outcome of a tool call.
@@ -181,6 +211,10 @@ func PlainTextPrefix(content []Content, max int) (string, int) {
 			if c.Description != "" {
 				add(" " + c.Description)
 			}
+		case ContentDiff:
+			add(fmt.Sprintf("[changed %s]", c.Path))
+		case ContentTerminal:
+			add(c.Text)
 		default: // image, audio
 			add(fmt.Sprintf("[%s: %s, %d bytes base64]", c.Type, c.MIMEType, len(c.Data)))
 		}
@@ -188,7 +222,7 @@ func PlainTextPrefix(content []Content, max int) (string, int) {
 	return b.String(), total
 }
 
-// runePrefix returns the longest prefix of s of at most max bytes that
+// RunePrefix returns the longest prefix of s of at most max bytes that
 // does not end inside a rune (s itself if max < 0 or s is not longer).
 func RunePrefix(s string, max int) string {
 	if max < 0 || len(s) <= max {

@@ -19,6 +19,8 @@ func TestPlainTextPrefix(t *testing.T) {
 			{Type: gateway.ContentResource, URI: "file:///b", MIMEType: "application/octet-stream", Data: "YmxvYg=="},
 			{Type: gateway.ContentResourceLink, URI: "file:///c", Name: "c", Description: "a link"},
 			{Type: gateway.ContentAudio, Data: "YXVk", MIMEType: "audio/wav"},
+			{Type: gateway.ContentDiff, Path: "/w/a.go", Text: "new"},
+			{Type: gateway.ContentTerminal, TerminalID: "term-1", Text: "output ☃"},
 			{Type: gateway.ContentText, Text: "last"},
 		},
 		nil,

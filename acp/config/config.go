@@ -24,6 +24,10 @@ type Config struct {
 	Sampling SamplingMode `json:"sampling,omitzero"`
 	// Limits holds the limits of every session, whatever the profile.
 	Limits Limits `json:"limits,omitzero"`
+	// WorkspaceTools says where the workspace tools (read_file,
+	// write_file, edit_file, run_command) of every session work; "" means
+	// WorkspaceClient.
+	WorkspaceTools WorkspaceTools `json:"workspaceTools,omitzero"`
 	// Agents holds the default agent settings and the profiles.
 	Agents Agents `json:"agents,omitzero"`
 	// MCPServers are default servers in the Claude Desktop / Cursor format
@@ -100,6 +104,32 @@ const (
 	// SamplingDeny refuses: the capability is not even declared.
 	SamplingDeny SamplingMode = "deny"
 )
+
+// WorkspaceTools says where a session's workspace tools work.
+type WorkspaceTools string
+
+// The places workspace tools work.
+const (
+	// WorkspaceClient: through the ACP client, for what it advertises
+	// (fs.readTextFile and fs.writeTextFile, terminal); a client that
+	// advertises nothing gets no workspace tool.
+	WorkspaceClient WorkspaceTools = "client"
+	// WorkspaceLocal: through the client where it can, on the local file
+	// system and os/exec where it cannot.
+	WorkspaceLocal WorkspaceTools = "local"
+	// WorkspaceOff: no workspace tool.
+	WorkspaceOff WorkspaceTools = "off"
+)
+
+// ParseWorkspaceTools checks a workspace tools setting (as the
+// --workspace-tools flag gives it): client, local or off.
+func ParseWorkspaceTools(s string) (WorkspaceTools, error) {
+	switch w := WorkspaceTools(s); w {
+	case WorkspaceClient, WorkspaceLocal, WorkspaceOff:
+		return w, nil
+	}
+	return "", fmt.Errorf("workspace tools must be client, local or off, not %q", s)
+}
 
 // Agents holds the "agents" object: the defaults and the profiles. It is
 // plain data: not safe for concurrent modification.

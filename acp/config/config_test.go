@@ -109,6 +109,7 @@ func TestValidationErrors(t *testing.T) {
 		{"bad pattern", `{"agents": {"defaults": {"tools": {"deny": ["["]}}}}`,
 			[]string{`agents.defaults.tools.deny[0]: bad pattern "[": syntax error in pattern`}},
 		{"maxTools zero", `{"limits": {"maxTools": 0}}`, []string{`limits.maxTools: must be positive`}},
+		{"workspaceTools", `{"workspaceTools": "remote"}`, []string{`workspaceTools: unknown workspaceTools "remote" (want client, local or off)`}},
 		{"maxStoredResultBytes zero", `{"limits": {"maxStoredResultBytes": 0}}`, []string{`limits.maxStoredResultBytes: must be positive`}},
 		{"maxStoredResultBytes text", `{"limits": {"maxStoredResultBytes": "1MB"}}`, []string{`limits.maxStoredResultBytes: want an integer`}},
 		{"negative calls", `{"limits": {"callsPerMinute": -1}}`, []string{`limits.callsPerMinute: must not be negative`}},
@@ -634,6 +635,25 @@ func BenchmarkParse(b *testing.B) {
 		if _, _, err := config.Parse([]byte(example), "config.json"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWorkspaceTools: the file's workspaceTools reaches every profile's
+// Effective; the flag's values are checked alike.
+func TestWorkspaceTools(t *testing.T) {
+	c, _ := mustParse(t, `{"workspaceTools": "local", "agents": {"list": [{"id": "p"}]}}`)
+	for _, profile := range []string{"", "p"} {
+		if e, err := c.Effective(profile); err != nil || e.WorkspaceTools != config.WorkspaceLocal {
+			t.Errorf("profile %q: %q %v", profile, e.WorkspaceTools, err)
+		}
+	}
+	for _, s := range []string{"client", "local", "off"} {
+		if w, err := config.ParseWorkspaceTools(s); err != nil || string(w) != s {
+			t.Errorf("%s: %q %v", s, w, err)
+		}
+	}
+	if _, err := config.ParseWorkspaceTools("remote"); err == nil {
+		t.Error("remote accepted")
 	}
 }
 

@@ -75,6 +75,9 @@
 // Without a transport, a server with a url and no command is http, any
 // other stdio.
 //
+// The top-level "workspaceTools" ("client", the default, "local" or "off")
+// says where every session's workspace tools work ([WorkspaceTools]).
+//
 // # Profiles
 //
 // [Config.Effective] merges the defaults with one profile of agents.list:

@@ -31,6 +31,9 @@ type Effective struct {
 	Limits Limits
 	// Sampling is the top-level sampling mode (SamplingAsk when unset).
 	Sampling SamplingMode
+	// WorkspaceTools is where the workspace tools work (top-level only;
+	// "" when the file does not say).
+	WorkspaceTools WorkspaceTools
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -99,7 +102,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling}
+	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools}
 	if eff.Sampling == "" {
 		eff.Sampling = SamplingAsk
 	}

@@ -105,7 +105,7 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 		}
 	}
 	start := a.client.waitUpdate(t, "tool_call for local echo", func(u acpsdk.SessionUpdate) bool {
-		return u.ToolCall != nil && u.ToolCall.Title == "local: echo"
+		return u.ToolCall != nil && u.ToolCall.Title == "local: Echo"
 	})
 	if start.ToolCall.Kind != acpsdk.ToolKindRead || !strings.Contains(mustJSON(start.ToolCall.Meta), `"server":"local"`) || mustJSON(start.ToolCall.RawInput) != `{"text":"via local"}` {
 		t.Errorf("tool_call: %s", mustJSON(start.ToolCall))

@@ -17,6 +17,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/testdata/wsclient"
 )
 
 // Binaries built once by TestMain.
@@ -27,7 +28,9 @@ func TestMain(m *testing.M) {
 }
 
 // client is the test's ACP client: it records updates and answers
-// permission requests with answer.
+// permission requests with answer. Its fs/* and terminal/* methods go to
+// ws, the editor's real files and processes, when it is set, and answer
+// "method not found" when it is not.
 type client struct {
 	mu      sync.Mutex
 	updates []acpsdk.SessionNotification
@@ -36,6 +39,7 @@ type client struct {
 	asked   []acpsdk.RequestPermissionRequest
 	// elicit answers elicitation/create (nil: "method not found").
 	elicit func(acpsdk.UnstableCreateElicitationRequest) acpsdk.UnstableCreateElicitationResponse
+	ws     *wsclient.Workspace
 }
 
 func (c *client) UnstableCreateElicitation(_ context.Context, p acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
@@ -80,25 +84,46 @@ func (c *client) RequestPermission(_ context.Context, p acpsdk.RequestPermission
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: acpsdk.PermissionOptionId(id)}}}, nil
 }
 
-func (c *client) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+func (c *client) ReadTextFile(ctx context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	if c.ws != nil {
+		return c.ws.ReadTextFile(ctx, p)
+	}
 	return acpsdk.ReadTextFileResponse{}, acpsdk.NewMethodNotFound("fs/read_text_file")
 }
-func (c *client) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+func (c *client) WriteTextFile(ctx context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	if c.ws != nil {
+		return c.ws.WriteTextFile(ctx, p)
+	}
 	return acpsdk.WriteTextFileResponse{}, acpsdk.NewMethodNotFound("fs/write_text_file")
 }
-func (c *client) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+func (c *client) CreateTerminal(ctx context.Context, p acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	if c.ws != nil {
+		return c.ws.CreateTerminal(ctx, p)
+	}
 	return acpsdk.CreateTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/create")
 }
-func (c *client) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+func (c *client) KillTerminal(ctx context.Context, p acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	if c.ws != nil {
+		return c.ws.KillTerminal(ctx, p)
+	}
 	return acpsdk.KillTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/kill")
 }
-func (c *client) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+func (c *client) TerminalOutput(ctx context.Context, p acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	if c.ws != nil {
+		return c.ws.TerminalOutput(ctx, p)
+	}
 	return acpsdk.TerminalOutputResponse{}, acpsdk.NewMethodNotFound("terminal/output")
 }
-func (c *client) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+func (c *client) ReleaseTerminal(ctx context.Context, p acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	if c.ws != nil {
+		return c.ws.ReleaseTerminal(ctx, p)
+	}
 	return acpsdk.ReleaseTerminalResponse{}, acpsdk.NewMethodNotFound("terminal/release")
 }
-func (c *client) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+func (c *client) WaitForTerminalExit(ctx context.Context, p acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	if c.ws != nil {
+		return c.ws.WaitForTerminalExit(ctx, p)
+	}
 	return acpsdk.WaitForTerminalExitResponse{}, acpsdk.NewMethodNotFound("terminal/wait_for_exit")
 }
 
@@ -162,18 +187,29 @@ func startAgent(t testing.TB, stateDir string, args ...string) *agent {
 // startAgentEnv is startAgent with extra environment variables.
 func startAgentEnv(t testing.TB, stateDir string, env []string, args ...string) *agent {
 	t.Helper()
-	a := launchAgent(t, stateDir, env, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := a.conn.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return a
+	return startAgentWith(t, stateDir, agentSetup{env: env}, args...)
 }
 
 // launchAgent runs acpgate and connects a client, without initialize.
 func launchAgent(t testing.TB, stateDir string, env []string, args ...string) *agent {
 	t.Helper()
+	return startAgentWith(t, stateDir, agentSetup{env: env, noInit: true}, args...)
+}
+
+// agentSetup is what startAgentWith sets up besides the arguments.
+type agentSetup struct {
+	env []string // extra environment variables
+	// ws, when set, is the client's files and terminals, advertised in
+	// initialize.
+	ws *wsclient.Workspace
+	// noInit leaves initialize to the test.
+	noInit bool
+}
+
+// startAgentWith is startAgent with the setup s.
+func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string) *agent {
+	t.Helper()
+	env := s.env
 	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "2s"}, args...)...)
 	// No configuration file unless a test gives one.
 	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+t.TempDir()), env...)
@@ -186,6 +222,7 @@ func launchAgent(t testing.TB, stateDir string, env []string, args ...string) *a
 		t.Fatal(err)
 	}
 	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, stdoutPipe: stdout, exited: make(chan struct{})}
+	a.client.ws = s.ws
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -206,6 +243,18 @@ func launchAgent(t testing.TB, stateDir string, env []string, args ...string) *a
 			t.Logf("acpgate stderr:\n%s", a.stderr.String())
 		}
 	})
+	if s.noInit {
+		return a
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	init := acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}
+	if s.ws != nil {
+		init.ClientCapabilities = acpsdk.ClientCapabilities{Fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}
+	}
+	if _, err := a.conn.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
 	return a
 }
 

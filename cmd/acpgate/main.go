@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
@@ -38,6 +40,7 @@ type cliConfig struct {
 	stateDir, logLevel, logFile, logFormat string
 	model, baseURL, apiKey                 string
 	configPath, profile                    string
+	workspaceTools                         config.WorkspaceTools // "": the file's
 	startupBudget, startupGrace            time.Duration
 	showVersion                            bool
 }
@@ -55,6 +58,11 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	fs.DurationVar(&c.startupGrace, "startup-grace", time.Second, "session/new answers early once a server is ready and the others have been quiet this long (0: wait for all or the budget)")
 	fs.StringVar(&c.configPath, "config", "", "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json; a missing default file is fine)")
 	fs.StringVar(&c.profile, "profile", "", "agent profile (agents.list[].id) for sessions that name none in _meta.profile")
+	fs.Func("workspace-tools", "where the workspace tools work: client (through the editor, for what it offers), local (locally where the editor cannot) or off (default: the file's workspaceTools, else client)", func(s string) error {
+		w, err := config.ParseWorkspaceTools(s)
+		c.workspaceTools = w
+		return err
+	})
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -171,6 +179,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		Store: store, Providers: models.provider, Logger: logger,
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget, StartupGrace: startupGrace(c.startupGrace),
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
+		WorkspaceTools: c.workspaceTools, WorkspaceEnv: commandEnv(os.Environ()),
 	}
 	opts.MCP.Guard = guard
 	// Tokens of servers that need a sign-in live next to the sessions,
@@ -183,6 +192,12 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	}
 	logger.Info("acpgate stopped")
 	return 0
+}
+
+// commandEnv is the environment of the commands the local run_command
+// runs: acpgate's own without the model's API key.
+func commandEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "OPENAI_API_KEY=") })
 }
 
 // openStore opens the session store in dir, or in the default state

@@ -1,0 +1,73 @@
+package acp
+
+import (
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/clientws"
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/workspace"
+)
+
+// capabilities returns what the client said it can do in initialize.
+func (a *Agent) capabilities() acpsdk.ClientCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.clientCaps
+}
+
+// workspaceMode is where the workspace tools of a session with
+// configuration sc work: Options.WorkspaceTools (the flag), else the
+// file's, else through the client.
+func (a *Agent) workspaceMode(sc sessionConfig) config.WorkspaceTools {
+	switch {
+	case a.opts.WorkspaceTools != "":
+		return a.opts.WorkspaceTools
+	case sc.workspace != "":
+		return sc.workspace
+	}
+	return config.WorkspaceClient
+}
+
+// nativeTools returns the workspace tools of session id (working
+// directory cwd, additional directories dirs), the native tools every
+// session offers before its MCP tools: the file tools through the client
+// when it can read and write files, else locally in local mode, else
+// read_file alone through a client that can only read; run_command in the
+// client's terminals when it has them, else locally in local mode.
+func (a *Agent) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
+	mode := a.workspaceMode(sc)
+	if mode == config.WorkspaceOff {
+		return nil
+	}
+	caps := a.capabilities()
+	client := clientws.New(a.conn, id)
+	local := workspace.NewLocal(&workspace.LocalOptions{Env: a.opts.WorkspaceEnv})
+	base := workspace.Options{Cwd: cwd, Dirs: dirs}
+	if l := sc.limits.MaxResultBytes; l != nil {
+		base.MaxResultBytes = *l
+	}
+	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+		base.Redact = r.Redactor.Redact
+	}
+	files, terms := base, base
+	switch {
+	case caps.Fs.ReadTextFile && caps.Fs.WriteTextFile:
+		files.Files, files.Meta = client, workspaceMeta("client")
+	case mode == config.WorkspaceLocal:
+		files.Files, files.Meta = local, workspaceMeta("local")
+	case caps.Fs.ReadTextFile:
+		files.Files, files.ReadOnly, files.Meta = client, true, workspaceMeta("client")
+	}
+	switch {
+	case caps.Terminal:
+		terms.Terminals, terms.Meta = client, workspaceMeta("client")
+	case mode == config.WorkspaceLocal:
+		terms.Terminals, terms.Meta = local, workspaceMeta("local")
+	}
+	return append(workspace.Tools(files), workspace.Tools(terms)...)
+}
+
+// workspaceMeta is the Meta of workspace tools working at where: it
+// reaches the client in each call's _meta.acpgate.
+func workspaceMeta(where string) map[string]any { return map[string]any{"workspace": where} }

@@ -1,0 +1,22 @@
+//go:build unix
+
+package wsclient
+
+import (
+	"os"
+	"syscall"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"golang.org/x/sys/unix"
+)
+
+func ownGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+
+func exitStatus(st *os.ProcessState) acpsdk.TerminalExitStatus {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return acpsdk.TerminalExitStatus{Signal: acpsdk.Ptr(unix.SignalName(ws.Signal()))}
+	}
+	return acpsdk.TerminalExitStatus{ExitCode: acpsdk.Ptr(st.ExitCode())}
+}
