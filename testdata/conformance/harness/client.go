@@ -40,6 +40,7 @@ type client struct {
 	closed bool                                  // no more follows start (closeFollows)
 	urls   []error                               // the outcome of each URL followed, in order of completion
 	urlsCh chan struct{}                         // closed and replaced when urls grows
+	done   int                                   // elicitation/complete notifications received
 }
 
 func newClient(log *slog.Logger, timeout time.Duration) *client {
@@ -208,10 +209,34 @@ func (c *client) closeFollows() {
 	c.follow.Wait()
 }
 
-// UnstableCompleteElicitation logs elicitation/complete.
+// UnstableCompleteElicitation logs elicitation/complete (acpgate sends it
+// once the server a sign-in was for is ready) and counts it.
 func (c *client) UnstableCompleteElicitation(_ context.Context, n acp.UnstableCompleteElicitationNotification) error {
 	c.log.Info("elicitation complete", "id", n.ElicitationId)
+	c.mu.Lock()
+	c.done++
+	close(c.urlsCh)
+	c.urlsCh = make(chan struct{})
+	c.mu.Unlock()
 	return nil
+}
+
+// waitCompleted waits until at least n elicitations were completed, or
+// ctx ends (a sign-in that fails on purpose never completes).
+func (c *client) waitCompleted(ctx context.Context, n int) bool {
+	for {
+		c.mu.Lock()
+		done, ch := c.done, c.urlsCh
+		c.mu.Unlock()
+		if done >= n {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // formAnswer is the content of an accepted form: the default of each

@@ -162,6 +162,10 @@ func session(ctx context.Context, opts options, p plan, log *slog.Logger, stderr
 	return err
 }
 
+// completeBound bounds the wait for a sign-in's completion after its URL
+// was followed.
+const completeBound = 5 * time.Second
+
 // open initializes the connection and opens the session; when the plan
 // needs an interactive sign-in and the server waits for one, it waits
 // until a URL elicitation has been followed.
@@ -192,6 +196,14 @@ func open(ctx context.Context, conn *acp.ClientSideConnection, c *client, opts o
 		if _, err := c.waitFollowed(ctx, 1); err != nil {
 			return "", err
 		}
+		// The server joins once the token is exchanged and it has
+		// reconnected: acpgate then completes the elicitation. A sign-in
+		// that fails (on purpose, in some scenarios) never does, hence
+		// the bound.
+		wctx, cancel := context.WithTimeout(ctx, completeBound)
+		ok := c.waitCompleted(wctx, 1)
+		cancel()
+		log.Info("sign-in completed", "completed", ok)
 	}
 	return resp.SessionId, nil
 }

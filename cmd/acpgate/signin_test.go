@@ -1,0 +1,82 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
+)
+
+// signInLink finds the sign-in link of a card.
+var signInLink = regexp.MustCompile(`\]\((http://127\.0\.0\.1[^)]+)\)`)
+
+// TestSignInThroughTheBinary: a client without elicitation gets a card
+// with the sign-in link; following it (as a browser would) brings the
+// server's tools; the token is stored under the state dir (0600) and a
+// new acpgate process on the same state dir uses it without asking;
+// /mcp logout removes it.
+func TestSignInThroughTheBinary(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Config{})
+	state := t.TempDir()
+	server := acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "prot", Url: srv.MCPURL(), Headers: []acpsdk.HttpHeader{}}}
+	a := startAgent(t, state)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{server}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := a.client.waitUpdate(t, "sign-in card", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCall != nil && strings.HasPrefix(string(u.ToolCall.ToolCallId), "mcp-signin-prot-")
+	})
+	var text string
+	for _, c := range card.ToolCall.Content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			text += c.Content.Content.Text.Text
+		}
+	}
+	link := signInLink.FindStringSubmatch(text)
+	if link == nil {
+		t.Fatalf("no link in the card: %q", text)
+	}
+	if err := oauthtest.Follow(ctx30(t), link[1]); err != nil {
+		t.Fatal(err)
+	}
+	a.client.waitUpdate(t, "completed sign-in card", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == card.ToolCall.ToolCallId &&
+			u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusCompleted
+	})
+	prompt(t, a, resp.SessionId, "/call mcp__prot__echo {\"text\":\"hi\"}")
+	if out := agentText(a.client.all()); strings.Contains(out, "Cannot call") {
+		t.Fatalf("call after sign-in: %s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "oauth", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("token files %v, want one", files)
+	}
+	if info, err := os.Stat(files[0]); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode: %v %v", info.Mode(), err)
+	}
+
+	b := startAgent(t, state)
+	resp2, err := b.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{server}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, b, resp2.SessionId, "/tools")
+	if out := agentText(b.client.all()); !strings.Contains(out, "mcp__prot__echo") {
+		t.Fatalf("a new process did not reuse the token: %s", out)
+	}
+	for _, n := range b.client.all() {
+		if n.Update.ToolCall != nil && strings.HasPrefix(string(n.Update.ToolCall.ToolCallId), "mcp-signin-") {
+			t.Fatal("the second process asked for a sign-in")
+		}
+	}
+	prompt(t, b, resp2.SessionId, "/mcp logout prot")
+	if files, _ := filepath.Glob(filepath.Join(state, "oauth", "*.json")); len(files) != 0 {
+		t.Fatalf("token files after logout: %v", files)
+	}
+}
