@@ -316,15 +316,20 @@ func (a *Agent) redact() func([]byte) []byte {
 // sharedEvent passes an event of a shared server to every session's tool
 // view (each session offers the shared servers' tools).
 func (a *Agent) sharedEvent(e mcpclient.Event) {
+	for _, s := range a.liveSessions() {
+		s.sync.OnEvent(e)
+	}
+}
+
+// liveSessions returns the open sessions, in no order.
+func (a *Agent) liveSessions() []*liveSession {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	all := make([]*liveSession, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		all = append(all, s)
 	}
-	a.mu.Unlock()
-	for _, s := range all {
-		s.sync.OnEvent(e)
-	}
+	return all
 }
 
 // lookup finds a live session or returns an invalid-params error naming it.

@@ -163,13 +163,7 @@ func (a *Agent) logout(ctx context.Context, s *liveSession, server string) strin
 // every MCP server is removed, and the servers of open sessions that were
 // signed in wait for a new sign-in.
 func (a *Agent) UnstableLogout(ctx context.Context, _ acpsdk.UnstableLogoutRequest) (acpsdk.UnstableLogoutResponse, error) {
-	a.mu.Lock()
-	sessions := make([]*liveSession, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		sessions = append(sessions, s)
-	}
-	a.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range a.liveSessions() {
 		for _, st := range s.mgr.Statuses() {
 			if st.Transport != mcpclient.TransportStdio {
 				if err := s.mgr.Logout(ctx, st.Name); err != nil && !errors.Is(err, mcpclient.ErrNoOAuth) {

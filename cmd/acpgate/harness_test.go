@@ -210,7 +210,7 @@ type agentSetup struct {
 func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string) *agent {
 	t.Helper()
 	env := s.env
-	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "2s"}, args...)...)
+	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "10s"}, args...)...)
 	// No configuration file unless a test gives one.
 	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	stdin, err := cmd.StdinPipe()
