@@ -70,6 +70,7 @@ func (a *app) addRequestTools() {
 			p.Tools = []mcp.Tool{{Name: "lookup", Description: "Looks something up.", RawInputSchema: json.RawMessage(LookupToolSchema)}}
 			p.ToolChoice = &mcp.ToolChoice{Mode: mcp.ToolChoiceModeAuto}
 		}
+		//lint:ignore SA1019 the test server sends sampling requests as 2025-11-25 servers do (acpgate speaks that revision).
 		res, err := a.srv.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: p})
 		return answer(res, err)
 	})
