@@ -113,7 +113,8 @@ func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, t
 	}
 }
 
-// setTitle names a session after its first prompt.
+// setTitle names a session after its first prompt and tells the client
+// (session_info_update).
 func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
 	if s.store.Meta().Title != "" {
 		return
@@ -128,6 +129,7 @@ func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
 	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Title = title }); err != nil {
 		a.logger.Warn("saving the session title", "session", s.id, "err", err)
 	}
+	a.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: &title}})
 }
 
 // turnLog sends a turn's events to the client and records what a replay
@@ -155,6 +157,20 @@ func (a *Agent) newTurnLog(s *liveSession) *turnLog {
 	return t
 }
 
+// usage sends a usage_update after a model response: the tokens the
+// conversation now takes (the response's input and output) out of the
+// model's context window. Sent only where the window is known
+// (model.contextWindow): the update's size is required.
+func (t *turnLog) usage(u gateway.Usage) {
+	t.s.mu.Lock()
+	size := t.s.cfg.model.ContextWindow
+	t.s.mu.Unlock()
+	if size <= 0 {
+		return
+	}
+	t.a.update(t.s, acpsdk.SessionUpdate{UsageUpdate: &acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: size}})
+}
+
 // sink is the Runner's event sink (never called concurrently). It does
 // nothing slow: records are written to the session log (no fsync) and the
 // log's sync is scheduled in the background (session.Session.SyncSoon).
@@ -170,6 +186,8 @@ func (t *turnLog) sink(e gateway.Event) {
 			text = t.stream.Write(text)
 		}
 		t.say(text)
+	case gateway.EventUsage:
+		t.usage(e.Usage)
 	case gateway.EventToolCallStarted:
 		t.flush()
 		t.a.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})

@@ -39,11 +39,13 @@ func TestChunks(t *testing.T) {
 			got = append(got, "thought:"+u.AgentThoughtChunk.Content.Text.Text)
 		case u.AgentMessageChunk != nil:
 			got = append(got, "text:"+u.AgentMessageChunk.Content.Text.Text)
+		case u.SessionInfoUpdate != nil:
+			got = append(got, "title:"+*u.SessionInfoUpdate.Title)
 		default:
 			got = append(got, "other")
 		}
 	}
-	if want := "thought:let me think|text:Hello, |text:world."; strings.Join(got, "|") != want {
+	if want := "title:hi|thought:let me think|text:Hello, |text:world."; strings.Join(got, "|") != want {
 		t.Errorf("updates %q, want %q", got, want)
 	}
 	if r := m.requests(); len(r) != 1 || r[0].System != "be brief" {
