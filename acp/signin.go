@@ -16,10 +16,9 @@ import (
 // signInState is a sign-in of one of a session's servers that the user
 // was shown: through a URL elicitation, or as a card.
 type signInState struct {
-	prompt  oauth.Prompt
-	elicit  bool // sent as elicitation/create; else a card
-	cardID  acpsdk.ToolCallId
-	elicitD acpsdk.UnstableElicitationId
+	prompt oauth.Prompt
+	elicit bool // sent as elicitation/create (its id is the prompt's); else a card
+	cardID acpsdk.ToolCallId
 }
 
 // presentSignIn is the session's mcpclient.Options.SignIn: it shows a
@@ -40,10 +39,10 @@ func (a *Agent) presentSignIn(s *liveSession) func(ctx context.Context, server s
 		}
 		st := signInState{prompt: p, cardID: acpsdk.ToolCallId("mcp-signin-" + server + "-" + p.ID)}
 		if _, url := a.clientElicitation(); url {
-			st.elicit, st.elicitD = true, acpsdk.UnstableElicitationId(p.ID)
+			st.elicit = true
 			s.setSignIn(server, &st)
 			resp, err := a.clientElicit(ctx, s, gateway.CallInfo{}, acpsdk.UnstableCreateElicitationRequest{Url: &acpsdk.UnstableCreateElicitationUrl{
-				ElicitationId: st.elicitD, Mode: "url", Url: link, Message: signInMessage(server, p),
+				ElicitationId: acpsdk.UnstableElicitationId(p.ID), Mode: "url", Url: link, Message: signInMessage(server, p),
 			}})
 			switch {
 			case err != nil:
@@ -111,7 +110,7 @@ func (a *Agent) signInEvent(s *liveSession, st mcpclient.Status) {
 	}
 	if shown.elicit {
 		if failed == nil {
-			if err := a.conn.UnstableCompleteElicitation(s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: shown.elicitD}); err != nil {
+			if err := a.conn.UnstableCompleteElicitation(s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
 				a.logger.Warn("telling the client a sign-in completed", "session", s.id, "server", st.Name, "err", err)
 			}
 		}
