@@ -63,10 +63,15 @@ func (t *tree) signal(kill bool) {
 	if kill {
 		sig = syscall.SIGKILL
 	}
+	if !proctree.Killable(t.leader) {
+		return
+	}
 	pids, _ := t.members()
 	_ = syscall.Kill(-t.leader, sig)
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, sig)
+		if proctree.Killable(pid) {
+			_ = syscall.Kill(pid, sig)
+		}
 	}
 	// Members found by earlier walks that the tree no longer reaches (one
 	// that left the group, cleared its environment and lost its parent).
@@ -74,7 +79,7 @@ func (t *tree) signal(kill bool) {
 	seen := slices.Clone(t.seen)
 	t.mu.Unlock()
 	for _, pid := range seen {
-		if !slices.Contains(pids, pid) && proctree.Running(pid) {
+		if !slices.Contains(pids, pid) && proctree.Killable(pid) && proctree.Running(pid) {
 			_ = syscall.Kill(pid, sig)
 		}
 	}

@@ -18,5 +18,8 @@ func groupAlive(pgid int) bool {
 
 // killGroup sends SIGKILL to process group pgid.
 func killGroup(pgid int) {
+	if pgid <= 1 {
+		return // kill(2) would address every process, or acpcli's own group
+	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }

@@ -31,6 +31,10 @@ import (
 // concurrent use.
 type guard struct {
 	start func() (*watchdog.Watchdog, error) // starts the watchdog
+	// subreaper is set when this process became a child subreaper: only
+	// then are its remaining children at close adopted server descendants
+	// (a guard in a test binary must not sweep the test's children).
+	subreaper bool
 
 	mu      sync.Mutex
 	started bool               // start was called, or close stopped it being
@@ -44,10 +48,11 @@ var _ mcpclient.Guard = (*guard)(nil)
 // it degrades to the process group teardown alone and is logged.
 func startGuard(logger *slog.Logger) *guard {
 	signal.Ignore(syscall.SIGPIPE)
-	if err := proctree.BecomeSubreaper(); err != nil && !errors.Is(err, proctree.ErrUnsupported) {
+	err := proctree.BecomeSubreaper()
+	if err != nil && !errors.Is(err, proctree.ErrUnsupported) {
 		logger.Warn("cannot become a child subreaper; escaped server descendants are found by their token only", "err", err)
 	}
-	return &guard{start: func() (*watchdog.Watchdog, error) {
+	return &guard{subreaper: err == nil, start: func() (*watchdog.Watchdog, error) {
 		exe, err := os.Executable()
 		if err != nil {
 			return nil, err
@@ -92,26 +97,15 @@ func (g *guard) watchdog() *watchdog.Watchdog {
 // close runs after every server was stopped. A child of acpgate still
 // running now is a server's descendant that left its group, dropped its
 // token and was adopted by acpgate (a child subreaper): it is killed with
-// its own descendants. Then the watchdog is stopped.
+// its own descendants — only where acpgate is a subreaper. Then the
+// watchdog is stopped.
 func (g *guard) close(logger *slog.Logger) {
 	g.mu.Lock()
 	g.started = true // no watchdog is started from here on
 	wd := g.wd
 	g.mu.Unlock()
-	if kids, err := proctree.OwnChildren(); err == nil {
-		var strays []int
-		for _, pid := range kids {
-			if wd == nil || pid != wd.Pid() {
-				strays = append(strays, pid)
-			}
-		}
-		if len(strays) > 0 {
-			logger.Warn("stopping processes left behind by MCP servers", "pids", strays)
-			proctree.KillTrees(strays, nil, 2*time.Second)
-			for _, pid := range strays {
-				proctree.Reap(pid)
-			}
-		}
+	if g.subreaper {
+		sweepAdopted(logger, wd)
 	}
 	if wd == nil {
 		return
@@ -121,11 +115,34 @@ func (g *guard) close(logger *slog.Logger) {
 	}
 }
 
+// sweepAdopted kills this process's children other than the watchdog wd,
+// with their descendants, and reaps them.
+func sweepAdopted(logger *slog.Logger, wd *watchdog.Watchdog) {
+	kids, err := proctree.OwnChildren()
+	if err != nil {
+		return
+	}
+	var strays []int
+	for _, pid := range kids {
+		if wd == nil || pid != wd.Pid() {
+			strays = append(strays, pid)
+		}
+	}
+	if len(strays) == 0 {
+		return
+	}
+	logger.Warn("stopping processes left behind by MCP servers", "pids", strays)
+	proctree.KillTrees(strays, nil, 2*time.Second)
+	for _, pid := range strays {
+		proctree.Reap(pid)
+	}
+}
+
 // runWatchdog is the body of the watchdog process: its stdin is the pipe
 // from acpgate. Terminal signals are for acpgate, not for it.
 func runWatchdog() int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGPIPE)
-	stopped, err := watchdog.Run(os.Stdin, os.Getppid())
+	stopped, err := watchdog.Run(os.Stdin, watchdog.Parent())
 	for _, s := range stopped {
 		fmt.Fprintf(os.Stderr, "acpgate watchdog: acpgate died; stopped MCP server %s\n", s)
 	}

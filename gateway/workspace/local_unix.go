@@ -4,6 +4,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 
@@ -19,6 +20,9 @@ func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true
 // killGroup sends SIGKILL to the process group pgid; a group that is gone
 // already is not an error.
 func killGroup(pgid int) error {
+	if pgid <= 1 {
+		return fmt.Errorf("workspace: no process group %d to kill", pgid)
+	}
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 // walking the process table again after every round, until none is left
 // or bound has passed. A root whose start time differs from the one in
 // starts (when given) is a reused pid and is left alone. It reports
-// whether everything is gone.
+// whether everything is gone. Pid 1 and the caller itself are never
+// signalled (see Killable).
 func KillTrees(roots []int, starts map[int]uint64, bound time.Duration) bool {
 	deadline := time.Now().Add(bound)
 	live := roots
@@ -25,9 +26,14 @@ func KillTrees(roots []int, starts map[int]uint64, bound time.Duration) bool {
 			if want, ok := starts[root]; ok && StartOf(root) != want {
 				continue
 			}
+			if !Killable(root) {
+				continue
+			}
 			members := t.Members(root, 0, "", 0)
 			for _, pid := range members {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				if Killable(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 			if len(members) > 0 {
 				next = append(next, root)

@@ -14,6 +14,7 @@ package proctree
 
 import (
 	"errors"
+	"os"
 	"slices"
 
 	"github.com/google/uuid"
@@ -93,6 +94,11 @@ func (t Table) Members(root, pgid int, token string, since uint64) []int {
 	slices.Sort(out)
 	return out
 }
+
+// Killable reports whether pid may be signalled by a teardown at all: not
+// the caller itself, nor init (a pid of 1 or less would also address
+// every process or the caller's own group in kill(2)).
+func Killable(pid int) bool { return pid > 1 && pid != os.Getpid() }
 
 // Running reports whether pid is a live process (not a zombie).
 func Running(pid int) bool {

@@ -34,6 +34,23 @@ import (
 // possible.
 var ErrUnsupported = errors.New("watchdog: not supported on this system")
 
+// ParentEnv is the environment variable through which Start tells the
+// watchdog process the agent's pid (see Parent).
+const ParentEnv = "ACPGATE_WATCHDOG_PARENT"
+
+// Parent returns the agent's pid as Start passed it in ParentEnv, or 0 when
+// it is missing or when the watchdog's parent is no longer that process:
+// the agent died before the watchdog looked, and the watchdog now belongs
+// to a reaper whose children are none of its business. Run given 0 stops
+// the recorded servers only.
+func Parent() int {
+	pid, err := strconv.Atoi(os.Getenv(ParentEnv))
+	if err != nil || pid <= 1 || os.Getppid() != pid {
+		return 0
+	}
+	return pid
+}
+
 // Watchdog is the agent's handle on its watchdog process. Its methods are
 // safe for concurrent use; Close is idempotent.
 type Watchdog struct {
@@ -55,6 +72,7 @@ func Start(argv []string, stderr io.Writer) (*Watchdog, error) {
 		return nil, errors.New("watchdog: empty command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), ParentEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stderr = stderr
 	if err := configure(cmd); err != nil {
 		return nil, err
@@ -134,11 +152,14 @@ const SnapshotInterval = 250 * time.Millisecond
 // (the agent closed the pipe or died), then stops every server still
 // recorded: SIGKILL to its group and to every process carrying its token,
 // repeated until none is left or the bound has passed. While it waits it
-// notes the agent's (parent's) children every SnapshotInterval; those still
-// running at EOF are killed with their descendants too: they are what the
-// agent, a child subreaper, adopted — descendants of servers that left
-// their group and dropped their token — or what it was running. It returns
-// what it had to stop, for the log.
+// notes the children of parent (the agent, see Parent) every
+// SnapshotInterval, as long as parent is the watchdog's own parent; those
+// still running at EOF are killed with their descendants too: they are what
+// the agent, a child subreaper, adopted — descendants of servers that left
+// their group and dropped their token — or what it was running. A parent of
+// 0 or 1, or one that is not the watchdog's parent, is never looked at: the
+// children of a reaper that inherited the watchdog belong to others. It
+// returns what it had to stop, for the log.
 func Run(r io.Reader, parent int) ([]string, error) {
 	snap := newSnapshots(parent)
 	go snap.loop()
@@ -223,8 +244,13 @@ func (s *snapshots) loop() {
 // take notes the parent's children now (only the current ones: a child
 // that died is forgotten).
 func (s *snapshots) take() {
+	if s.parent <= 1 || os.Getppid() != s.parent {
+		return
+	}
 	kids, err := proctree.ChildrenOf(s.parent)
-	if err != nil {
+	// The parent may have died while its children were read, and its pid
+	// been reused: only a read that began and ended under it counts.
+	if err != nil || os.Getppid() != s.parent {
 		return
 	}
 	s.mu.Lock()

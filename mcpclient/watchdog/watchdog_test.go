@@ -24,7 +24,7 @@ const helperEnv = "ACPGATE_WATCHDOG_TEST_HELPER"
 // one (Start re-runs it with helperEnv set).
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
-		if _, err := watchdog.Run(os.Stdin, os.Getppid()); err != nil {
+		if _, err := watchdog.Run(os.Stdin, watchdog.Parent()); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -135,5 +135,50 @@ func TestAgentChildrenDieWithTheAgent(t *testing.T) {
 	}
 	for _, pid := range pids {
 		testbin.WaitFor(t, fmt.Sprintf("pid %d gone", pid), func() bool { return !testbin.Alive(pid) })
+	}
+}
+
+// TestForeignParentIsNeverSwept: a watchdog whose agent died before it
+// looked belongs to a reaper (init, a CI runner, a subreaper); the
+// children of that process are none of its business. Run is given a pid
+// that is not its parent (this test process, whose children are the
+// victims) and must leave them running.
+func TestForeignParentIsNeverSwept(t *testing.T) {
+	_, pids := victim(t, "")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := watchdog.Run(r, os.Getpid())
+		done <- err
+	}()
+	// Several snapshot periods pass with the pipe open, as in a real
+	// watchdog; nothing signals that a snapshot was (not) taken.
+	time.Sleep(2 * watchdog.SnapshotInterval)
+	_ = w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if !testbin.Alive(pid) {
+			t.Errorf("pid %d, a child of a process that is not the watchdog's parent, was killed", pid)
+		}
+	}
+}
+
+func TestParentIsTheAgentOnly(t *testing.T) {
+	t.Setenv(watchdog.ParentEnv, strconv.Itoa(os.Getppid()))
+	if got := watchdog.Parent(); got != os.Getppid() && os.Getppid() > 1 {
+		t.Errorf("Parent() = %d, want the parent %d", got, os.Getppid())
+	}
+	t.Setenv(watchdog.ParentEnv, strconv.Itoa(os.Getpid()))
+	if got := watchdog.Parent(); got != 0 {
+		t.Errorf("Parent() = %d for a pid that is not the parent, want 0", got)
+	}
+	t.Setenv(watchdog.ParentEnv, "1")
+	if got := watchdog.Parent(); got != 0 {
+		t.Errorf("Parent() = %d for init, want 0", got)
 	}
 }

@@ -25,6 +25,9 @@ func stopAll(recs []record, bound time.Duration) error {
 	for {
 		left := 0
 		for _, r := range recs {
+			if !proctree.Killable(r.pgid) {
+				continue
+			}
 			_ = syscall.Kill(-r.pgid, syscall.SIGKILL)
 			pids, err := proctree.Find(0, r.pgid, r.token, 0)
 			if err != nil {
@@ -35,7 +38,9 @@ func stopAll(recs []record, bound time.Duration) error {
 				continue
 			}
 			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				if proctree.Killable(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 			if len(pids) > 0 {
 				left++

@@ -12,7 +12,11 @@ import (
 
 func ownGroup() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+func killGroup(pid int) {
+	if pid > 1 { // kill(2) with 0 or -1 would address this group or everything
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
 
 func exitStatus(st *os.ProcessState) acpsdk.TerminalExitStatus {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
