@@ -120,7 +120,7 @@ func newApp(opts options, r *renderer, proc *agentProc, sigs <-chan os.Signal, s
 	barrier := newUpdateBarrier()
 	client := newCLIClient(r, mode, lines, barrier)
 	gate := make(chan struct{})
-	tap := &lineTap{r: proc.stdout, gate: gate, onLine: func(line []byte) {
+	tap := &lineTap{r: proc.Stdout, gate: gate, onLine: func(line []byte) {
 		if params := sessionUpdateParams(line); params != nil {
 			barrier.saw()
 			if opts.json {
@@ -128,7 +128,7 @@ func newApp(opts options, r *renderer, proc *agentProc, sigs <-chan os.Signal, s
 			}
 		}
 	}}
-	conn := acp.NewClientSideConnection(client, proc.stdin, tap)
+	conn := acp.NewClientSideConnection(client, proc.Stdin, tap)
 	// The SDK logs every disconnect at Info level; keep warnings and errors
 	// (such as undecodable messages) only.
 	conn.SetLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{
@@ -146,7 +146,7 @@ func newApp(opts options, r *renderer, proc *agentProc, sigs <-chan os.Signal, s
 	go func() {
 		select {
 		case <-conn.Done():
-		case <-proc.exited:
+		case <-proc.Exited():
 		}
 		close(dead)
 	}()

@@ -144,7 +144,7 @@ func (a *app) isDead() bool {
 	select {
 	case <-a.conn.Done():
 		return true
-	case <-a.proc.exited:
+	case <-a.proc.Exited():
 		return true
 	default:
 		return false
@@ -159,9 +159,9 @@ func (a *app) deadError(method string) error {
 	}
 	err := fmt.Errorf("%sthe connection to the agent closed unexpectedly", prefix)
 	select {
-	case <-a.proc.exited:
-		if a.proc.waitErr != nil {
-			err = fmt.Errorf("%sthe agent exited unexpectedly (%w)", prefix, a.proc.waitErr)
+	case <-a.proc.Exited():
+		if a.proc.Err() != nil {
+			err = fmt.Errorf("%sthe agent exited unexpectedly (%w)", prefix, a.proc.Err())
 		} else {
 			err = fmt.Errorf("%sthe agent exited unexpectedly (exit status 0)", prefix)
 		}

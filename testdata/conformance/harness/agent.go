@@ -3,68 +3,28 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"time"
+
+	"github.com/acpgate/acpgate/internal/agentproc"
 )
 
-// agentProc is the running acpgate: the harness writes its stdin and
-// reads its stdout.
-type agentProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	exited chan struct{} // closed once cmd.Wait returned
-	err    error         // cmd.Wait's error, valid once exited is closed
-}
-
-// startAgent starts cmd with pipes for its stdin and stdout.
-func startAgent(cmd *exec.Cmd) (*agentProc, error) {
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("acpgate stdin: %w", err)
-	}
-	// An os.Pipe of our own, not StdoutPipe: Wait (called at once, below)
-	// would close StdoutPipe's read end while the connection reads it.
-	stdout, w, err := os.Pipe()
-	if err != nil {
-		stdin.Close()
-		return nil, fmt.Errorf("acpgate stdout: %w", err)
-	}
-	cmd.Stdout = w
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		stdin.Close()
-		stdout.Close()
-		return nil, fmt.Errorf("start acpgate: %w", err)
-	}
-	p := &agentProc{cmd: cmd, stdin: stdin, stdout: stdout, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-// stop closes acpgate's stdin (it then stops its servers and exits) and
-// kills it if it has not exited within stopGrace.
-func (p *agentProc) stop(log *slog.Logger) {
-	p.stdin.Close()
+// stopAgent closes acpgate's stdin (it then stops its servers and exits)
+// and kills it if it has not exited within stopGrace.
+func stopAgent(p *agentproc.Proc, log *slog.Logger) {
+	p.Stdin.Close()
 	timer := time.NewTimer(stopGrace)
 	defer timer.Stop()
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-timer.C:
 		log.Error("acpgate did not exit after its stdin closed; killing it", "grace", stopGrace)
-		_ = p.cmd.Process.Kill()
-		<-p.exited
+		_ = p.Cmd.Process.Kill()
+		<-p.Exited()
 	}
-	p.stdout.Close()
-	if p.err != nil {
-		log.Error("acpgate exited", "err", p.err)
+	p.Stdout.Close()
+	if err := p.Err(); err != nil {
+		log.Error("acpgate exited", "err", err)
 	}
 }
 

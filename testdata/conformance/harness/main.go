@@ -36,6 +36,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/internal/agentproc"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -141,14 +142,14 @@ func session(ctx context.Context, opts options, p plan, log *slog.Logger, stderr
 		"--log-level", opts.logLevel, "--startup-budget", startupBudget.String())
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stderr = stderr
-	agent, err := startAgent(cmd)
+	agent, err := agentproc.Start(cmd)
 	if err != nil {
 		return err
 	}
-	defer agent.stop(log)
+	defer stopAgent(agent, log)
 
 	c := newClient(log, opts.timeout)
-	conn := acp.NewClientSideConnection(c, agent.stdin, agent.stdout)
+	conn := acp.NewClientSideConnection(c, agent.Stdin, agent.Stdout)
 	conn.SetLogger(log)
 	sid, err := open(ctx, conn, c, opts, p, dir, log)
 	if err != nil {
