@@ -71,11 +71,7 @@ func (r *Runner) searching(prev *toolSearch, tools *Toolset, opts *RunOptions) *
 	if len(deferred) <= threshold && (contextWindow <= 0 || size/4 <= contextWindow/10) {
 		return nil
 	}
-	docs := make([]toolsearch.Doc, len(deferred))
-	for i, t := range deferred {
-		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema}
-	}
-	s := &toolSearch{threshold: threshold, set: tools, tools: deferred, index: toolsearch.New(docs)}
+	s := &toolSearch{threshold: threshold, set: tools, tools: deferred, index: tools.searchIndex(deferred)}
 	if prev != nil { // the tools changed mid-turn: keep what is still there
 		for _, name := range prev.found() {
 			if _, ok := tools.Lookup(name); ok {
@@ -84,6 +80,34 @@ func (r *Runner) searching(prev *toolSearch, tools *Toolset, opts *RunOptions) *
 		}
 	}
 	return s
+}
+
+// searchMemo is a search index and the names of the tools it indexes, in
+// order.
+type searchMemo struct {
+	names []string
+	index *toolsearch.Index
+}
+
+// searchIndex returns the search index over deferred (some of ts's tools,
+// in order), built once for each distinct list: a session whose tools and
+// policy do not change between turns indexes them once, not per turn.
+func (ts *Toolset) searchIndex(deferred []Tool) *toolsearch.Index {
+	names := make([]string, len(deferred))
+	for i, t := range deferred {
+		names[i] = t.Name
+	}
+	ts.searchMu.Lock()
+	defer ts.searchMu.Unlock()
+	if ts.search != nil && slices.Equal(ts.search.names, names) {
+		return ts.search.index
+	}
+	docs := make([]toolsearch.Doc, len(deferred))
+	for i, t := range deferred {
+		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema}
+	}
+	ts.search = &searchMemo{names: names, index: toolsearch.New(docs)}
+	return ts.search.index
 }
 
 // specs returns the tool definitions of a model request in search mode:

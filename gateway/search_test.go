@@ -154,3 +154,38 @@ func resultText(r gateway.Result) string {
 	}
 	return b.String()
 }
+
+// TestToolSearchIndexFollowsPolicy: the index a session's tools keep
+// between turns is rebuilt when the policy lets other tools through: a
+// tool denied since the last turn is no longer found, one allowed since
+// is.
+func TestToolSearchIndexFollowsPolicy(t *testing.T) {
+	var called []string
+	tools := gateway.NewToolset(nil, manyTools(100, &called))
+	search := calls(gateway.ToolCall{ID: "s", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"topic7 requests","limit":1}`)})
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	found := func(deny string) string {
+		t.Helper()
+		acc := gateway.ToolAccess{Tools: tools, Policy: func(tl gateway.Tool) bool { return tl.Name != deny }}
+		res, err := r.Run(context.Background(), gateway.RunOptions{Model: &scripted{answers: []gateway.ModelResponse{search}}, Input: userInput("go"), ToolAccess: acc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.Messages {
+			if m.Result != nil {
+				return resultText(*m.Result)
+			}
+		}
+		t.Fatal("no search result")
+		return ""
+	}
+	if got := found("mcp__srv__tool_7"); strings.Contains(got, "mcp__srv__tool_7:") {
+		t.Fatalf("with tool_7 denied the search found it: %q", got)
+	}
+	if got := found(""); !strings.Contains(got, "mcp__srv__tool_7:") {
+		t.Fatalf("after the policy allowed tool_7 the search found %q, want tool_7", got)
+	}
+	if got := found("mcp__srv__tool_7"); strings.Contains(got, "mcp__srv__tool_7:") {
+		t.Fatalf("after the policy denied tool_7 again the search found it: %q", got)
+	}
+}

@@ -3,15 +3,20 @@ package gateway
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Toolset is an immutable, ordered set of tools with unique names: the
 // tools one session offers at one moment. A nil *Toolset is empty. Safe
-// for concurrent use (it never changes once built).
+// for concurrent use (its tools never change once built; the tool search
+// index it memoizes is guarded by a lock).
 type Toolset struct {
 	tools  []Tool
 	index  map[string]int
 	native int // tools[:native] are the native tools
+
+	searchMu sync.Mutex
+	search   *searchMemo // the last tool search index built over these tools
 }
 
 // NewToolset returns the set of native tools followed by extra ones (a
