@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -127,7 +128,7 @@ func (s *liveSession) modelValues(a *Agent) []acpsdk.SessionConfigSelectOption {
 			return
 		}
 		seen[id] = true
-		o := acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(id), Name: cmpOr(name, id)}
+		o := acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(id), Name: cmp.Or(name, id)}
 		if desc != "" {
 			o.Description = acpsdk.Ptr(desc)
 		}
@@ -149,13 +150,6 @@ func (s *liveSession) modelValues(a *Agent) []acpsdk.SessionConfigSelectOption {
 		}
 	}
 	return out
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // configOptions returns the session's config options with their current
@@ -304,7 +298,7 @@ func (a *Agent) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Sess
 		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens)
 		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
 	}
-	costs := maps2any(s.pick.cost)
+	costs := costMeta(s.pick.cost)
 	s.mu.Unlock()
 	if cost != nil {
 		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
@@ -317,8 +311,8 @@ func (a *Agent) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Sess
 	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost}, true
 }
 
-// maps2any copies a cost map for the session metadata.
-func maps2any(m map[string]float64) map[string]any {
+// costMeta copies a session's costs for its metadata.
+func costMeta(m map[string]float64) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		out[k] = v
