@@ -40,6 +40,12 @@ type Options struct {
 	// Provider is the model of every session when Providers is nil; nil
 	// means none is configured.
 	Provider gateway.Provider
+	// Models, when set, builds the sessions' models and lists what their
+	// endpoints offer, for the model picker (session config option
+	// "model"); Providers and Provider are then not used. Without it the
+	// picker offers the configured model and model.choices, built with
+	// Providers.
+	Models Models
 	// System is the model's system prompt.
 	System string
 	// NoModelMessage answers prompts of sessions that have no model.
@@ -386,10 +392,4 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 // every method id is unknown: invalid params naming it.
 func (a *Agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
 	return acpsdk.AuthenticateResponse{}, invalidParams("unknown auth method %q: acpgate needs no authentication and advertises no auth methods", p.MethodId)
-}
-
-// SetSessionConfigOption implements acpsdk.Agent: acpgate has no config
-// options.
-func (a *Agent) SetSessionConfigOption(_ context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
-	return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("acpgate has no session config options")
 }

@@ -306,7 +306,10 @@ func (a *Agent) reload(ctx context.Context, s *liveSession) string {
 	if err != nil {
 		return fmt.Sprintf("Reload failed: %v", err)
 	}
-	model := a.provider(ctx, sc)
+	s.mu.Lock()
+	chosen := s.pick.chosen
+	s.mu.Unlock()
+	model := a.provider(ctx, sc, chosen)
 	s.mu.Lock()
 	s.cfg, s.provider = sc, model
 	s.mu.Unlock()

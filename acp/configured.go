@@ -97,15 +97,27 @@ func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
 	return sc, nil
 }
 
-// provider returns the model of a session with configuration sc: from
-// Options.Providers for its model settings, else Options.Provider. A
-// provider that cannot be built is logged and becomes one whose every call
-// fails with the reason, so the session's prompts say what is wrong.
-func (a *Agent) provider(ctx context.Context, sc sessionConfig) gateway.Provider {
-	if a.opts.Providers == nil {
+// provider returns the model of a session with configuration sc and the
+// model chosen in its model picker ("": the configured one): from
+// Options.Models for its model settings, else Options.Providers, else
+// Options.Provider. A provider that cannot be built is logged and becomes
+// one whose every call fails with the reason, so the session's prompts
+// say what is wrong.
+func (a *Agent) provider(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
+	build := a.opts.Providers
+	if a.opts.Models != nil {
+		build = func(ctx context.Context, m config.Model) (gateway.Provider, error) {
+			return a.opts.Models.Provider(ctx, m)
+		}
+	}
+	if build == nil {
 		return a.opts.Provider
 	}
-	p, err := a.opts.Providers(ctx, sc.model)
+	m := a.settings(sc)
+	if chosen != "" {
+		m.Model = chosen
+	}
+	p, err := build(ctx, m)
 	if err != nil {
 		a.logger.Error("model provider", "profile", sc.profile, "err", err)
 		what := "the model"

@@ -150,7 +150,8 @@ func TestSetMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	ups := h.fc.rec.since(from, sid)
-	if len(ups) != 1 || ups[0].CurrentModeUpdate == nil || ups[0].CurrentModeUpdate.CurrentModeId != "auto" {
+	// current_mode_update, then config_option_update (see TestConfigOptionsModeInStep).
+	if len(ups) != 2 || ups[0].CurrentModeUpdate == nil || ups[0].CurrentModeUpdate.CurrentModeId != "auto" || ups[1].ConfigOptionUpdate == nil {
 		t.Fatalf("updates %s", dump(ups))
 	}
 	h.closeSession(sid)

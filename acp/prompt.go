@@ -59,6 +59,7 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		s.mu.Lock()
 		run.History, run.Model = s.history, s.provider
 		s.cfg.runOptions(&run)
+		_, run.ContextWindow, _ = s.current(a)
 		s.mu.Unlock()
 		res, err := a.runner.Run(ctx, run)
 		if err != nil {
@@ -157,18 +158,11 @@ func (a *Agent) newTurnLog(s *liveSession) *turnLog {
 	return t
 }
 
-// usage sends a usage_update after a model response: the tokens the
-// conversation now takes (the response's input and output) out of the
-// model's context window. Sent only where the window is known
-// (model.contextWindow): the update's size is required.
+// usage sends a usage_update after a model response (see usageUpdate).
 func (t *turnLog) usage(u gateway.Usage) {
-	t.s.mu.Lock()
-	size := t.s.cfg.model.ContextWindow
-	t.s.mu.Unlock()
-	if size <= 0 {
-		return
+	if up, ok := t.a.usageUpdate(t.s, u); ok {
+		t.a.update(t.s, acpsdk.SessionUpdate{UsageUpdate: &up})
 	}
-	t.a.update(t.s, acpsdk.SessionUpdate{UsageUpdate: &acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: size}})
 }
 
 // sink is the Runner's event sink (never called concurrently). It does

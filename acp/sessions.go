@@ -67,6 +67,8 @@ type liveSession struct {
 	signIns map[string]*signInState
 	// sampleLimits holds the servers' sampling rate limits.
 	sampleLimits map[string]*ratelimit.Window
+	// pick is the model picker's state (see models.go).
+	pick picker
 }
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
@@ -125,7 +127,7 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	// Failure cards and the command list follow the response, once the
 	// client knows the session.
 	a.out.afterResponse(id, func() { a.announce(s) })
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), Meta: s.serversMeta()}, nil
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), ConfigOptions: s.configOptions(a), Meta: s.serversMeta()}, nil
 }
 
 // extraDirs is the session metadata key of its additional directories.
@@ -144,10 +146,12 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	cwd := place.cwd
+	listed := a.listModels(ctx, sc) // meanwhile, bounded
+	pick := restorePicker(meta)
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc),
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc, pick.chosen),
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
-		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{},
+		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
 	}
 	specs := a.merge(sc.servers, client)
 	if s.mode != modeAuto {
@@ -216,6 +220,10 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	mgr.Launch()
 	_ = mgr.WaitSettled(bctx, sc.startupGrace(a.opts.StartupGrace))
 	a.waitShared(bctx, sc.startupGrace(a.opts.StartupGrace))
+	models := <-listed
+	s.mu.Lock()
+	s.pick.listed = models
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -236,18 +244,12 @@ func (s *liveSession) serversMeta() map[string]any {
 	return map[string]any{"acpgate": map[string]any{"mcpServers": list}}
 }
 
+// modes is the session's permission mode for clients of ACP's modes API
+// (kept in step with the config option "mode").
 func (s *liveSession) modes() *acpsdk.SessionModeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	askDesc := "Ask before running tools that are not read-only"
-	autoDesc := "Run every tool without asking, except shell commands (run_command)"
-	return &acpsdk.SessionModeState{
-		CurrentModeId: acpsdk.SessionModeId(s.mode),
-		AvailableModes: []acpsdk.SessionMode{
-			{Id: modeAsk, Name: "Ask", Description: &askDesc},
-			{Id: modeAuto, Name: "Auto-approve", Description: &autoDesc},
-		},
-	}
+	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.mode), AvailableModes: permissionModes()}
 }
 
 // announce sends what a client wants right after a session opens: the
@@ -325,7 +327,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	}
 	a.replay(s, records)
 	a.announce(s)
-	return acpsdk.LoadSessionResponse{Modes: s.modes(), Meta: s.serversMeta()}, nil
+	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a), Meta: s.serversMeta()}, nil
 }
 
 // ResumeSession implements acpsdk.Agent: like load, without the replay.
@@ -335,7 +337,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 		return acpsdk.ResumeSessionResponse{}, err
 	}
 	a.announce(s)
-	return acpsdk.ResumeSessionResponse{Modes: s.modes(), Meta: s.serversMeta()}, nil
+	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a), Meta: s.serversMeta()}, nil
 }
 
 // reopen opens a stored session with the servers and directories of the
@@ -471,17 +473,13 @@ func (a *Agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
-	mode := string(p.ModeId)
-	if mode != modeAsk && mode != modeAuto {
-		return acpsdk.SetSessionModeResponse{}, invalidParams("unknown mode %q (want %q or %q)", mode, modeAsk, modeAuto)
+	if err := a.setMode(s, string(p.ModeId)); err != nil {
+		return acpsdk.SetSessionModeResponse{}, err
 	}
-	s.mu.Lock()
-	s.mode = mode
-	s.mu.Unlock()
-	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Mode = mode }); err != nil {
-		return acpsdk.SetSessionModeResponse{}, internalError("saving the mode: %v", err)
-	}
+	// Clients of either API see the change: the config option "mode"
+	// changed outside session/set_config_option.
 	a.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	a.update(s, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{ConfigOptions: s.configOptions(a)}})
 	return acpsdk.SetSessionModeResponse{}, nil
 }
 

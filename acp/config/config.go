@@ -53,6 +53,12 @@ type Model struct {
 	Headers map[string]string `json:"headers,omitzero"`
 	// ContextWindow is the model's context window in tokens (0: unknown).
 	ContextWindow int `json:"contextWindow,omitzero"`
+	// Choices are the other models of the same endpoint that a session's
+	// model picker offers (next to Model and the endpoint's own list).
+	Choices []ModelChoice `json:"choices,omitzero"`
+	// Pricing is the price of Model's tokens; nil: unknown (no cost is
+	// reported).
+	Pricing *Pricing `json:"pricing,omitzero"`
 }
 
 // Limits bounds what a session may use. A nil field is not set (the caller

@@ -75,6 +75,14 @@
 // Without a transport, a server with a url and no command is http, any
 // other stdio.
 //
+// # Models
+//
+// The model object has baseUrl, model, apiKey, headers, contextWindow,
+// choices (other models of the same endpoint for a session's model
+// picker: ids, or objects with id, name, description, contextWindow and
+// pricing; see [ModelChoice]) and pricing (inputPerMTok, outputPerMTok,
+// currency, default USD; see [Pricing]).
+//
 // The top-level "workspaceTools" ("client", the default, "local" or "off")
 // says where every session's workspace tools work ([WorkspaceTools]).
 //

@@ -113,7 +113,8 @@ func (c *Config) Effective(profile string) (Effective, error) {
 }
 
 // Over returns m with the set fields of o over it: o's non-empty BaseURL,
-// Model, APIKey and ContextWindow, and its Headers when non-nil (replacing m's whole).
+// Model, APIKey and ContextWindow, and its Headers, Choices and Pricing
+// when non-nil (each replacing m's whole).
 // This is the one merge rule of model settings: a profile's over the
 // file's (in [Config.Effective]), and acpgate's flags and environment over
 // both.
@@ -132,6 +133,12 @@ func (m Model) Over(o Model) Model {
 	}
 	if o.ContextWindow != 0 {
 		m.ContextWindow = o.ContextWindow
+	}
+	if o.Choices != nil {
+		m.Choices = o.Choices
+	}
+	if o.Pricing != nil {
+		m.Pricing = o.Pricing
 	}
 	return m
 }

@@ -97,6 +97,8 @@ func (r *report) schemaErrors(e *jsonschema.ValidationError) {
 		r.errorAt(loc, nil, "%s", mismatch(at, k.Got))
 	case *kind.Minimum, *kind.ExclusiveMinimum:
 		r.errorAt(loc, nil, "%s", tooSmall(at))
+	case *kind.MinLength:
+		r.errorAt(loc, nil, "must not be empty")
 	case *kind.Maximum:
 		r.errorAt(loc, nil, "must be at most %s", k.Want.RatString())
 	default:
@@ -116,6 +118,8 @@ func want(at string, types []string) string {
 		return "an array of profiles"
 	case "/$defs/server/properties/oauth":
 		return "true, false or an object"
+	case "/$defs/modelChoice":
+		return "a model id or an object"
 	}
 	switch types[0] {
 	case "boolean":
@@ -134,6 +138,8 @@ func mismatch(at, got string) string {
 		return "missing"
 	case "/$defs/server/properties/toolPrefix":
 		return fmt.Sprintf("bad prefix %q: want letters, digits, _ and - only", got)
+	case "/$defs/pricing/properties/currency":
+		return fmt.Sprintf("bad currency %q: want an ISO 4217 code such as USD", got)
 	}
 	return fmt.Sprintf("%q has the wrong form", got)
 }
@@ -146,6 +152,8 @@ func tooSmall(at string) string {
 		return "must be a positive number of milliseconds"
 	case "/$defs/countOrOff", "/$defs/millisOrOff":
 		return "must not be negative (0 means off)"
+	case "/$defs/price":
+		return "must not be negative"
 	}
 	return "must be positive"
 }

@@ -173,10 +173,14 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go live.watch(ctx, cfgPath, logger)
+	// The model picker's list, in the background: building the provider
+	// may resolve secrets (gcloud, vault, ...), which initialize must not
+	// wait for.
+	go models.prefetch(ctx, eff.Model)
 	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", models.settings(eff.Model).Model)
 	opts := acp.Options{
 		Name: "acpgate", Version: version,
-		Store: store, Providers: models.provider, Logger: logger,
+		Store: store, Models: models, Logger: logger,
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget, StartupGrace: startupGrace(c.startupGrace),
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 		WorkspaceTools: c.workspaceTools, WorkspaceEnv: commandEnv(os.Environ()),

@@ -8,16 +8,18 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 )
 
-// models builds the model providers of sessions (acp.Options.Providers):
-// one per distinct effective model settings, created when a session first
-// needs it and kept for every later session with the same settings. Its
-// methods are safe for concurrent use.
+// models builds the model providers of sessions (acp.Options.Models): one
+// per distinct effective model settings, created when a session first
+// needs it and kept for every later session with the same settings; and
+// it keeps the endpoints' model lists (GET /models), one per base URL,
+// for the model picker. Its methods are safe for concurrent use.
 //
 // Precedence, field by field (the README states it): the flags and
 // environment (--model, --base-url, OPENAI_API_KEY) over the session's
@@ -27,9 +29,13 @@ type models struct {
 	res    *secrets.Resolver
 	logger *slog.Logger
 
+	catalog *gateway.Catalog // the endpoints' model lists, by base URL
+
 	mu    sync.Mutex
 	cache map[settingsKey]*modelEntry
 }
+
+var _ acp.Models = (*models)(nil)
 
 // settingsKey identifies model settings as written (secret references
 // unresolved): a hash, so that no settings value, a literal API key
@@ -45,10 +51,11 @@ type modelEntry struct {
 
 func newModels(c cliConfig, res *secrets.Resolver, logger *slog.Logger) *models {
 	return &models{
-		flags:  config.Model{BaseURL: c.baseURL, Model: c.model, APIKey: c.apiKey},
-		res:    res,
-		logger: logger,
-		cache:  map[settingsKey]*modelEntry{},
+		flags:   config.Model{BaseURL: c.baseURL, Model: c.model, APIKey: c.apiKey},
+		res:     res,
+		logger:  logger,
+		cache:   map[settingsKey]*modelEntry{},
+		catalog: gateway.NewCatalog(0),
 	}
 }
 
@@ -56,12 +63,59 @@ func newModels(c cliConfig, res *secrets.Resolver, logger *slog.Logger) *models 
 // for a profile (see the precedence above).
 func (m *models) settings(file config.Model) config.Model { return file.Over(m.flags) }
 
+// Settings implements acp.Models.
+func (m *models) Settings(file config.Model) config.Model { return m.settings(file) }
+
 // provider returns the provider for the file's model settings file (a
 // profile's, as config.Effective merged them): nil when no model name is
-// set. A provider that failed to build (a secret reference that does not
-// resolve) is not cached: the next session tries again.
+// set.
 func (m *models) provider(ctx context.Context, file config.Model) (gateway.Provider, error) {
-	s := m.settings(file)
+	return m.Provider(ctx, m.settings(file))
+}
+
+// Listed implements acp.Models: the models the endpoint of s lists, from
+// the catalog (fetched once per base URL, in the background; see
+// gateway.Catalog), waiting at most until ctx ends.
+func (m *models) Listed(ctx context.Context, s config.Model) []gateway.ModelInfo {
+	key, lister := m.lister(ctx, s)
+	if lister == nil {
+		return nil
+	}
+	return m.catalog.Models(ctx, key, lister)
+}
+
+// prefetch starts listing the models of the endpoint of the file's
+// settings file in the background (acpgate's start), so that the first
+// session finds the list ready.
+func (m *models) prefetch(ctx context.Context, file config.Model) {
+	if key, lister := m.lister(ctx, m.settings(file)); lister != nil {
+		m.catalog.Prefetch(ctx, key, lister)
+	}
+}
+
+// lister returns the catalog key of settings s (its base URL) and the
+// provider that lists its endpoint's models; nil when there is none.
+func (m *models) lister(ctx context.Context, s config.Model) (string, gateway.ModelLister) {
+	p, err := m.Provider(ctx, s)
+	if err != nil || p == nil {
+		return "", nil
+	}
+	l, ok := p.(gateway.ModelLister)
+	if !ok {
+		return "", nil
+	}
+	key := s.BaseURL
+	if key == "" {
+		key = openaicompat.DefaultBaseURL
+	}
+	return key, l
+}
+
+// Provider implements acp.Models: the provider of settings s as given,
+// nil when no model name is set. A provider that failed to build (a
+// secret reference that does not resolve) is not cached: the next session
+// tries again.
+func (m *models) Provider(ctx context.Context, s config.Model) (gateway.Provider, error) {
 	if s.Model == "" {
 		return nil, nil
 	}

@@ -32,7 +32,8 @@ import (
 )
 
 // DefaultModel is the model name used in responses when a request names no
-// model, and the only model listed by GET /v1/models.
+// model, and the only model listed by GET /v1/models unless
+// [Server.SetModels] says otherwise.
 const DefaultModel = "fake-model"
 
 // pieceSize is the approximate size in bytes of each streamed text piece.
@@ -200,6 +201,7 @@ type Server struct {
 	script   []Turn
 	next     int
 	requests []Request
+	models   modelsState
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
@@ -263,12 +265,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
 		s.chatCompletions(w, r)
 	case r.URL.Path == "/v1/models" && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusOK, map[string]any{
-			"object": "list",
-			"data": []any{map[string]any{
-				"id": DefaultModel, "object": "model", "created": 1700000000, "owned_by": "fakellm",
-			}},
-		})
+		s.listModels(w, r)
 	default:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path),
 			"invalid_request_error", "")

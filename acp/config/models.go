@@ -1,0 +1,69 @@
+package config
+
+import "encoding/json"
+
+// DefaultCurrency is the currency of a [Pricing] that names none.
+const DefaultCurrency = "USD"
+
+// ModelChoice is one entry of model.choices: another model of the same
+// endpoint (same baseUrl, apiKey and headers) that a session's model
+// picker offers. In the file it is a model id, or an object with "id" and
+// optional "name", "description", "contextWindow" and "pricing"; it is
+// written back as the object. A ModelChoice is plain data: not safe for
+// concurrent modification.
+type ModelChoice struct {
+	// ID is the model name sent to the endpoint (non-empty).
+	ID string `json:"id"`
+	// Name is what the picker shows ("": the ID).
+	Name string `json:"name,omitzero"`
+	// Description is the picker's hint for it.
+	Description string `json:"description,omitzero"`
+	// ContextWindow is this model's context window in tokens (0: the
+	// model settings' contextWindow).
+	ContextWindow int `json:"contextWindow,omitzero"`
+	// Pricing is the price of this model's tokens (nil: unknown).
+	Pricing *Pricing `json:"pricing,omitzero"`
+}
+
+// modelChoice is ModelChoice without its methods, for decoding.
+type modelChoice ModelChoice
+
+// UnmarshalJSON reads a choice as a model id or as an object. A value of
+// neither kind leaves the choice empty without an error: [Parse] has
+// reported it already (the schema), and an error here would stop
+// encoding/json from decoding the rest of the file.
+func (c *ModelChoice) UnmarshalJSON(data []byte) error {
+	var id string
+	if json.Unmarshal(data, &id) == nil {
+		*c = ModelChoice{ID: id}
+		return nil
+	}
+	var o modelChoice
+	_ = json.Unmarshal(data, &o) // see above
+	*c = ModelChoice(o)
+	return nil
+}
+
+// Pricing is the price of a model's tokens, per million, in Currency.
+// A Pricing value is plain data: not safe for concurrent modification.
+type Pricing struct {
+	// InputPerMTok is the price of a million input (prompt) tokens (>= 0).
+	InputPerMTok float64 `json:"inputPerMTok"`
+	// OutputPerMTok is the price of a million output tokens (>= 0).
+	OutputPerMTok float64 `json:"outputPerMTok"`
+	// Currency is an ISO 4217 code; "" means DefaultCurrency.
+	Currency string `json:"currency,omitzero"`
+}
+
+// Cost returns the price of input and output tokens.
+func (p Pricing) Cost(input, output int) float64 {
+	return (float64(input)*p.InputPerMTok + float64(output)*p.OutputPerMTok) / 1e6
+}
+
+// CurrencyCode returns Currency, or DefaultCurrency when it is "".
+func (p Pricing) CurrencyCode() string {
+	if p.Currency == "" {
+		return DefaultCurrency
+	}
+	return p.Currency
+}

@@ -1,0 +1,38 @@
+package config_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/acpgate/acpgate/acp/config"
+)
+
+// TestModelChoicesAndPricing: model.choices takes ids and objects, a
+// profile's choices and pricing replace the file's whole, and both survive
+// Effective's copy.
+func TestModelChoicesAndPricing(t *testing.T) {
+	c, _, err := config.Parse([]byte(`{
+  "model": {"model": "a", "choices": ["b", {"id": "c", "name": "C", "description": "the big one", "contextWindow": 9, "pricing": {"inputPerMTok": 3, "outputPerMTok": 15}}],
+            "pricing": {"inputPerMTok": 0.5, "outputPerMTok": 2, "currency": "EUR"}},
+  "agents": {"list": [{"id": "p", "model": {"choices": ["d"]}}, {"id": "q", "model": {"pricing": {"inputPerMTok": 1, "outputPerMTok": 1}}}]}
+}`), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, _ := c.Effective("")
+	want := []config.ModelChoice{{ID: "b"}, {ID: "c", Name: "C", Description: "the big one", ContextWindow: 9, Pricing: &config.Pricing{InputPerMTok: 3, OutputPerMTok: 15}}}
+	if !reflect.DeepEqual(def.Model.Choices, want) {
+		t.Errorf("choices %+v, want %+v", def.Model.Choices, want)
+	}
+	if p := def.Model.Pricing; p == nil || p.CurrencyCode() != "EUR" || p.Cost(1_000_000, 500_000) != 1.5 {
+		t.Errorf("pricing %+v", p)
+	}
+	p, _ := c.Effective("p")
+	if !reflect.DeepEqual(p.Model.Choices, []config.ModelChoice{{ID: "d"}}) || p.Model.Pricing == nil || p.Model.Pricing.Currency != "EUR" {
+		t.Errorf("profile p: %+v", p.Model)
+	}
+	q, _ := c.Effective("q")
+	if len(q.Model.Choices) != 2 || q.Model.Pricing.CurrencyCode() != config.DefaultCurrency {
+		t.Errorf("profile q: %+v", q.Model)
+	}
+}

@@ -1,0 +1,321 @@
+package acp
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/session"
+)
+
+// Models builds the models of sessions and lists what their endpoints
+// offer, for the session config option "model" (the model picker).
+// Implementations are safe for concurrent use.
+type Models interface {
+	// Settings returns the model settings in force for a session whose
+	// configuration file (its profile) says m: the command line's over
+	// them, for example.
+	Settings(m config.Model) config.Model
+	// Provider returns the provider of settings s, taken exactly as given
+	// (a session's chosen model replaces s.Model); nil with a nil error
+	// when s names no model. It should cache what it builds.
+	Provider(ctx context.Context, s config.Model) (gateway.Provider, error)
+	// Listed returns the models the endpoint of s lists, as far as known
+	// when ctx ends (it must not wait longer); nil when unknown.
+	Listed(ctx context.Context, s config.Model) []gateway.ModelInfo
+}
+
+// The session config options' ids.
+const (
+	optModel = "model"
+	optMode  = "mode"
+)
+
+// Session metadata keys: the model chosen with the model picker, and the
+// cost of the session's model responses so far, by currency.
+const (
+	extraModel = "model"
+	extraCost  = "cost"
+)
+
+// picker is a session's model picker state, guarded by liveSession.mu.
+type picker struct {
+	// chosen is the model picked with session/set_config_option ("": the
+	// configured one).
+	chosen string
+	// listed is what the session's endpoint listed when it opened.
+	listed []gateway.ModelInfo
+	// cost is the cost of the session's priced responses, by currency.
+	cost map[string]float64
+}
+
+// restorePicker reads the picker state saved with a session.
+func restorePicker(m session.Meta) picker {
+	p := picker{cost: map[string]float64{}}
+	p.chosen, _ = m.Extra[extraModel].(string)
+	if costs, ok := m.Extra[extraCost].(map[string]any); ok {
+		for cur, v := range costs {
+			if f, ok := v.(float64); ok {
+				p.cost[cur] = f
+			}
+		}
+	}
+	return p
+}
+
+// settings returns the model settings in force for configuration sc (no
+// choice applied).
+func (a *Agent) settings(sc sessionConfig) config.Model {
+	if a.opts.Models != nil {
+		return a.opts.Models.Settings(sc.model)
+	}
+	return sc.model
+}
+
+// listModels starts listing the models of sc's endpoint, for at most
+// catalogWait; the channel gets the list (nil: unknown).
+func (a *Agent) listModels(ctx context.Context, sc sessionConfig) <-chan []gateway.ModelInfo {
+	ch := make(chan []gateway.ModelInfo, 1)
+	if a.opts.Models == nil {
+		ch <- nil
+		return ch
+	}
+	s := a.settings(sc)
+	go func() {
+		lctx, cancel := context.WithTimeout(ctx, gateway.DefaultCatalogTimeout)
+		defer cancel()
+		ch <- a.opts.Models.Listed(lctx, s)
+	}()
+	return ch
+}
+
+// current returns the session's model name ("" when none is configured)
+// and what is known of it: the context window and the pricing. The caller
+// holds s.mu.
+func (s *liveSession) current(a *Agent) (name string, window int, pricing *config.Pricing) {
+	set := a.settings(s.cfg)
+	name, window, pricing = set.Model, set.ContextWindow, set.Pricing
+	if s.pick.chosen == "" || s.pick.chosen == set.Model {
+		return name, window, pricing
+	}
+	name, pricing = s.pick.chosen, nil
+	if i := slices.IndexFunc(set.Choices, func(c config.ModelChoice) bool { return c.ID == name }); i >= 0 {
+		c := set.Choices[i]
+		if c.ContextWindow > 0 {
+			window = c.ContextWindow
+		}
+		pricing = c.Pricing
+	}
+	return name, window, pricing
+}
+
+// modelValues returns the model picker's entries: the configured model,
+// model.choices, then the endpoint's list, each id once; the current
+// model is always among them. The caller holds s.mu.
+func (s *liveSession) modelValues(a *Agent) []acpsdk.SessionConfigSelectOption {
+	set := a.settings(s.cfg)
+	cur, _, _ := s.current(a)
+	var out []acpsdk.SessionConfigSelectOption
+	seen := map[string]bool{}
+	add := func(id, name, desc string) {
+		if id == "" || seen[id] {
+			return
+		}
+		seen[id] = true
+		o := acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(id), Name: cmp.Or(name, id)}
+		if desc != "" {
+			o.Description = acpsdk.Ptr(desc)
+		}
+		out = append(out, o)
+	}
+	add(cur, "", "")
+	add(set.Model, "", "the configured model")
+	for _, c := range set.Choices {
+		add(c.ID, c.Name, c.Description)
+	}
+	for _, m := range s.pick.listed {
+		add(m.ID, m.Name, m.Description)
+	}
+	// The configured model's entry carries its description even when it
+	// is the current one (added first, without).
+	for i := range out {
+		if string(out[i].Value) == set.Model && out[i].Description == nil {
+			out[i].Description = acpsdk.Ptr("the configured model")
+		}
+	}
+	return out
+}
+
+// configOptions returns the session's config options with their current
+// values: the model picker (when a model is configured) and the
+// permission mode.
+func (s *liveSession) configOptions(a *Agent) []acpsdk.SessionConfigOption {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var opts []acpsdk.SessionConfigOption
+	if cur, _, _ := s.current(a); cur != "" {
+		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(a))
+		opts = append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
+			Id: optModel, Name: "Model", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryModel),
+			Description:  acpsdk.Ptr("The model that answers this session's prompts, from the next prompt on"),
+			CurrentValue: acpsdk.SessionConfigValueId(cur), Type: "select",
+			Options: acpsdk.SessionConfigSelectOptions{Ungrouped: &values},
+		}})
+	}
+	var modes acpsdk.SessionConfigSelectOptionsUngrouped
+	for _, m := range permissionModes() {
+		modes = append(modes, acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description})
+	}
+	opts = append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
+		Id: optMode, Name: "Permission mode", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryMode),
+		Description:  acpsdk.Ptr("When tools ask before they run"),
+		CurrentValue: acpsdk.SessionConfigValueId(s.mode), Type: "select",
+		Options: acpsdk.SessionConfigSelectOptions{Ungrouped: &modes},
+	}})
+	return opts
+}
+
+// permissionModes are the session's permission modes, as ACP modes.
+func permissionModes() []acpsdk.SessionMode {
+	return []acpsdk.SessionMode{
+		{Id: modeAsk, Name: "Ask", Description: acpsdk.Ptr("Ask before running tools that are not read-only")},
+		{Id: modeAuto, Name: "Auto-approve", Description: acpsdk.Ptr("Run every tool without asking, except shell commands (run_command)")},
+	}
+}
+
+// SetSessionConfigOption implements acpsdk.Agent: "model" switches the
+// session's model from its next prompt on (same endpoint, key and
+// headers), "mode" its permission mode; both are saved with the session.
+// The response carries every option; a mode change is also sent as a
+// current_mode_update for clients of the older modes API.
+func (a *Agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	if p.Boolean != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("config option %q is not a boolean: acpgate's options (%s, %s) take a value id", p.Boolean.ConfigId, optModel, optMode)
+	}
+	if p.ValueId == nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, invalidParams("no value given")
+	}
+	s, err := a.lookup(p.ValueId.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	value := string(p.ValueId.Value)
+	switch p.ValueId.ConfigId {
+	case optModel:
+		err = a.setModel(ctx, s, value)
+	case optMode:
+		err = a.setMode(s, value)
+		if err == nil {
+			a.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(value)}})
+		}
+	default:
+		err = invalidParams("unknown config option %q (acpgate's are %q and %q)", p.ValueId.ConfigId, optModel, optMode)
+	}
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(a)}, nil
+}
+
+// setModel switches session s to model id, one of its model picker's
+// entries, and saves the choice.
+func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
+	s.mu.Lock()
+	cur, _, _ := s.current(a)
+	values := s.modelValues(a)
+	sc := s.cfg
+	s.mu.Unlock()
+	if cur == "" {
+		return invalidParams("config option %q: this session has no model configured", optModel)
+	}
+	if !slices.ContainsFunc(values, func(o acpsdk.SessionConfigSelectOption) bool { return string(o.Value) == id }) {
+		return invalidParams("config option %q: unknown model %q (offered: %s)", optModel, id, valueList(values))
+	}
+	chosen := id
+	if id == a.settings(sc).Model {
+		chosen = "" // back to the configured model: follows the configuration again
+	}
+	model := a.provider(ctx, sc, chosen)
+	s.mu.Lock()
+	s.pick.chosen, s.provider = chosen, model
+	s.mu.Unlock()
+	if err := s.store.UpdateMeta(func(m *session.Meta) {
+		delete(m.Extra, extraModel)
+		if chosen != "" {
+			m.Extra[extraModel] = chosen
+		}
+	}); err != nil {
+		return internalError("saving the model: %v", err)
+	}
+	return nil
+}
+
+// valueList names the first values of a select option, for an error.
+func valueList(values []acpsdk.SessionConfigSelectOption) string {
+	const most = 20
+	var ids []string
+	for i, v := range values {
+		if i == most {
+			ids = append(ids, fmt.Sprintf("and %d more", len(values)-most))
+			break
+		}
+		ids = append(ids, fmt.Sprintf("%q", v.Value))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// setMode sets session s's permission mode and saves it.
+func (a *Agent) setMode(s *liveSession, mode string) error {
+	if mode != modeAsk && mode != modeAuto {
+		return invalidParams("unknown mode %q (want %q or %q)", mode, modeAsk, modeAuto)
+	}
+	s.mu.Lock()
+	s.mode = mode
+	s.mu.Unlock()
+	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Mode = mode }); err != nil {
+		return internalError("saving the mode: %v", err)
+	}
+	return nil
+}
+
+// usageUpdate is the usage_update after a model response with usage u:
+// the tokens the conversation takes out of the model's context window and,
+// when the model's pricing is configured, the session's cost so far in its
+// currency (saved with the session). ok is false when the window is not
+// known (the update needs a size; acpgate does not guess one).
+func (a *Agent) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
+	s.mu.Lock()
+	_, window, pricing := s.current(a)
+	var cost *acpsdk.Cost
+	if pricing != nil {
+		cur := pricing.CurrencyCode()
+		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens)
+		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
+	}
+	costs := costMeta(s.pick.cost)
+	s.mu.Unlock()
+	if cost != nil {
+		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
+			a.logger.Warn("saving the session's cost", "session", s.id, "err", err)
+		}
+	}
+	if window <= 0 {
+		return update, false
+	}
+	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost}, true
+}
+
+// costMeta copies a session's costs for its metadata.
+func costMeta(m map[string]float64) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
