@@ -7,6 +7,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/testdata/fakellm"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // modelOption returns the current value and the values of the "model"
@@ -66,8 +67,17 @@ func TestModelPicker(t *testing.T) {
 		}
 	}
 
-	resp := open(a, "")
-	cur, values := modelOption(t, resp.ConfigOptions)
+	// The endpoint's list is fetched in the background at start, each
+	// fetch bounded by 2 s; on a machine loaded enough to miss that, a
+	// later session gets it from the retry.
+	var resp acpsdk.NewSessionResponse
+	var cur string
+	var values []string
+	testbin.WaitFor(t, "the endpoint's models in the picker", func() bool {
+		resp = open(a, "")
+		cur, values = modelOption(t, resp.ConfigOptions)
+		return slices.Contains(values, "big-model")
+	})
 	if want := []string{"default-model", "choice-x", "big-model"}; cur != "default-model" || !slices.Equal(values, want) {
 		t.Fatalf("model option: current %q, values %v; want default-model, %v", cur, values, want)
 	}
