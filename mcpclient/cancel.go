@@ -91,7 +91,7 @@ func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) 
 		switch {
 		case req.Method == string(mcp.MethodToolsList) && t.schemas != nil:
 			t.schemas.capture(resp.Result)
-		case req.Method == string(mcp.MethodToolsCall):
+		case req.Method == string(mcp.MethodToolsCall), req.Method == string(mcp.MethodTasksResult):
 			_, own := t.Interface.(*stdioTransport)
 			resp = takeCallResult(ctx, resp, own)
 		}

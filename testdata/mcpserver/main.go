@@ -151,6 +151,19 @@
 //	    server writes "usr1_tool added" to stderr the first time. Returns text
 //	    "usr1_tool".
 //
+// A task tool (2025-11-25 experimental tasks; the server declares tasks
+// list, cancel and requests.tools.call; see tasks.go):
+//
+//	task {steps: integer, interval_ms?: integer, hold?: boolean}
+//	    execution.taskSupport "required": a tools/call without the task
+//	    parameter fails. Answers with a CreateTaskResult (status working),
+//	    then sends the progress tool's notifications (on the call's
+//	    progressToken) and completes with "task done <steps>" (status
+//	    completed, notifications/tasks/status). With hold it keeps running
+//	    after the last step until the server receives a tasks/cancel (of any
+//	    task: mcp-go does not tell a handler its task), then records
+//	    "cancelled task" and ends cancelled.
+//
 // Tools that send a request to the client and return its answer as JSON
 // text (an isError result "error: <reason>" when the request fails, e.g.
 // because the client answered with a JSON-RPC error):
@@ -204,6 +217,7 @@
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)
 //	cancelled <tool>   when sleep or progress sees its context cancelled
+//	tasks/cancel       on receipt of a tasks/cancel request
 //	notice cancelled <id>  on receipt of notifications/cancelled for request
 //	                   <id> (its JSON), in every mode, before mcp-go acts on it
 //	stdin eof          stdio with -ignore-stdin-eof: stdin reached EOF
