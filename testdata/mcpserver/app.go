@@ -59,6 +59,7 @@ func (a *app) build() {
 		server.WithHooks(hooks),
 	}
 	opts = append(opts, a.taskOptions(hooks)...)
+	opts = append(opts, a.protocolOptions()...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -72,6 +73,7 @@ func (a *app) build() {
 	a.addRequestTools()
 	a.addResourcesAndPrompts()
 	a.addTaskTools()
+	a.addModernTools()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.
@@ -89,6 +91,9 @@ func (a *app) onRequest(ctx context.Context, _ any, message any) error {
 	}
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
+	}
+	if err := a.gateProtocol(ctx, mcp.MCPMethod(m.Method)); err != nil {
+		return err
 	}
 	switch mcp.MCPMethod(m.Method) {
 	case mcp.MethodInitialize:
