@@ -147,6 +147,7 @@ type turnLog struct {
 	text   strings.Builder // pending agent text not yet recorded (redacted)
 	kind   gateway.EventKind
 	stream *secrets.StreamRedactor // of the current kind; nil without secrets
+	cards  progressCards           // throttles progress updates (progress.go)
 }
 
 // newTurnLog starts the log of one turn of s.
@@ -188,15 +189,16 @@ func (t *turnLog) sink(e gateway.Event) {
 	case gateway.EventToolCallRunning:
 		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 	case gateway.EventToolCallProgress:
-		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID))
-		if len(e.Progress.Content) > 0 {
-			// What the call shows while it runs (its terminal).
-			u.ToolCallUpdate.Content = toolContent(e.Progress.Content)
-		} else {
-			u.ToolCallUpdate.Meta = map[string]any{"progress": map[string]any{"progress": e.Progress.Progress, "total": e.Progress.Total, "message": e.Progress.Message}}
+		if len(e.Progress.Content) == 0 {
+			t.progress(e)
+			break
 		}
+		// What the call shows while it runs (its terminal).
+		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID))
+		u.ToolCallUpdate.Content = toolContent(e.Progress.Content)
 		t.a.update(t.s, u)
 	case gateway.EventToolCallFinished:
+		t.cards.finish(e.Call.ID)
 		status := acpsdk.ToolCallStatusCompleted
 		if e.Failed {
 			status = acpsdk.ToolCallStatusFailed

@@ -130,7 +130,7 @@ func TestPromptContent(t *testing.T) {
 
 // TestToolCallUpdates: a model's tool call is announced (tool_call,
 // pending, with the tool's title, kind, input and _meta), set running,
-// reports progress in _meta.progress, and finishes with the result's
+// reports progress in _meta.progress (throttled), and finishes with the result's
 // content and rawOutput; a failed call ends failed.
 func TestToolCallUpdates(t *testing.T) {
 	t.Parallel()
@@ -140,7 +140,7 @@ func TestToolCallUpdates(t *testing.T) {
 		kind             acpsdk.ToolKind
 		status           acpsdk.ToolCallStatus
 		text             string
-		progress         int // progress updates
+		progress         int // progress notifications (updates: the first, then throttled)
 		raw              string
 	}{
 		{"echo", "echo", `{"text":"hi there"}`, "alpha: Echo", acpsdk.ToolKindRead, acpsdk.ToolCallStatusCompleted, "hi there", 0, `{"isError":false}`},
@@ -174,7 +174,7 @@ func TestToolCallUpdates(t *testing.T) {
 					progress = append(progress, mustJSON(u.ToolCallUpdate.Meta["progress"]))
 				}
 			}
-			if len(progress) != tc.progress || tc.progress > 0 && progress[0] != `{"message":"step 1/3","progress":1,"total":3}` {
+			if len(progress) > tc.progress || tc.progress > 0 && (len(progress) == 0 || progress[0] != `{"message":"step 1/3","progress":1,"total":3}`) {
 				t.Errorf("progress %q", progress)
 			}
 			last := calls[len(calls)-1].ToolCallUpdate

@@ -136,7 +136,7 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cach
 		Execute: func(ctx context.Context, args json.RawMessage, progress func(gateway.Progress)) (gateway.Result, error) {
 			res, err := c.CallTool(ctx, server, tool, args, mcpclient.WithProgress(func(p mcpclient.Progress) {
 				if progress != nil {
-					progress(gateway.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+					progress(gatewayProgress(p))
 				}
 			}))
 			if err != nil {

@@ -99,6 +99,9 @@ func (f *framer) convert(src source, res *mcp.CallToolResult) gateway.Result {
 // sees the error, the model the error text treated as a result's (the text
 // may come from the server).
 func (f *framer) callError(src source, err error) gateway.Result {
+	if out, ok := f.stillRunning(src, err); ok {
+		return out
+	}
 	out := gateway.ErrorResult(fmt.Sprintf("The MCP tool %s of server %s could not be called: %v", src.tool, src.server, err))
 	out.ForModel = fmt.Sprintf("The MCP tool %s could not be called:\n%s", src.name, f.forModel(src, "error message", "error message", err.Error(), 0))
 	return out

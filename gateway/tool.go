@@ -84,6 +84,11 @@ type Progress struct {
 	Progress float64
 	Total    float64 // 0 when unknown
 	Message  string
+	// Status is the state of a long-running call as its tool reports it
+	// (an MCP task's "working", "input_required", ...); "" when it has none.
+	Status string
+	// TaskID names the call's task on its server, when it runs as one.
+	TaskID string
 	// Content, when set, is what the user sees of the call from now on
 	// while it runs (for example the terminal running its command); the
 	// Result's content replaces it when the call ends.

@@ -28,7 +28,11 @@ import (
 // always has.
 
 // resultSlot receives the decoded result of one tools/call.
-type resultSlot struct{ res *mcp.CallToolResult }
+// A CreateTaskResult goes to task instead (see takeTask).
+type resultSlot struct {
+	res  *mcp.CallToolResult
+	task *mcp.Task
+}
 
 type resultSlotKey struct{}
 
@@ -53,6 +57,9 @@ func takeCallResult(ctx context.Context, resp *transport.JSONRPCResponse, inPlac
 	}
 	res, ok := decodeCallResult(resp.Result, inPlace)
 	if !ok {
+		if takeTask(slot, resp.Result) { // it has no content
+			return &transport.JSONRPCResponse{JSONRPC: resp.JSONRPC, ID: resp.ID, Result: standInResult}
+		}
 		return resp
 	}
 	slot.res = res

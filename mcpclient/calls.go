@@ -14,11 +14,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Progress is one notifications/progress from a server about a call.
+// Progress is one notifications/progress from a server about a call, or,
+// for a call that runs as a task, a change of the task's status: then
+// TaskID, Status and StatusMessage are the task's, and Progress, Total and
+// Message those of the last progress notification (zero before the first).
 type Progress struct {
 	Progress float64
 	Total    float64 // 0 when the server did not say
 	Message  string
+
+	TaskID        string // "" unless the call runs as a task
+	Status        string // the task's status ("working", "input_required", ...)
+	StatusMessage string // the task's status message, if any
 }
 
 // CallOption configures one CallTool.
@@ -40,6 +47,7 @@ type callState struct {
 	timer      *time.Timer
 	timeout    time.Duration
 	onProgress func(Progress)
+	task       atomic.Pointer[taskState] // set once the call runs as a task
 }
 
 // CallTool calls tool on server with args (anything that marshals to a JSON
@@ -110,8 +118,12 @@ func (s *server) callTool(ctx context.Context, c *conn, tool string, args any, c
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	req.Params.Task = s.asTask(c, tool)
 	res, err := c.client.CallTool(callCtx, req)
 	if err == nil {
+		if slot.task != nil {
+			return s.followTask(ctx, callCtx, c, cs, *slot.task, slot)
+		}
 		if slot.res != nil {
 			return slot.res, nil // decoded by the transport wrapper
 		}
@@ -230,7 +242,7 @@ func (s *server) progress(params map[string]any) {
 		p.Progress, _ = params["progress"].(float64)
 		p.Total, _ = params["total"].(float64)
 		p.Message, _ = params["message"].(string)
-		cs.onProgress(p)
+		cs.onProgress(withTask(cs, p))
 	}
 }
 

@@ -25,6 +25,7 @@ type wrapped struct {
 	schemas *rawSchemas   // captures tools/list input schemas verbatim
 	notes   *notices      // the cancellation notices in flight; nil: mcp-go sends them
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
+	probe   *probeState   // the server/discover probe (modern.go)
 }
 
 // wrappedHTTP is wrapped for a transport.HTTPConnection (streamable HTTP
@@ -39,7 +40,7 @@ type wrappedHTTP struct {
 // notifications/cancelled follows a cancelled request: mcp-go's or, through
 // notes, ours.
 func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) transport.Interface {
-	w := wrapped{Interface: t, schemas: schemas}
+	w := wrapped{Interface: t, schemas: schemas, probe: &probeState{}}
 	if !libraryCancels(t) {
 		w.notes = notes
 	}
@@ -86,12 +87,15 @@ func (n *notices) wait() { n.wg.Wait() }
 
 // SendRequest implements transport.Interface.
 func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if req.Method == string(mcp.MethodServerDiscover) {
+		return t.discover(ctx, req)
+	}
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if err == nil && resp != nil && resp.Error == nil {
 		switch {
 		case req.Method == string(mcp.MethodToolsList) && t.schemas != nil:
 			t.schemas.capture(resp.Result)
-		case req.Method == string(mcp.MethodToolsCall):
+		case req.Method == string(mcp.MethodToolsCall), req.Method == string(mcp.MethodTasksResult):
 			_, own := t.Interface.(*stdioTransport)
 			resp = takeCallResult(ctx, resp, own)
 		}
@@ -157,11 +161,13 @@ func (t wrapped) RequiresLegacyProtocol() bool {
 // anyOf, description or $schema would be lost; tools are handed on with
 // these raw schemas instead. Safe for concurrent use.
 type rawSchemas struct {
-	mu sync.Mutex
-	m  map[string]json.RawMessage
+	mu  sync.Mutex
+	m   map[string]json.RawMessage
+	ttl listTTL // the listing's ttlMs (2026-07-28; see modern.go)
 }
 
 func (r *rawSchemas) capture(result json.RawMessage) {
+	r.ttl.capture(result)
 	var page struct {
 		Tools []struct {
 			Name        string          `json:"name"`

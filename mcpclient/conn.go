@@ -220,9 +220,12 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 	}
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) { s.notify(n) })
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = ProtocolVersion
+	req.Params.ProtocolVersion = preferredVersion(c)
 	req.Params.ClientInfo = mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}
 	res, err := c.client.Initialize(ctx, req)
+	if err != nil && retryModern(c, err) {
+		res, err = c.client.Initialize(ctx, req)
+	}
 	if err != nil {
 		if ctx.Err() != nil && life.Err() == nil {
 			return fmt.Errorf("initialize: no answer within %s", s.spec.ConnectTimeout)
@@ -230,6 +233,7 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	c.init = res
+	s.listen(life, c)
 	return nil
 }
 
@@ -270,6 +274,7 @@ func (s *server) discover(ctx context.Context, c *conn, what refreshKind) (catal
 				return
 			}
 			c.schemas.apply(res.Tools)
+			s.expireTools(c)
 			cat.tools = res.Tools
 		}()
 	}

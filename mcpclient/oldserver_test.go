@@ -11,7 +11,8 @@ import (
 
 // oldServer is a minimal stdio MCP server that only speaks protocol
 // 2024-11-05, written by hand so that it answers exactly as an old server
-// would. The test binary runs it when MCPCLIENT_TEST_OLD_SERVER=1.
+// would. The test binary runs it when MCPCLIENT_TEST_OLD_SERVER=1; with
+// OLD_SERVER_IGNORE_UNKNOWN=1 it never answers a method it does not know.
 func oldServer() {
 	sc := bufio.NewScanner(os.Stdin)
 	enc := json.NewEncoder(os.Stdout)
@@ -35,7 +36,12 @@ func oldServer() {
 			result = map[string]any{"tools": []any{map[string]any{"name": "hello", "inputSchema": map[string]any{"type": "object"}}}}
 		case "tools/call":
 			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello from 2024"}}}
+		case "ping":
+			result = map[string]any{}
 		default:
+			if os.Getenv("OLD_SERVER_IGNORE_UNKNOWN") == "1" {
+				continue // as some servers do: no answer at all
+			}
 			_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
 			continue
 		}

@@ -16,7 +16,7 @@ import (
 // serveRequest, and the capabilities of the Options' handlers declared.
 func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *notices) *client.Client {
 	w := withServe(wrapTransport(t, schemas, notes), s.serveRequest)
-	return client.NewClient(w, client.WithProtocolVersion(ProtocolVersion), client.WithClientCapabilities(s.capabilities()))
+	return client.NewClient(w, append(s.protocolOptions(t), client.WithClientCapabilities(s.capabilities()))...)
 }
 
 // capabilities are the client capabilities declared to the server: exactly
@@ -65,35 +65,11 @@ func withServe(t transport.Interface, fn requestServer) transport.Interface {
 // handler is not set, go to next. ctx is the transport's (see
 // requestContext).
 func (s *server) serveRequest(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
-	o := &s.m.opts
-	var handle func(context.Context, Origin, json.RawMessage) (any, error)
-	switch req.Method {
-	case string(mcp.MethodElicitationCreate):
-		if o.Elicitor != nil {
-			handle = s.elicit
-		}
-	case string(mcp.MethodSamplingCreateMessage):
-		if s.samples() {
-			handle = s.sample
-		}
-	case string(mcp.MethodListRoots):
-		if o.Roots != nil {
-			handle = s.roots
-		}
-	}
-	if handle == nil {
+	if s.requestHandler(req.Method) == nil {
 		return next(ctx, req)
 	}
-	params, err := json.Marshal(req.Params)
+	res, err := s.answer(ctx, req.Method, req.Params)
 	if err != nil {
-		return errorResponse(req.ID, fmt.Errorf("%w: %w", ErrBadRequest, err)), nil
-	}
-	rctx, origin, done := s.requestContext(ctx)
-	defer done()
-	s.logger.Debug("server request", "method", req.Method, "tool", origin.Tool)
-	res, err := handle(rctx, origin, params)
-	if err != nil {
-		s.logger.Debug("server request refused", "method", req.Method, "err", err)
 		return errorResponse(req.ID, err), nil
 	}
 	b, err := json.Marshal(res)
@@ -101,6 +77,51 @@ func (s *server) serveRequest(ctx context.Context, req transport.JSONRPCRequest,
 		return errorResponse(req.ID, err), nil
 	}
 	return transport.NewJSONRPCResultResponse(req.ID, b), nil
+}
+
+// requestHandler is the handler of server requests of method, or nil
+// when acpgate does not answer them (no handler set in the Options).
+func (s *server) requestHandler(method string) func(context.Context, Origin, json.RawMessage) (any, error) {
+	o := &s.m.opts
+	switch method {
+	case string(mcp.MethodElicitationCreate):
+		if o.Elicitor != nil {
+			return s.elicit
+		}
+	case string(mcp.MethodSamplingCreateMessage):
+		if s.samples() {
+			return s.sample
+		}
+	case string(mcp.MethodListRoots):
+		if o.Roots != nil {
+			return s.roots
+		}
+	}
+	return nil
+}
+
+// answer answers a server request of method with params: a request on the
+// wire (ctx is the transport's) or, on a 2026-07-28 connection, an input
+// request of a call's input_required result (ctx is the call's); see
+// requestContext for which call it belongs to.
+func (s *server) answer(ctx context.Context, method string, params any) (any, error) {
+	handle := s.requestHandler(method)
+	if handle == nil {
+		return nil, fmt.Errorf("no handler for %s", method)
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	rctx, origin, done := s.requestContext(ctx)
+	defer done()
+	s.logger.Debug("server request", "method", method, "tool", origin.Tool)
+	res, err := handle(rctx, origin, raw)
+	if err != nil {
+		s.logger.Debug("server request refused", "method", method, "err", err)
+		return nil, err
+	}
+	return res, nil
 }
 
 // errorResponse is the JSON-RPC error answering a request that failed with

@@ -30,6 +30,7 @@ type app struct {
 	crashOnce sync.Once
 	usr1Mu    sync.Mutex
 	watches   sync.Map // session ID -> *writeWatch
+	tasks     *taskCancels
 }
 
 func newApp(cfg *config, rec *recorder) *app {
@@ -57,6 +58,8 @@ func (a *app) build() {
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	}
+	opts = append(opts, a.taskOptions(hooks)...)
+	opts = append(opts, a.protocolOptions()...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -69,6 +72,8 @@ func (a *app) build() {
 	a.addTools()
 	a.addRequestTools()
 	a.addResourcesAndPrompts()
+	a.addTaskTools()
+	a.addModernTools()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.
@@ -86,6 +91,9 @@ func (a *app) onRequest(ctx context.Context, _ any, message any) error {
 	}
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
+	}
+	if err := a.gateProtocol(ctx, mcp.MCPMethod(m.Method)); err != nil {
+		return err
 	}
 	switch mcp.MCPMethod(m.Method) {
 	case mcp.MethodInitialize:

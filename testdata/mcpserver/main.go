@@ -77,6 +77,19 @@
 //	    cursor is mcp-go's: base64 of the last name on the page. A full page
 //	    always carries nextCursor, so when the item count is a multiple of N
 //	    the last page is empty (e.g. 16 tools, -page-size 4: 4+4+4+4+0).
+//	-protocol P                 The revisions spoken: 2025-11-25 (default: a
+//	    server/discover is refused with the JSON-RPC error -32600, as a
+//	    server before 2026-07-28 would refuse it), both (mcp-go's own
+//	    behaviour: server/discover and initialize), or 2026-07-28 (initialize
+//	    is refused with -32600; only the stateless revision works).
+//	    -init-delay delays a server/discover answer as well.
+//	-tools-ttl DURATION         tools/list results to 2026-07-28 requests carry
+//	    ttlMs DURATION (cacheScope private), and the tools capability has
+//	    listChanged false: tool changes (add_tool, remove_tool) are not
+//	    announced, so only the TTL makes a client see them.
+//	-start-delay DURATION       Sleep DURATION after the signals are wired and
+//	    before anything is read or written (a slow start, like npx fetching
+//	    a package): every request waits for it alike.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
 //
 // # Tools
@@ -151,6 +164,19 @@
 //	    server writes "usr1_tool added" to stderr the first time. Returns text
 //	    "usr1_tool".
 //
+// A task tool (2025-11-25 experimental tasks; the server declares tasks
+// list, cancel and requests.tools.call; see tasks.go):
+//
+//	task {steps: integer, interval_ms?: integer, hold?: boolean}
+//	    execution.taskSupport "required": a tools/call without the task
+//	    parameter fails. Answers with a CreateTaskResult (status working),
+//	    then sends the progress tool's notifications (on the call's
+//	    progressToken) and completes with "task done <steps>" (status
+//	    completed, notifications/tasks/status). With hold it keeps running
+//	    after the last step until the server receives a tasks/cancel (of any
+//	    task: mcp-go does not tell a handler its task), then records
+//	    "cancelled task" and ends cancelled.
+//
 // Tools that send a request to the client and return its answer as JSON
 // text (an isError result "error: <reason>" when the request fails, e.g.
 // because the client answered with a JSON-RPC error):
@@ -168,6 +194,12 @@
 //	    modelPreferences.hints [{name: model_hint}]; with_tools adds the tool
 //	    lookup (inputSchema LookupToolSchema) and toolChoice {mode: auto}.
 //	roots {}                     roots/list (readOnlyHint true).
+//	ask {message?: string}       2026-07-28 multi round trip: answers with an
+//	    input_required result asking (input request "answer") an elicitation
+//	    {message (default "Your name?"), requestedSchema {name: string,
+//	    required}}; the retry carrying the answer returns "answer <the input
+//	    response as JSON>". For a 2025-11-25 client mcp-go sends the
+//	    elicitation/create itself and re-invokes the tool.
 //
 // Ordering: every notification a tool call causes (progress, log,
 // list_changed from add_tool/remove_tool) has been written to the wire
@@ -204,6 +236,7 @@
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)
 //	cancelled <tool>   when sleep or progress sees its context cancelled
+//	tasks/cancel       on receipt of a tasks/cancel request
 //	notice cancelled <id>  on receipt of notifications/cancelled for request
 //	                   <id> (its JSON), in every mode, before mcp-go acts on it
 //	stdin eof          stdio with -ignore-stdin-eof: stdin reached EOF
@@ -259,6 +292,9 @@ type config struct {
 	record         string
 	tools          int
 	pageSize       int
+	protocol       string        // see modern.go
+	toolsTTL       time.Duration // see modern.go
+	startDelay     time.Duration // see modern.go
 }
 
 const hiddenFlag = "grandchild-mode"
@@ -285,6 +321,7 @@ func parseFlags() *config {
 	fs.StringVar(&c.record, "record", "", "append event lines to this file")
 	fs.IntVar(&c.tools, "tools", 0, "register N extra tools tool_0..tool_{N-1}")
 	fs.IntVar(&c.pageSize, "page-size", 0, "list pagination page size (0 = none)")
+	modernFlags(fs, c)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
 		fs.VisitAll(func(f *flag.Flag) {
@@ -302,6 +339,9 @@ func parseFlags() *config {
 	case "stdio", "http", "sse":
 	default:
 		usageError("unknown -transport %q (want stdio, http or sse)", c.transport)
+	}
+	if err := validProtocol(c.protocol); err != nil {
+		usageError("%v", err)
 	}
 	if c.hugeLine < 0 || c.stderrLines < 0 || c.crashAfter < 0 || c.tools < 0 || c.pageSize < 0 {
 		usageError("numeric flags must not be negative")
@@ -346,6 +386,7 @@ func main() {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 
+	time.Sleep(cfg.startDelay) // a slow start: nothing is read meanwhile
 	for i := 1; i <= cfg.stderrLines; i++ {
 		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
 	}

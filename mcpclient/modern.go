@@ -1,0 +1,306 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Protocol 2026-07-28 (the stateless revision: server/discover instead of
+// initialize, multi round-trip input_required results instead of server
+// requests, subscriptions/listen, ttlMs cache hints).
+//
+// A stdio server is offered 2026-07-28 first: mcp-go's client sends
+// server/discover, and falls back to the initialize handshake (2025-11-25,
+// and older servers negotiate down from it) when that fails. mcp-go bounds
+// that probe by a fixed timeout (5 s by default), which a server that
+// ignores unknown methods would cost every start. Instead the transport
+// wrapper sends a ping behind the server/discover (fenceAfter later; ping is allowed
+// before initialization in every revision): a server that answers the ping
+// but not the probe within discoverGrace ignores unknown methods, and the
+// probe fails then. Should such a server refuse initialize after all, it
+// may be a 2026-07-28 server slow to answer the probe only: the handshake
+// is tried once more, with a probe that waits for its answer. A probe
+// answered without a 2026-07-28 version among supportedVersions (some
+// servers answer any method with {}) fails too. mcp-go's own bound is
+// switched off: a server slow to start (npx fetching a package) answers
+// neither, and is waited for within the connect timeout as before.
+//
+// HTTP and SSE servers stay on 2025-11-25: acpgate relies on the standalone
+// GET stream there (list_changed, server requests), which mcp-go allows only
+// on the legacy revision.
+//
+// On a 2026-07-28 connection:
+//   - a call's input_required result is answered by mcp-go's retry loop
+//     through handlers that are the same as those of server requests
+//     (answer): elicitation goes to Options.Elicitor attributed to the call,
+//     and so on;
+//   - the server's list_changed notifications are asked for with
+//     subscriptions/listen (for what its capabilities say can change);
+//   - a tools/list result's ttlMs is honoured: the list is kept until it
+//     expires, and listed again then (at most every minTTL).
+
+// discoverGrace is how long a probe may stay unanswered after the ping
+// behind it was answered (a server may handle requests concurrently).
+const discoverGrace = 50 * time.Millisecond
+
+// fenceAfter is how long a probe goes without the ping behind it: a
+// server answers it at once (with its discovery, or an error), and the
+// ping is then not sent at all.
+const fenceAfter = 5 * time.Millisecond
+
+// minTTL is the shortest time between two listings for ttlMs.
+const minTTL = 250 * time.Millisecond
+
+// errNoDiscover: the server does not speak 2026-07-28.
+var errNoDiscover = errors.New("server does not answer server/discover")
+
+// protocolOptions are the mcp-go client options that choose the protocol
+// for a connection over t (the raw transport).
+func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
+	if _, ok := t.(*stdioTransport); !ok {
+		return []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
+	}
+	opts := []client.ClientOption{client.WithDiscoverTimeout(-1)}
+	in := inputHandlers{s}
+	if s.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
+		opts = append(opts, client.WithElicitationHandler(in))
+	}
+	if s.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
+		opts = append(opts, client.WithSamplingHandler(in))
+	}
+	if s.requestHandler(string(mcp.MethodListRoots)) != nil {
+		opts = append(opts, client.WithRootsHandler(in))
+	}
+	return opts
+}
+
+// preferredVersion is the protocol version asked for in the handshake of c.
+func preferredVersion(c *conn) string {
+	if c.transport == TransportStdio {
+		return mcp.LATEST_PROTOCOL_VERSION
+	}
+	return ProtocolVersion
+}
+
+// modern reports whether c speaks 2026-07-28 or later.
+func (c *conn) modern() bool { return c.init != nil && mcp.IsModernProtocol(c.init.ProtocolVersion) }
+
+// probeState is what the transport wrapper knows of a connection's
+// server/discover probe. Safe for concurrent use.
+type probeState struct {
+	cut     atomic.Bool // a probe was given up because the ping behind it was answered
+	noFence atomic.Bool // send the next probe without the fence
+}
+
+// retryModern reports whether the handshake of c, which failed with err,
+// is to be tried again with a probe that waits for its answer: a probe was
+// cut short by the fence, and the server then refused initialize (a
+// 2026-07-28-only server that answers server/discover slowly but pings
+// at once).
+func retryModern(c *conn, err error) bool {
+	w, ok := c.client.GetTransport().(interface{ probeState() *probeState })
+	if !ok || isTransportErr(err) {
+		return false
+	}
+	p := w.probeState()
+	if p == nil || !p.cut.Load() || p.noFence.Load() {
+		return false
+	}
+	p.noFence.Store(true)
+	return true
+}
+
+func (t wrapped) probeState() *probeState { return t.probe }
+
+// discover sends the server/discover probe req behind a ping fence (see
+// the comment at the top of this file).
+func (t wrapped) discover(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if t.probe == nil || t.probe.noFence.Load() {
+		return t.checkProbe(t.Interface.SendRequest(ctx, req))
+	}
+	type answer struct {
+		resp *transport.JSONRPCResponse
+		err  error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	probe, fence := make(chan answer, 1), make(chan answer, 1)
+	go func() {
+		r, err := t.Interface.SendRequest(ctx, req)
+		probe <- answer{r, err}
+	}()
+	go func() {
+		// Most servers answer the probe at once, and need no fence.
+		wait := time.NewTimer(fenceAfter)
+		defer wait.Stop()
+		select {
+		case <-wait.C:
+		case <-ctx.Done():
+			return
+		}
+		ping := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId("acpgate-discover-fence"), Method: string(mcp.MethodPing)}
+		r, err := t.Interface.SendRequest(ctx, ping)
+		fence <- answer{r, err}
+	}()
+	var grace <-chan time.Time
+	for {
+		select {
+		case a := <-probe:
+			return t.checkProbe(a.resp, a.err)
+		case a := <-fence:
+			if a.err != nil {
+				return nil, fmt.Errorf("ping before server/discover: %w", a.err)
+			}
+			timer := time.NewTimer(discoverGrace)
+			defer timer.Stop()
+			grace = timer.C
+		case <-grace:
+			t.probe.cut.Store(true)
+			return nil, fmt.Errorf("%w: it answered a ping sent after it", errNoDiscover)
+		}
+	}
+}
+
+// checkProbe passes on the answer to a server/discover probe, but as an
+// error when it lists no 2026-07-28 version.
+func (t wrapped) checkProbe(resp *transport.JSONRPCResponse, err error) (*transport.JSONRPCResponse, error) {
+	if err != nil || resp == nil || resp.Error != nil {
+		return resp, err
+	}
+	if !speaksModern(resp.Result) {
+		return nil, fmt.Errorf("%w: its answer lists no 2026-07-28 version", errNoDiscover)
+	}
+	return resp, nil
+}
+
+// speaksModern reports whether a server/discover result lists a modern
+// protocol version this client speaks.
+func speaksModern(result json.RawMessage) bool {
+	var r mcp.DiscoverResult
+	if json.Unmarshal(result, &r) != nil {
+		return false
+	}
+	return slices.ContainsFunc(r.SupportedVersions, func(v string) bool {
+		return mcp.IsModernProtocol(v) && slices.Contains(mcp.ValidProtocolVersions, v)
+	})
+}
+
+// inputHandlers answers the input requests of input_required results
+// (mcp-go's handler interfaces) through the server's request handlers.
+type inputHandlers struct{ s *server }
+
+// Elicit implements client.ElicitationHandler.
+func (h inputHandlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return answerAs[mcp.ElicitationResult](ctx, h.s, mcp.MethodElicitationCreate, req.Params)
+}
+
+// CreateMessage implements client.SamplingHandler.
+func (h inputHandlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return answerAs[mcp.CreateMessageResult](ctx, h.s, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
+}
+
+// ListRoots implements client.RootsHandler.
+func (h inputHandlers) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return answerAs[mcp.ListRootsResult](ctx, h.s, mcp.MethodListRoots, struct{}{})
+}
+
+// answerAs answers an input request through s.answer, in mcp-go's type T.
+func answerAs[T any](ctx context.Context, s *server, method mcp.MCPMethod, params any) (*T, error) {
+	res, err := s.answer(ctx, string(method), params)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("%s answer: %w", method, err)
+	}
+	return &out, nil
+}
+
+// listen asks a 2026-07-28 server for the list_changed notifications its
+// capabilities offer (subscriptions/listen), for the life of c.
+func (s *server) listen(life context.Context, c *conn) {
+	if !c.modern() {
+		return
+	}
+	caps := c.init.Capabilities
+	var f mcp.SubscriptionFilter
+	f.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
+	f.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
+	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
+	if !f.ToolsListChanged && !f.ResourcesListChanged && !f.PromptsListChanged {
+		return
+	}
+	_, err := c.client.ListenAsync(life, f, func(err error) {
+		if life.Err() == nil {
+			s.logger.Debug("subscriptions/listen ended", "err", err)
+		}
+	})
+	if err != nil {
+		s.logger.Debug("subscriptions/listen", "err", err)
+	}
+}
+
+// listTTL keeps the shortest ttlMs of a connection's tools/list pages.
+// Safe for concurrent use.
+type listTTL struct {
+	mu  sync.Mutex
+	ttl time.Duration // 0: none given
+}
+
+// capture notes the ttlMs of a tools/list result page.
+func (l *listTTL) capture(result json.RawMessage) {
+	var r mcp.CacheableResult
+	if json.Unmarshal(result, &r) != nil {
+		return
+	}
+	ms, ok := r.TTL()
+	if !ok {
+		return
+	}
+	d := max(time.Duration(ms)*time.Millisecond, minTTL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ttl == 0 || d < l.ttl {
+		l.ttl = d
+	}
+}
+
+// take returns the ttl noted since the last take, and forgets it.
+func (l *listTTL) take() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.ttl
+	l.ttl = 0
+	return d
+}
+
+// expireTools has c's tools listed again when the ttlMs of the listing just
+// made runs out (nothing if it gave none), unless c is gone by then.
+func (s *server) expireTools(c *conn) {
+	d := c.schemas.ttl.take()
+	if d == 0 {
+		return
+	}
+	time.AfterFunc(d, func() {
+		select {
+		case <-c.link.done():
+		default:
+			s.kick(refreshTools)
+		}
+	})
+}

@@ -1,0 +1,53 @@
+package mcpclient_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/acpgate/acpgate/mcpclient"
+)
+
+// BenchmarkStartProtocol starts 1 and 10 stdio servers that take 300 ms to
+// start (-start-delay: nothing is read before), for each
+// revision the server speaks; target: 10 servers ≤ 1.2 × one server, with
+// no probe timeout paid by servers that refuse 2026-07-28. ignoring: one
+// server that never answers unknown methods (no delay), which mcp-go's own
+// probe would hold for 5 s.
+func BenchmarkStartProtocol(b *testing.B) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		for _, n := range []int{1, 10} {
+			b.Run(fmt.Sprintf("protocol=%s/servers=%d", proto, n), func(b *testing.B) {
+				specs := tenServers("-protocol", proto, "-start-delay", "300ms")[:n]
+				benchStart(b, specs, proto)
+			})
+		}
+	}
+	b.Run("protocol=ignoring/servers=1", func(b *testing.B) {
+		benchStart(b, []mcpclient.ServerSpec{{
+			Name: "old", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_OLD_SERVER": "1", "OLD_SERVER_IGNORE_UNKNOWN": "1"},
+		}}, "2024-11-05")
+	})
+}
+
+// benchStart measures Start of specs; every server must be ready on proto.
+func benchStart(b *testing.B, specs []mcpclient.ServerSpec, proto string) {
+	for b.Loop() {
+		m, err := mcpclient.New(specs, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		for _, st := range m.Statuses() {
+			if st.State != mcpclient.StateReady || st.ProtocolVersion != proto {
+				b.Fatalf("%+v", st)
+			}
+		}
+		_ = m.Close(context.Background())
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// The protocol revisions the server speaks (-protocol).
+const (
+	protoLegacy = "2025-11-25" // initialize only; server/discover refused
+	protoBoth   = "both"       // both (mcp-go's own behaviour)
+	protoModern = "2026-07-28" // server/discover only; initialize refused
+)
+
+// modernFlags registers the flags of the 2026-07-28 features.
+func modernFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.protocol, "protocol", protoLegacy, "revisions spoken: 2025-11-25 (refuses server/discover), both, or 2026-07-28 (refuses initialize)")
+	fs.DurationVar(&c.toolsTTL, "tools-ttl", 0, "ttlMs of tools/list results (2026-07-28 requests only); tool changes are then not announced")
+	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep this long at start before reading anything")
+}
+
+// protocolOptions are the server options of -tools-ttl.
+func (a *app) protocolOptions() []server.ServerOption {
+	if a.cfg.toolsTTL <= 0 {
+		return nil
+	}
+	return []server.ServerOption{
+		server.WithMethodCacheHints(mcp.MethodToolsList, a.cfg.toolsTTL.Milliseconds(), mcp.CacheScopePrivate),
+		server.WithToolCapabilities(false),
+	}
+}
+
+// gateProtocol refuses, before mcp-go sees it, a request of a revision the
+// server does not speak (see -protocol), and delays a server/discover
+// answer by -init-delay as initialize's.
+func (a *app) gateProtocol(ctx context.Context, method mcp.MCPMethod) error {
+	switch {
+	case method == mcp.MethodServerDiscover && a.cfg.protocol == protoLegacy:
+		return errors.New("method not found")
+	case method == mcp.MethodInitialize && a.cfg.protocol == protoModern:
+		return errors.New("initialize is not supported: this server speaks 2026-07-28 only")
+	case method == mcp.MethodServerDiscover && a.cfg.initDelay > 0:
+		t := time.NewTimer(a.cfg.initDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return errors.New("server/discover abandoned")
+		}
+	}
+	return nil
+}
+
+// addModernTools registers the tool that asks through a multi round-trip
+// input_required result (see the package doc).
+func (a *app) addModernTools() {
+	a.srv.AddTool(mcp.NewTool("ask",
+		mcp.WithDescription("Asks the user (input_required with an elicitation, 2026-07-28; mcp-go turns it into elicitation/create for older clients) and returns the answer as JSON."),
+		mcp.WithString("message", mcp.DefaultString("Your name?")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if resp, ok := req.Params.InputResponses["answer"]; ok {
+			b, err := json.Marshal(resp)
+			if err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return text("answer " + string(b)), nil
+		}
+		return server.NewInputRequestBuilder("asked").Elicit("answer", mcp.ElicitationParams{
+			Message: req.GetString("message", "Your name?"),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"name": map[string]any{"type": "string"},
+			}, "required": []string{"name"}},
+		}).ToolResult(), nil
+	})
+}
+
+// validProtocol reports whether -protocol names a known mode.
+func validProtocol(p string) error {
+	switch p {
+	case protoLegacy, protoBoth, protoModern:
+		return nil
+	}
+	return fmt.Errorf("unknown -protocol %q (want 2025-11-25, both or 2026-07-28)", p)
+}
