@@ -321,6 +321,8 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 		s.serverLog(n.Params.AdditionalFields)
 	case string(mcp.MethodNotificationElicitationComplete):
 		s.elicitationComplete(n.Params.AdditionalFields)
+	case mcp.MethodNotificationResourceUpdated:
+		s.resourceUpdated(n.Params.AdditionalFields)
 	}
 }
 

@@ -30,6 +30,7 @@ type app struct {
 	crashOnce sync.Once
 	usr1Mu    sync.Mutex
 	watches   sync.Map // session ID -> *writeWatch
+	live      *live    // -live state; nil without it
 }
 
 func newApp(cfg *config, rec *recorder) *app {
@@ -57,6 +58,7 @@ func (a *app) build() {
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	}
+	opts = append(opts, a.liveOptions(hooks)...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -69,6 +71,7 @@ func (a *app) build() {
 	a.addTools()
 	a.addRequestTools()
 	a.addResourcesAndPrompts()
+	a.addLive()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.
