@@ -175,3 +175,8 @@ func ResourceTools(c ResourceCaller, opts *Options) []gateway.Tool {
 		},
 	}}
 }
+
+// Content converts MCP content blocks (of a prompt's messages, say) to
+// gateway content, unchanged: what the user or the model is given as it
+// came.
+func Content(in []mcp.Content) []gateway.Content { return convertContent(in) }
