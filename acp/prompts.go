@@ -77,6 +77,8 @@ func (a *Agent) sessionCommands(s *liveSession) []acpsdk.AvailableCommand {
 // prompt commands differ from those last sent (always when force), once
 // the client knows the session.
 func (a *Agent) advertiseCommands(s *liveSession, force bool) {
+	s.res.advertising.Lock()
+	defer s.res.advertising.Unlock()
 	cmds := a.sessionCommands(s)
 	var key strings.Builder
 	for _, c := range cmds {

@@ -101,6 +101,9 @@ type resourceState struct {
 	subscribed map[resourceKey]bool // subscriptions made (own servers)
 	changed    map[resourceKey]bool // updated since the model was last told
 	commands   string               // the prompt commands last advertised
+	// advertising serialises advertiseCommands, so that a list computed
+	// earlier is never sent after one computed later.
+	advertising sync.Mutex
 }
 
 // subscribe records a subscription; it reports false if it was made.
@@ -209,6 +212,12 @@ func (a *Agent) resourcesReport(s *liveSession, server string) string {
 // stay as they are. A note saying which mentioned resources changed since
 // the last turn goes first.
 func (a *Agent) resourceContext(ctx context.Context, s *liveSession, input []gateway.Content) []gateway.Content {
+	s.mu.Lock()
+	model := s.provider
+	s.mu.Unlock()
+	if model == nil {
+		return input // the turn only says how to configure a model
+	}
 	c := a.caller(s)
 	var opts *bridge.Options
 	out := make([]gateway.Content, 0, len(input)+1)

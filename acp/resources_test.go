@@ -174,3 +174,26 @@ func TestResourceTools(t *testing.T) {
 		t.Fatalf("resource tools offered without resources: %+v", none.requests()[0].Tools)
 	}
 }
+
+// What a server logs (notifications/message) during a call the model
+// made stays out of the model's context: the model sees the result only.
+func TestServerLogNotInModelContext(t *testing.T) {
+	m := scripted(calls("c1", "mcp__s__log", `{"level":"error","message":"server-log-line-xyz"}`), says("done"))
+	h := newHarness(t, acp.Options{Provider: m}, allowing())
+	sid := h.newSession(stdioServer("s")).SessionId
+	h.prompt(sid, "log something")
+	reqs := m.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	var all strings.Builder
+	for _, msg := range reqs[1].Messages {
+		all.WriteString(gateway.PlainText(msg.Content))
+		if msg.Result != nil {
+			all.WriteString(msg.Result.ModelText())
+		}
+	}
+	if !strings.Contains(all.String(), "logged") || strings.Contains(all.String(), "server-log-line-xyz") {
+		t.Fatalf("model context:\n%s", all.String())
+	}
+}

@@ -79,13 +79,15 @@ func (a *app) addLive() {
 	})
 	s.AddTool(mcp.NewTool("bump_counter",
 		mcp.WithDescription("Increments test://counter and notifies its subscribers."),
-	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n := l.counter.Add(1)
 		l.mu.Lock()
 		subscribed := l.subs[counterURI]
 		l.mu.Unlock()
 		if subscribed {
-			s.SendNotificationToAllClients(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": counterURI})
+			if err := a.notify(ctx, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": counterURI}); err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
 		}
 		return text(fmt.Sprintf("counter %d", n)), nil
 	})

@@ -197,9 +197,10 @@
 // prompts (listChanged true) and completions. Adds:
 //
 //	resource test://counter     name counter, text/plain, text "counter <n>"
-//	tool bump_counter {}        n++; sends notifications/resources/updated
-//	    {uri test://counter} to every client once some client subscribed to
-//	    it; returns "counter <n>".
+//	tool bump_counter {}        n++; once some client subscribed to
+//	    test://counter, sends notifications/resources/updated {uri
+//	    test://counter} to the calling client (before the result, see
+//	    Ordering); returns "counter <n>".
 //	tool link {id: string}      text "see the link" and a resource_link
 //	    {uri test://items/<id>, name "item <id>", mimeType text/plain}.
 //	tool add_prompt {name: string}  registers prompt <name> (one user text
