@@ -299,7 +299,9 @@ type Sync struct {
 var _ gateway.ToolView = (*Sync)(nil)
 
 // NewSync returns a Sync whose view is the native tools followed by the
-// session's bridged MCP tools (a bridged tool never shadows a native one).
+// session's bridged MCP tools (a bridged tool never shadows a native one),
+// the resource tools first among them when the attached Caller is also a
+// ResourceCaller whose servers have resources (see ResourceTools).
 // Attach the session's servers, and pass OnEvent as the Manager's event
 // callback.
 func NewSync(opts *Options, native ...gateway.Tool) *Sync {
