@@ -25,6 +25,7 @@ func commandList() []acpsdk.AvailableCommand {
 		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error; /mcp login|logout <server> signs in or out", Input: hint("optional: login <server> or logout <server>")},
 		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
 		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
+		{Name: "resources", Description: "List the resources and resource templates of this session's MCP servers", Input: hint("optional: server")},
 		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed"},
 	}
 }
@@ -41,7 +42,7 @@ func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
 	}
 	name, rest := cutWord(text[1:])
 	switch name {
-	case "mcp", "tools", "call", "reload":
+	case "mcp", "tools", "call", "reload", "resources":
 		return name, strings.TrimSpace(rest), true
 	}
 	return "", "", false
@@ -76,6 +77,9 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 		say(a.reload(ctx, s))
 	case "tools":
 		say(a.toolsReport(s, arg))
+	case "resources":
+		a.waitServers(ctx, s)
+		say(a.resourcesReport(s, arg))
 	case "call":
 		name, args := cutWord(arg)
 		if _, ok := s.sync.Current().Lookup(name); !ok {

@@ -134,7 +134,7 @@ func TestNewSessionResponse(t *testing.T) {
 	for _, c := range cmds {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "mcp,tools,call,reload" {
+	if strings.Join(names, ",") != "mcp,tools,call,resources,reload,alpha.greet,alpha.plain" {
 		t.Errorf("commands %v", names)
 	}
 }

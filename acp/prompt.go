@@ -51,38 +51,49 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	var stop gateway.StopReason
 	if cmd, arg, ok := slashCommand(input); ok {
 		stop = a.command(ctx, s, t, cmd, arg)
+	} else if pc, ok := a.promptCommand(ctx, s, input); ok {
+		stop = a.runPrompt(ctx, s, t, pc)
 	} else {
 		// Servers still connecting get to join first, so the model sees
 		// their tools (bounded by the session's startup budget).
 		a.waitServers(ctx, s)
-		run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink}
-		s.mu.Lock()
-		run.History, run.Model = s.history, s.provider
-		s.cfg.runOptions(&run)
-		_, run.ContextWindow, _ = s.current(a)
-		s.mu.Unlock()
-		res, err := a.runner.Run(ctx, run)
-		if err != nil {
-			// A provider error: tell the user in the session, end the turn.
-			t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})
-			a.logger.Error("model turn failed", "session", s.id, "err", err)
-		}
-		stop = res.Stop
-		s.mu.Lock()
-		s.history = append(s.history, res.Messages...)
-		s.mu.Unlock()
-		for _, m := range res.Messages {
-			t.persist(recMessage, m)
-		}
-		if err != nil && stop == "" {
-			stop = gateway.StopEndTurn
-		}
+		stop = a.modelTurn(ctx, s, t, a.resourceContext(ctx, s, input), nil)
 	}
 	t.flush()
 	// Every record is written already; it reaches the disk within the
 	// store's sync delay (and before close or shutdown).
 	s.store.SyncSoon()
 	return acpsdk.PromptResponse{StopReason: stopReason(stop)}, nil
+}
+
+// modelTurn runs the model on input, the user's turn, after the
+// session's history and then prior (messages that become part of the
+// history with the turn: a prompt's earlier messages).
+func (a *Agent) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
+	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink}
+	s.mu.Lock()
+	run.History, run.Model = append(s.history[:len(s.history):len(s.history)], prior...), s.provider
+	s.cfg.runOptions(&run)
+	_, run.ContextWindow, _ = s.current(a)
+	s.mu.Unlock()
+	res, err := a.runner.Run(ctx, run)
+	if err != nil {
+		// A provider error: tell the user in the session, end the turn.
+		t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})
+		a.logger.Error("model turn failed", "session", s.id, "err", err)
+	}
+	stop := res.Stop
+	msgs := append(prior[:len(prior):len(prior)], res.Messages...)
+	s.mu.Lock()
+	s.history = append(s.history, msgs...)
+	s.mu.Unlock()
+	for _, m := range msgs {
+		t.persist(recMessage, m)
+	}
+	if err != nil && stop == "" {
+		stop = gateway.StopEndTurn
+	}
+	return stop
 }
 
 // takeTurn makes the caller's turn (cancel, turn) the session's running

@@ -69,6 +69,9 @@ type liveSession struct {
 	sampleLimits map[string]*ratelimit.Window
 	// pick is the model picker's state (see models.go).
 	pick picker
+	// res is what the session knows of its mentioned resources and its
+	// advertised commands (resources.go).
+	res resourceState
 }
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
@@ -178,6 +181,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)
+		a.resourceEvent(s, e)
 	}
 	// Servers' questions and roots are always answered; sampling is
 	// declared when the session has a model (as chosen now: a model
@@ -261,7 +265,7 @@ func (a *Agent) announce(s *liveSession) {
 	}
 	s.announced = true
 	s.mu.Unlock()
-	a.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: commandList()}})
+	a.advertiseCommands(s, true)
 	for _, st := range s.mgr.Statuses() {
 		if st.State == mcpclient.StateFailed {
 			a.failureCard(s, st)
@@ -460,6 +464,7 @@ func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
 			a.logger.Warn("closing a session whose turn has not ended", "session", s.id)
 		}
 	}
+	a.unsubscribeAll(ctx, s)
 	s.stop()
 	err := s.mgr.Close(ctx)
 	s.sync.Detach()

@@ -299,7 +299,9 @@ type Sync struct {
 var _ gateway.ToolView = (*Sync)(nil)
 
 // NewSync returns a Sync whose view is the native tools followed by the
-// session's bridged MCP tools (a bridged tool never shadows a native one).
+// session's bridged MCP tools (a bridged tool never shadows a native one),
+// the resource tools first among them when the attached Caller is also a
+// ResourceCaller whose servers have resources (see ResourceTools).
 // Attach the session's servers, and pass OnEvent as the Manager's event
 // callback.
 func NewSync(opts *Options, native ...gateway.Tool) *Sync {
@@ -321,12 +323,13 @@ func (s *Sync) Attach(c Caller) {
 	s.derive()
 }
 
-// OnEvent derives the session's tools again when a server's tools or
-// state changed (discovery, list_changed, restart, failure). It is the
+// OnEvent derives the session's tools again when a server's tools,
+// resources or state changed (discovery, list_changed, restart, failure):
+// the resource tools come and go with the resources. It is the
 // Manager's OnEvent (or is called from it); the Manager's Wait and
 // WaitSettled return only once it has seen the changes they waited for.
 func (s *Sync) OnEvent(e mcpclient.Event) {
-	if e.Kind == mcpclient.EventToolsChanged || e.Kind == mcpclient.EventStatus {
+	if e.Kind == mcpclient.EventToolsChanged || e.Kind == mcpclient.EventStatus || e.Kind == mcpclient.EventResourcesChanged {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.derive()
@@ -343,6 +346,9 @@ func (s *Sync) derive() {
 		s.schemas = schemaCache{}
 	}
 	tools, targets := tools(s.caller, s.opts, s.schemas)
+	if rc, ok := s.caller.(ResourceCaller); ok {
+		tools = append(ResourceTools(rc, s.opts), tools...)
+	}
 	if s.known == nil {
 		s.known = map[string]Target{}
 	}

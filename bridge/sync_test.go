@@ -138,7 +138,7 @@ func TestToolChangeReachesNextTurnByEventOnly(t *testing.T) {
 	turn()
 	caller.tools = []mcpclient.ServerTool{tool("srv", "echo"), tool("srv", "added"), tool("srv", "native")}
 	turn() // the catalog changed, no event yet
-	sync.OnEvent(mcpclient.Event{Kind: mcpclient.EventResourcesChanged, Server: "srv"})
+	sync.OnEvent(mcpclient.Event{Kind: mcpclient.EventResourceUpdated, Server: "srv", URI: "test://r"})
 	turn() // not a tool event
 	sync.OnEvent(mcpclient.Event{Kind: mcpclient.EventToolsChanged, Server: "srv"})
 	turn()

@@ -233,6 +233,7 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	c.init = res
+	s.setLogLevel(ctx, c)
 	s.listen(life, c)
 	return nil
 }

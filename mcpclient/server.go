@@ -323,6 +323,8 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 		s.elicitationComplete(n.Params.AdditionalFields)
 	case mcp.MethodNotificationTasksStatus:
 		s.taskStatus(n.Params.AdditionalFields)
+	case mcp.MethodNotificationResourceUpdated:
+		s.resourceUpdated(n.Params.AdditionalFields)
 	}
 }
 

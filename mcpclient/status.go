@@ -80,6 +80,9 @@ const (
 	EventToolsChanged
 	// EventResourcesChanged: resources, resource templates or prompts changed.
 	EventResourcesChanged
+	// EventResourceUpdated: a subscribed resource changed (URI; see
+	// Manager.Subscribe).
+	EventResourceUpdated
 )
 
 // Event reports a change to one server. Status is the server's status right
@@ -88,6 +91,7 @@ type Event struct {
 	Kind   EventKind
 	Server string
 	Status Status
+	URI    string // EventResourceUpdated: the resource that changed
 }
 
 // Sentinel errors. Errors returned by the Manager wrap one of them, with text

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,7 +79,15 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 		t.Errorf("card: %s", mustJSON(card.ToolCall))
 	}
 	a.client.waitUpdate(t, "commands", func(u acpsdk.SessionUpdate) bool {
-		return u.AvailableCommandsUpdate != nil && len(u.AvailableCommandsUpdate.AvailableCommands) == 4
+		if u.AvailableCommandsUpdate == nil {
+			return false
+		}
+		var names []string
+		for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+			names = append(names, c.Name)
+		}
+		// The built-in commands, then the ready servers' prompts.
+		return strings.HasPrefix(strings.Join(names, ","), "mcp,tools,call,resources,reload,") && slices.Contains(names, "local.greet")
 	})
 
 	sid := resp.SessionId

@@ -31,6 +31,7 @@ type app struct {
 	usr1Mu    sync.Mutex
 	watches   sync.Map // session ID -> *writeWatch
 	tasks     *taskCancels
+	live      *live // -live state; nil without it
 }
 
 func newApp(cfg *config, rec *recorder) *app {
@@ -60,6 +61,7 @@ func (a *app) build() {
 	}
 	opts = append(opts, a.taskOptions(hooks)...)
 	opts = append(opts, a.protocolOptions()...)
+	opts = append(opts, a.liveOptions(hooks)...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -74,6 +76,7 @@ func (a *app) build() {
 	a.addResourcesAndPrompts()
 	a.addTaskTools()
 	a.addModernTools()
+	a.addLive()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.

@@ -223,6 +223,26 @@
 //	    without name: JSON-RPC error -32603 "missing required argument name"
 //	prompt plain                one user text message "This is a plain prompt."
 //
+// # Live resources and prompts (-live)
+//
+// Capabilities as above, but resources (subscribe and listChanged true),
+// prompts (listChanged true) and completions. Adds:
+//
+//	resource test://counter     name counter, text/plain, text "counter <n>"
+//	tool bump_counter {}        n++; once some client subscribed to
+//	    test://counter, sends notifications/resources/updated {uri
+//	    test://counter} to the calling client (before the result, see
+//	    Ordering); returns "counter <n>".
+//	tool link {id: string}      text "see the link" and a resource_link
+//	    {uri test://items/<id>, name "item <id>", mimeType text/plain}.
+//	tool add_prompt {name: string}  registers prompt <name> (one user text
+//	    message "prompt <name>"; prompts/list_changed) and returns "added
+//	    prompt <name>".
+//	prompt tone {style required, topic}  three messages: user "Answer in a
+//	    <style> tone.", assistant "Understood: <style>.", user "Topic: <topic>".
+//	completion/complete: greet.name completes to those of Alice, Bob
+//	    starting with the value (case-insensitive); tone.style to "formal".
+//
 // # Record file
 //
 // One line per event, in this format:
@@ -242,6 +262,9 @@
 //	stdin eof          stdio with -ignore-stdin-eof: stdin reached EOF
 //	http delete <path> http/sse: a client sent DELETE (ended its session)
 //	header X-Test <v>  http/sse: first request carrying X-Test: <v>
+//	subscribe <uri>    (-live) after resources/subscribe; unsubscribe <uri> likewise
+//	setLevel <level>   (-live) on logging/setLevel
+//	complete <arg>     (-live) on completion/complete for argument <arg>
 //
 // # Exit statuses and signals
 //
@@ -295,6 +318,7 @@ type config struct {
 	protocol       string        // see modern.go
 	toolsTTL       time.Duration // see modern.go
 	startDelay     time.Duration // see modern.go
+	live           bool
 }
 
 const hiddenFlag = "grandchild-mode"
@@ -322,6 +346,7 @@ func parseFlags() *config {
 	fs.IntVar(&c.tools, "tools", 0, "register N extra tools tool_0..tool_{N-1}")
 	fs.IntVar(&c.pageSize, "page-size", 0, "list pagination page size (0 = none)")
 	modernFlags(fs, c)
+	fs.BoolVar(&c.live, "live", false, "live resources and prompts: subscriptions, list_changed, completion")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
 		fs.VisitAll(func(f *flag.Flag) {

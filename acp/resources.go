@@ -1,0 +1,296 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/mcpclient"
+)
+
+// This file gives a session its servers' resources: /resources, resources
+// the user mentions (@-mentions: resource_link or embedded resource blocks
+// of a prompt), their subscriptions and the notes that tell the model one
+// changed. The model's own resource tools are the bridge's (see
+// bridge.ResourceTools): sessionCaller implements bridge.ResourceCaller.
+
+// manager returns the Manager that runs server: the session's own, else
+// the agent's shared one (the session's win on a name clash), else the
+// session's (whose errors then name the unknown server).
+func (c sessionCaller) manager(server string) *mcpclient.Manager {
+	if _, mine := c.own.Status(server); !mine && c.shared != nil {
+		if _, shared := c.shared.Status(server); shared {
+			return c.shared
+		}
+	}
+	return c.own
+}
+
+// both returns the items of the session's servers, then those of shared
+// servers whose name no server of the session has.
+func both[T any](c sessionCaller, pick func(*mcpclient.Manager) []mcpclient.ServerResource[T]) []mcpclient.ServerResource[T] {
+	out := pick(c.own)
+	if c.shared == nil {
+		return out
+	}
+	for _, it := range pick(c.shared) {
+		if _, mine := c.own.Status(it.Server); !mine {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Resources implements bridge.ResourceCaller.
+func (c sessionCaller) Resources() []mcpclient.ServerResource[mcp.Resource] {
+	return both(c, (*mcpclient.Manager).Resources)
+}
+
+// ResourceTemplates implements bridge.ResourceCaller.
+func (c sessionCaller) ResourceTemplates() []mcpclient.ServerResource[mcp.ResourceTemplate] {
+	return both(c, (*mcpclient.Manager).ResourceTemplates)
+}
+
+// Prompts returns the prompts of the session's servers (shared ones
+// included).
+func (c sessionCaller) Prompts() []mcpclient.ServerResource[mcp.Prompt] {
+	return both(c, (*mcpclient.Manager).Prompts)
+}
+
+// ResourceServer implements bridge.ResourceCaller: the session's own
+// servers first.
+func (c sessionCaller) ResourceServer(uri string) (string, bool) {
+	if s, ok := c.own.ResourceServer(uri); ok {
+		return s, true
+	}
+	if c.shared != nil {
+		if s, ok := c.shared.ResourceServer(uri); ok {
+			if _, mine := c.own.Status(s); !mine {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
+// ReadResource implements bridge.ResourceCaller.
+func (c sessionCaller) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
+	return c.manager(server).ReadResource(ctx, server, uri)
+}
+
+// caller is the session's servers, own and shared.
+func (a *Agent) caller(s *liveSession) sessionCaller {
+	return sessionCaller{own: s.mgr, shared: a.shared}
+}
+
+// resourceKey names one resource of one server.
+type resourceKey struct{ server, uri string }
+
+// resourceState is what a session knows of the resources it mentioned,
+// and of the commands it advertised. The zero value is ready to use; safe
+// for concurrent use.
+type resourceState struct {
+	mu         sync.Mutex
+	subscribed map[resourceKey]bool // subscriptions made (own servers)
+	changed    map[resourceKey]bool // updated since the model was last told
+	commands   string               // the prompt commands last advertised
+	// advertising serialises advertiseCommands, so that a list computed
+	// earlier is never sent after one computed later.
+	advertising sync.Mutex
+}
+
+// subscribe records a subscription; it reports false if it was made.
+func (r *resourceState) subscribe(k resourceKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subscribed[k] {
+		return false
+	}
+	if r.subscribed == nil {
+		r.subscribed = map[resourceKey]bool{}
+	}
+	r.subscribed[k] = true
+	return true
+}
+
+// forget drops a subscription that could not be made.
+func (r *resourceState) forget(k resourceKey) {
+	r.mu.Lock()
+	delete(r.subscribed, k)
+	r.mu.Unlock()
+}
+
+// updated marks k changed, if the session subscribed to it.
+func (r *resourceState) updated(k resourceKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.subscribed[k] {
+		return
+	}
+	if r.changed == nil {
+		r.changed = map[resourceKey]bool{}
+	}
+	r.changed[k] = true
+}
+
+// takeChanged returns the resources changed since the last call, in
+// order, and forgets them.
+func (r *resourceState) takeChanged() []resourceKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]resourceKey, 0, len(r.changed))
+	for k := range r.changed {
+		out = append(out, k)
+	}
+	r.changed = nil
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].server != out[j].server {
+			return out[i].server < out[j].server
+		}
+		return out[i].uri < out[j].uri
+	})
+	return out
+}
+
+// subscriptions returns the subscriptions made and forgets them.
+func (r *resourceState) subscriptions() []resourceKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]resourceKey, 0, len(r.subscribed))
+	for k := range r.subscribed {
+		out = append(out, k)
+	}
+	r.subscribed = nil
+	return out
+}
+
+// resourceEvent follows a session's servers: an updated resource it
+// subscribed to is marked for the model's next turn; a change of the
+// servers' prompts (or of a server's state) re-advertises the commands.
+// It runs on the Manager's event goroutine.
+func (a *Agent) resourceEvent(s *liveSession, e mcpclient.Event) {
+	switch e.Kind {
+	case mcpclient.EventResourceUpdated:
+		s.res.updated(resourceKey{e.Server, e.URI})
+	case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
+		a.advertiseCommands(s, false)
+	}
+}
+
+// resourcesReport is /resources [server]: the resources and templates of
+// the session's servers (of server alone when given).
+func (a *Agent) resourcesReport(s *liveSession, server string) string {
+	c := a.caller(s)
+	if server != "" {
+		if _, ok := c.manager(server).Status(server); !ok {
+			return fmt.Sprintf("This session has no MCP server %q. /mcp lists its servers.", server)
+		}
+	}
+	list := bridge.ResourceList(c, server)
+	switch {
+	case list != "":
+		return "Resources (mention one with @ to give it to the model):\n" + list
+	case server != "":
+		return fmt.Sprintf("MCP server %s offers no resources.", server)
+	}
+	return "The MCP servers of this session offer no resources."
+}
+
+// resourceContext prepares a prompt's input for the model: each block
+// that mentions a resource of one of the session's servers (a
+// resource_link, or an embedded resource, whose URI a server lists or a
+// template of one matches) is replaced by the resource as its server
+// reads it now, framed and capped like a tool result; the resource is
+// subscribed to where the server allows. Blocks that belong to no server
+// stay as they are. A note saying which mentioned resources changed since
+// the last turn goes first.
+func (a *Agent) resourceContext(ctx context.Context, s *liveSession, input []gateway.Content) []gateway.Content {
+	s.mu.Lock()
+	model := s.provider
+	s.mu.Unlock()
+	if model == nil {
+		return input // the turn only says how to configure a model
+	}
+	c := a.caller(s)
+	var opts *bridge.Options
+	out := make([]gateway.Content, 0, len(input)+1)
+	if note := changedNote(s.res.takeChanged()); note != "" {
+		out = append(out, gateway.Content{Type: gateway.ContentText, Text: note})
+	}
+	for _, b := range input {
+		if b.Type != gateway.ContentResourceLink && b.Type != gateway.ContentResource || b.URI == "" {
+			out = append(out, b)
+			continue
+		}
+		server, ok := c.ResourceServer(b.URI)
+		if !ok {
+			out = append(out, b)
+			continue
+		}
+		if opts == nil {
+			s.mu.Lock()
+			cfg := s.cfg
+			s.mu.Unlock()
+			opts = cfg.bridgeOptions(a.bridgeBase(s.id))
+		}
+		res := bridge.ReadResource(ctx, c, opts, server, b.URI)
+		out = append(out, gateway.Content{Type: gateway.ContentText, Text: "[The user mentioned this resource]\n" + res.ModelText()})
+		if !res.IsError {
+			a.subscribeMention(ctx, s, resourceKey{server, b.URI})
+		}
+	}
+	return out
+}
+
+// changedNote tells the model which mentioned resources changed ("" for
+// none). The URIs are the ones the user mentioned, not server text.
+func changedNote(keys []resourceKey) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[Note from acpgate: these resources mentioned earlier have changed since; read them again with " + bridge.ReadResourceTool + " before relying on them:")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n- %s (MCP server %s)", k.uri, k.server)
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+// subscribeMention subscribes to a mentioned resource of one of the
+// session's own servers, once (shared servers serve every session: their
+// notifications are not the session's).
+func (a *Agent) subscribeMention(ctx context.Context, s *liveSession, k resourceKey) {
+	if _, own := s.mgr.Status(k.server); !own || !s.res.subscribe(k) {
+		return
+	}
+	if err := s.mgr.Subscribe(ctx, k.server, k.uri); err != nil {
+		s.res.forget(k)
+		if !errors.Is(err, mcpclient.ErrUnsupported) {
+			a.logger.Debug("resources/subscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
+		}
+	}
+}
+
+// unsubscribeAll ends the session's subscriptions, concurrently, bounded
+// by ctx (at session end, before its servers stop).
+func (a *Agent) unsubscribeAll(ctx context.Context, s *liveSession) {
+	var wg sync.WaitGroup
+	for _, k := range s.res.subscriptions() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.mgr.Unsubscribe(ctx, k.server, k.uri); err != nil {
+				a.logger.Debug("resources/unsubscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,111 @@
+package mcpclient_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/testdata/testbin"
+)
+
+// A subscribed resource's notifications/resources/updated reaches OnEvent
+// as EventResourceUpdated; unsubscribe reaches the server.
+func TestSubscribeResourceUpdated(t *testing.T) {
+	opts, _ := fastOpts(t)
+	events := newEventLog()
+	opts.OnEvent = events.add
+	rec, lines := recordFile(t)
+	m := start(t, opts, stdio("s", "-live", "-record", rec))
+	mustReady(t, m, "s")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	if !hasLine(lines(), "subscribe test://counter") {
+		t.Fatalf("server saw no subscribe: %q", lines())
+	}
+	call(t, m, "s", "bump_counter", nil)
+	e := events.wait(t, "resource updated", func(e mcpclient.Event) bool { return e.Kind == mcpclient.EventResourceUpdated })
+	if e.Server != "s" || e.URI != "test://counter" {
+		t.Fatalf("event %+v, want server s, uri test://counter", e)
+	}
+	if err := m.Unsubscribe(ctx, "s", "test://counter"); err != nil {
+		t.Fatalf("Unsubscribe: %v", err)
+	}
+	if !hasLine(lines(), "unsubscribe test://counter") {
+		t.Fatalf("server saw no unsubscribe: %q", lines())
+	}
+}
+
+// A server without resource subscriptions or completions gets no request:
+// the error is ErrUnsupported.
+func TestSubscribeUnsupported(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m := start(t, opts, stdio("s"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Subscribe(ctx, "s", "test://hello"); !errors.Is(err, mcpclient.ErrUnsupported) {
+		t.Fatalf("Subscribe: %v, want ErrUnsupported", err)
+	}
+	if _, err := m.CompletePrompt(ctx, "s", "greet", "name", "", nil); !errors.Is(err, mcpclient.ErrUnsupported) {
+		t.Fatalf("CompletePrompt: %v, want ErrUnsupported", err)
+	}
+	if _, err := m.CompletePrompt(ctx, "nope", "greet", "name", "", nil); !errors.Is(err, mcpclient.ErrUnknownServer) {
+		t.Fatalf("CompletePrompt of an unknown server: %v, want ErrUnknownServer", err)
+	}
+}
+
+func TestCompletePrompt(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m := start(t, opts, stdio("s", "-live"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := m.CompletePrompt(ctx, "s", "greet", "name", "", nil)
+	if err != nil || !slices.Equal(got, []string{"Alice", "Bob"}) {
+		t.Fatalf("CompletePrompt greet.name \"\": %q, %v", got, err)
+	}
+	got, err = m.CompletePrompt(ctx, "s", "greet", "name", "b", nil)
+	if err != nil || !slices.Equal(got, []string{"Bob"}) {
+		t.Fatalf("CompletePrompt greet.name \"b\": %q, %v", got, err)
+	}
+}
+
+// ResourceServer finds the server of a listed resource and of a URI a
+// template matches, and no server for anything else.
+func TestResourceServer(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m := start(t, opts, stdio("a", "-live"), stdio("b"))
+	for uri, want := range map[string]string{"test://counter": "a", "test://hello": "a", "test://items/42": "a"} {
+		if got, ok := m.ResourceServer(uri); !ok || got != want {
+			t.Errorf("ResourceServer(%q) = %q, %v; want %q", uri, got, ok, want)
+		}
+	}
+	for _, uri := range []string{"test://nothing", "file:///etc/passwd", ""} {
+		if got, ok := m.ResourceServer(uri); ok {
+			t.Errorf("ResourceServer(%q) = %q, want none", uri, got)
+		}
+	}
+}
+
+// logging/setLevel follows the Manager's logger: the lowest level it
+// records.
+func TestSetLevelFollowsLogger(t *testing.T) {
+	for _, tc := range []struct {
+		level slog.Level
+		want  string
+	}{{slog.LevelDebug, "setLevel debug"}, {slog.LevelWarn, "setLevel warning"}} {
+		opts, _ := fastOpts(t)
+		opts.Logger = slog.New(slog.NewTextHandler(&testbin.SyncBuffer{}, &slog.HandlerOptions{Level: tc.level}))
+		rec, lines := recordFile(t)
+		start(t, opts, stdio("s", "-live", "-record", rec))
+		if !hasLine(lines(), tc.want) {
+			t.Errorf("logger at %v: server record %q, want a line %q", tc.level, lines(), tc.want)
+		}
+	}
+}
