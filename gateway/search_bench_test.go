@@ -52,7 +52,7 @@ func realTools(b *testing.B, servers, perServer int) []gateway.Tool {
 // each request carries, as JSON.
 type definitionBytes struct {
 	step, requests, bytes int
-	found             string
+	found                 string
 }
 
 func (d *definitionBytes) Complete(_ context.Context, req gateway.ModelRequest, _ func(gateway.Delta)) (gateway.ModelResponse, error) {
