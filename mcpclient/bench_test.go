@@ -69,6 +69,7 @@ func tenServers(args ...string) []mcpclient.ServerSpec {
 // BenchmarkStart10Slow starts 10 stdio servers whose initialize takes
 // 300 ms each (target: at most 1.2 × 300 ms).
 func BenchmarkStart10Slow(b *testing.B) {
+	defer reportServerCPU(b)()
 	for b.Loop() {
 		m, err := mcpclient.New(tenServers("-init-delay", "300ms"), nil)
 		if err != nil {

@@ -33,6 +33,7 @@ func BenchmarkStartProtocol(b *testing.B) {
 
 // benchStart measures Start of specs; every server must be ready on proto.
 func benchStart(b *testing.B, specs []mcpclient.ServerSpec, proto string) {
+	defer reportServerCPU(b)()
 	for b.Loop() {
 		m, err := mcpclient.New(specs, nil)
 		if err != nil {
