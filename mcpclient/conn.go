@@ -234,6 +234,7 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 	}
 	c.init = res
 	s.setLogLevel(ctx, c)
+	s.resubscribe(ctx, c)
 	s.listen(life, c)
 	return nil
 }

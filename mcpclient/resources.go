@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -41,32 +44,56 @@ func (m *Manager) ResourceServer(uri string) (string, bool) {
 // (resources/subscribe), within the server's call timeout. Each one
 // arrives as an Event of kind EventResourceUpdated through
 // Options.OnEvent. A server that does not declare resource subscriptions
-// gets no request: the error wraps ErrUnsupported. Subscriptions do not
-// survive a restart of the server. Safe for concurrent use.
+// gets no request: the error wraps ErrUnsupported. The subscription is
+// made again each time the server restarts, until Unsubscribe. Safe for
+// concurrent use.
 func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
-	return m.subscription(ctx, server, uri, string(mcp.MethodResourcesSubscribe))
+	return m.subscription(ctx, server, uri, true)
 }
 
 // Unsubscribe ends a subscription made by Subscribe
 // (resources/unsubscribe). Like Subscribe, it fails with ErrUnsupported
 // for a server without subscriptions. Safe for concurrent use.
 func (m *Manager) Unsubscribe(ctx context.Context, server, uri string) error {
-	return m.subscription(ctx, server, uri, string(mcp.MethodResourcesUnsubscribe))
+	return m.subscription(ctx, server, uri, false)
 }
 
-// subscription sends resources/subscribe or resources/unsubscribe (method)
-// about uri. mcp-go's client has no call for them: the request goes
-// through the connection's transport with an id of acpgate's own, which
-// cannot collide with the client's numeric ids.
-func (m *Manager) subscription(ctx context.Context, server, uri, method string) error {
+// subscription sends resources/subscribe (on) or resources/unsubscribe
+// about uri, and records what the server is to be subscribed to.
+func (m *Manager) subscription(ctx context.Context, server, uri string, on bool) error {
 	s, c, callCtx, cancel, err := m.request(ctx, server)
 	if err != nil {
 		return err
 	}
 	defer cancel(nil)
-	caps := c.client.GetServerCapabilities()
-	if caps.Resources == nil || !caps.Resources.Subscribe {
-		return fmt.Errorf("MCP server %q: %s: %w (it declares no resource subscriptions)", server, method, ErrUnsupported)
+	if !on {
+		s.subs.set(uri, false) // whatever the server answers, the session wants no more
+	}
+	method, err := s.sendSubscription(callCtx, c, uri, on)
+	if err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return fmt.Errorf("MCP server %q: %s: %w", server, method, err)
+		}
+		return s.callErr(ctx, callCtx, c, method+" "+uri, err)
+	}
+	if on {
+		s.subs.set(uri, true)
+	}
+	return nil
+}
+
+// sendSubscription sends resources/subscribe (on) or resources/unsubscribe
+// about uri over c and returns the method's name. mcp-go's client has no
+// call for them: the request goes through the connection's transport with
+// an id of acpgate's own, which cannot collide with the client's numeric
+// ids. A server without subscriptions gets no request (ErrUnsupported).
+func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on bool) (string, error) {
+	method := string(mcp.MethodResourcesUnsubscribe)
+	if on {
+		method = string(mcp.MethodResourcesSubscribe)
+	}
+	if caps := c.client.GetServerCapabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
+		return method, fmt.Errorf("%w (it declares no resource subscriptions)", ErrUnsupported)
 	}
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
@@ -74,14 +101,50 @@ func (m *Manager) subscription(ctx context.Context, server, uri, method string) 
 		Method:  method,
 		Params:  mcp.SubscribeParams{URI: uri},
 	}
-	resp, err := c.client.GetTransport().SendRequest(callCtx, req)
+	resp, err := c.client.GetTransport().SendRequest(ctx, req)
 	if err == nil && resp.Error != nil {
 		err = resp.Error.AsError()
 	}
-	if err != nil {
-		return s.callErr(ctx, callCtx, c, method+" "+uri, err)
+	return method, err
+}
+
+// resubscribe makes the server's recorded subscriptions again on a new
+// connection (after a restart). Best effort: a failure is logged at debug
+// level and the subscription stays recorded for the next start.
+func (s *server) resubscribe(ctx context.Context, c *conn) {
+	for _, uri := range s.subs.list() {
+		if _, err := s.sendSubscription(ctx, c, uri, true); err != nil {
+			s.logger.Debug("resources/subscribe after a restart failed", "uri", uri, "err", err)
+		}
 	}
-	return nil
+}
+
+// subscriptions is the set of resource URIs a server is subscribed to.
+// Safe for concurrent use; the zero value is empty.
+type subscriptions struct {
+	mu   sync.Mutex
+	uris map[string]bool
+}
+
+// set records (on) or forgets uri.
+func (u *subscriptions) set(uri string, on bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !on {
+		delete(u.uris, uri)
+		return
+	}
+	if u.uris == nil {
+		u.uris = map[string]bool{}
+	}
+	u.uris[uri] = true
+}
+
+// list returns the recorded URIs, sorted.
+func (u *subscriptions) list() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Sorted(maps.Keys(u.uris))
 }
 
 // resourceUpdated handles a notifications/resources/updated: it becomes an
@@ -130,7 +193,7 @@ func (s *server) setLogLevel(ctx context.Context, c *conn) {
 	}
 	req := mcp.SetLevelRequest{}
 	req.Params.Level = mcpLevel(ctx, s.logger)
-	//lint:ignore SA1019 logging is deprecated in 2026-07-28 only; we pin 2025-11-25, where servers still honour it.
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 only; sent to servers that declare it, whatever their revision.
 	if err := c.client.SetLevel(ctx, req); err != nil {
 		s.logger.Debug("logging/setLevel failed", "level", req.Params.Level, "err", err)
 	}

@@ -109,3 +109,55 @@ func TestSetLevelFollowsLogger(t *testing.T) {
 		}
 	}
 }
+
+// A subscription outlives a restart of its server: the new process is
+// subscribed again, its updates arrive, and after Unsubscribe the next
+// restart makes none.
+func TestSubscriptionRenewedAfterRestart(t *testing.T) {
+	opts, _ := fastOpts(t)
+	events := newEventLog()
+	opts.OnEvent = events.add
+	rec, lines := recordFile(t)
+	m := start(t, opts, stdio("s", "-live", "-record", rec))
+	mustReady(t, m, "s")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	restart := func() {
+		t.Helper()
+		from := len(events.snapshot())
+		if _, err := m.CallTool(ctx, "s", "crash", nil); !errors.Is(err, mcpclient.ErrServerExited) {
+			t.Fatalf("crash call: %v", err)
+		}
+		events.waitFrom(t, from, "ready again", func(e mcpclient.Event) bool {
+			return e.Server == "s" && e.Status.State == mcpclient.StateReady
+		})
+	}
+	restart()
+	testbin.WaitFor(t, "the restarted server subscribed again", func() bool {
+		return countLines(lines(), "subscribe test://counter") == 2
+	})
+	call(t, m, "s", "bump_counter", nil)
+	events.wait(t, "resource updated after the restart", func(e mcpclient.Event) bool {
+		return e.Kind == mcpclient.EventResourceUpdated && e.URI == "test://counter"
+	})
+	if err := m.Unsubscribe(ctx, "s", "test://counter"); err != nil {
+		t.Fatalf("Unsubscribe: %v", err)
+	}
+	restart()
+	if n := countLines(lines(), "subscribe test://counter"); n != 2 {
+		t.Fatalf("after Unsubscribe and a restart the server saw %d subscribes, want still 2", n)
+	}
+}
+
+func countLines(lines []string, want string) int {
+	n := 0
+	for _, l := range lines {
+		if l == want {
+			n++
+		}
+	}
+	return n
+}

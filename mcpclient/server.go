@@ -43,6 +43,7 @@ type server struct {
 
 	calls    sync.Map // progress token (string) -> *callState
 	tokenSeq atomic.Uint64
+	subs     subscriptions // resources to subscribe to again after a restart
 
 	mu   sync.Mutex
 	st   Status
