@@ -60,8 +60,10 @@ type Options struct {
 	// all).
 	StartupGrace time.Duration
 	// MCP is the template of every session's MCP client options (limits,
-	// close bounds). Logger, Cwd and OnEvent are set per session;
-	// ClientName and ClientVersion default to Name and Version.
+	// close bounds). Logger, Cwd and OnEvent are set per session (the
+	// template's OnEvent, when set, observes every event of the sessions'
+	// own servers after the session has handled it); ClientName and
+	// ClientVersion default to Name and Version.
 	MCP mcpclient.Options
 	// Bridge configures how MCP tools and results are bridged.
 	Bridge bridge.Options
@@ -320,10 +322,15 @@ func (a *Agent) redact() func([]byte) []byte {
 }
 
 // sharedEvent passes an event of a shared server to every session's tool
-// view (each session offers the shared servers' tools).
+// view (each session offers the shared servers' tools) and to its
+// commands (each session offers the shared servers' prompts).
 func (a *Agent) sharedEvent(e mcpclient.Event) {
 	for _, s := range a.liveSessions() {
 		s.sync.OnEvent(e)
+		switch e.Kind {
+		case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
+			a.advertiseCommands(s, false)
+		}
 	}
 }
 

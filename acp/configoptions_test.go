@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -26,8 +27,23 @@ type endpointModels struct {
 	providers map[string]*openaicompat.Provider
 }
 
+// newEndpointModels lists endpoints' models through a catalog whose
+// fetches may take a minute: session/new still waits at most 2 s for a
+// list (acp's own bound), and a test that needs the list waits for it
+// first (known).
 func newEndpointModels() *endpointModels {
-	return &endpointModels{catalog: gateway.NewCatalog(0), providers: map[string]*openaicompat.Provider{}}
+	return &endpointModels{catalog: gateway.NewCatalog(time.Minute), providers: map[string]*openaicompat.Provider{}}
+}
+
+// known fetches s's endpoint list and returns once it is in the catalog,
+// so that a session opened next offers it whatever the machine's load.
+func (e *endpointModels) known(t *testing.T, s config.Model) {
+	t.Helper()
+	p, err := e.build(s)
+	if err != nil || p == nil {
+		t.Fatalf("provider of %+v: %v", s, err)
+	}
+	<-e.catalog.Prefetch(context.Background(), s.BaseURL, p)
 }
 
 func (e *endpointModels) Settings(m config.Model) config.Model { return m }
@@ -110,7 +126,9 @@ func TestConfigOptionsModelPicker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := acp.Options{Store: store, Models: newEndpointModels(), Config: modelConfig(t, llm, "")}
+	models := newEndpointModels()
+	models.known(t, config.Model{BaseURL: llm.URL, Model: fakellm.DefaultModel})
+	opts := acp.Options{Store: store, Models: models, Config: modelConfig(t, llm, "")}
 	h := newHarness(t, opts, nil)
 	resp := h.newSession()
 	model := selectOf(t, resp.ConfigOptions, "model")

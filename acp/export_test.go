@@ -24,3 +24,7 @@ func (p *ProgressCard) Flush() { p.c.flush() }
 
 // Finish ends the card.
 func (p *ProgressCard) Finish() { p.cards.finish("c") }
+
+// OfferLate offers an update the way a progress report that arrives after
+// the card finished does: looking the card up again by its id.
+func (p *ProgressCard) OfferLate(text string, send func()) { p.cards.card("c").offer(text, send) }

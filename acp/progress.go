@@ -56,16 +56,12 @@ func (pc *progressCards) card(id string) *progressCard {
 	return c
 }
 
-// finish ends the card id's progress: nothing pending is sent any more.
-// It returns once no progress update of the card is being sent.
+// finish ends the card id's progress: nothing pending is sent any more,
+// and a report that arrives later (one already on its way from the server)
+// finds the card finished, so no update follows the card's final one. It
+// returns once no progress update of the card is being sent.
 func (pc *progressCards) finish(id string) {
-	pc.mu.Lock()
-	c := pc.cards[id]
-	delete(pc.cards, id)
-	pc.mu.Unlock()
-	if c == nil {
-		return
-	}
+	c := pc.card(id) // kept, finished, for the rest of the turn
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.done, c.pending = true, nil

@@ -32,6 +32,7 @@ func TestProgressThrottle(t *testing.T) {
 	p.Finish()
 	p.Flush()
 	offer("e")
+	p.OfferLate("f", func() { sent = append(sent, "f") })
 	if strings.Join(sent, ",") != "a,c" {
 		t.Errorf("sent %q after the card finished", sent)
 	}

@@ -229,7 +229,11 @@ func (a *Agent) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc pr
 		return gateway.StopEndTurn
 	}
 	c := a.caller(s)
-	if missing, hints := completeMissing(ctx, c, pc, args); len(missing) > 0 {
+	missing, hints := completeMissing(ctx, c, pc, args)
+	if ctx.Err() != nil {
+		return gateway.StopCancelled
+	}
+	if len(missing) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s needs the argument", name)
 		if len(missing) > 1 {

@@ -103,3 +103,24 @@ func TestPromptCommandWithModel(t *testing.T) {
 		t.Fatalf("second turn has %d messages, want 5 (prompt 3, answer, new input)", n)
 	}
 }
+
+// A shared server's prompts are advertised in every session, and a prompt
+// it adds later is advertised again in each of them.
+func TestSharedServerPromptsAdvertised(t *testing.T) {
+	t.Parallel()
+	cfg := configOf(t, `{"mcpServers": {"sh": {"command": `+mustJSON(serverBin)+`, "args": ["-live"], "shared": true}}}`)
+	h := newHarness(t, acp.Options{Config: cfg}, allowing())
+	one := h.newSession().SessionId
+	two := h.newSession().SessionId
+	for _, sid := range []acpsdk.SessionId{one, two} {
+		h.fc.rec.waitFor(t, 0, sid, "the shared prompt advertised", func(u acpsdk.SessionUpdate) bool {
+			return command([]acpsdk.SessionUpdate{u}, "sh.greet") != nil
+		})
+	}
+	from := h.fc.rec.len()
+	h.setMode(one, "auto")
+	h.prompt(one, `/call mcp__sh__add_prompt {"name":"fresh"}`)
+	h.fc.rec.waitFor(t, from, two, "the shared server's new prompt advertised in the other session", func(u acpsdk.SessionUpdate) bool {
+		return command([]acpsdk.SessionUpdate{u}, "sh.fresh") != nil
+	})
+}

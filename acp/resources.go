@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -279,9 +280,16 @@ func (a *Agent) subscribeMention(ctx context.Context, s *liveSession, k resource
 	}
 }
 
+// unsubscribeBound bounds the unsubscriptions at a session's end, so that
+// a server that does not answer leaves the rest of the close budget to
+// stopping the servers gracefully.
+const unsubscribeBound = 500 * time.Millisecond
+
 // unsubscribeAll ends the session's subscriptions, concurrently, bounded
-// by ctx (at session end, before its servers stop).
+// by ctx and unsubscribeBound (at session end, before its servers stop).
 func (a *Agent) unsubscribeAll(ctx context.Context, s *liveSession) {
+	ctx, cancel := context.WithTimeout(ctx, unsubscribeBound)
+	defer cancel()
 	var wg sync.WaitGroup
 	for _, k := range s.res.subscriptions() {
 		wg.Add(1)

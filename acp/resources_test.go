@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // promptBlocks sends blocks to session sid and returns the updates that
@@ -83,7 +84,17 @@ func TestResourcesCommand(t *testing.T) {
 func TestResourceMention(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "record")
 	m := scripted(says("ok"))
-	h := newHarness(t, acp.Options{Provider: m}, allowing())
+	updated := make(chan struct{}, 1)
+	opts := acp.Options{Provider: m}
+	opts.MCP.OnEvent = func(e mcpclient.Event) {
+		if e.Kind == mcpclient.EventResourceUpdated {
+			select {
+			case updated <- struct{}{}:
+			default:
+			}
+		}
+	}
+	h := newHarness(t, opts, allowing())
 	sid := h.newSession(stdioServer("s", "-live", "-record", rec)).SessionId
 
 	h.promptBlocks(sid, acpsdk.TextBlock("look at"), acpsdk.ResourceLinkBlock("counter", "test://counter"),
@@ -100,6 +111,11 @@ func TestResourceMention(t *testing.T) {
 	}
 
 	h.prompt(sid, "/call mcp__s__bump_counter {}")
+	select { // the session has taken the update in
+	case <-updated:
+	case <-h.ctx().Done():
+		t.Fatal("no resources/updated event")
+	}
 	h.prompt(sid, "and now?")
 	if got := lastUser(t, m); !strings.Contains(got, "have changed") || !strings.Contains(got, "- test://counter (MCP server s)") {
 		t.Fatalf("the model was not told the resource changed:\n%s", got)

@@ -178,10 +178,14 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	mo.Prepare = a.prepareFor(client)
 	mo.Redact = a.redact()
 	mo.SignIn = a.presentSignIn(s)
+	observe := a.opts.MCP.OnEvent
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		a.serverEvent(s, e)
 		a.resourceEvent(s, e)
+		if observe != nil {
+			observe(e)
+		}
 	}
 	// Servers' questions and roots are always answered; sampling is
 	// declared when the session has a model (as chosen now: a model

@@ -202,6 +202,7 @@ type Server struct {
 	next     int
 	requests []Request
 	models   modelsState
+	closed   bool // set by Close: no handler starts any more
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
@@ -226,6 +227,9 @@ func Start(script ...Turn) *Server {
 // than once.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		close(s.done)
 		_ = s.srv.Close()
 		s.inflight.Wait()
@@ -254,13 +258,16 @@ func (s *Server) Remaining() int {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	s.inflight.Add(1)
-	defer s.inflight.Done()
-	select {
-	case <-s.done:
+	// Add under mu, never after Close marked the server closed: a
+	// WaitGroup's Add must not race with its Wait.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return
-	default:
 	}
+	s.inflight.Add(1)
+	s.mu.Unlock()
+	defer s.inflight.Done()
 	switch {
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
 		s.chatCompletions(w, r)
