@@ -101,16 +101,19 @@ func (a *Agent) listModels(ctx context.Context, sc sessionConfig) <-chan []gatew
 func (s *liveSession) current(a *Agent) (name string, window int, pricing *config.Pricing) {
 	set := a.settings(s.cfg)
 	name, window, pricing = set.Model, set.ContextWindow, set.Pricing
-	if s.pick.chosen == "" || s.pick.chosen == set.Model {
-		return name, window, pricing
+	if s.pick.chosen != "" && s.pick.chosen != set.Model {
+		name, pricing = s.pick.chosen, nil // the configured price is another model's
 	}
-	name, pricing = s.pick.chosen, nil
+	// A choice's own window and price, where it says them, are the ones of
+	// its model (the configured model may be among the choices too).
 	if i := slices.IndexFunc(set.Choices, func(c config.ModelChoice) bool { return c.ID == name }); i >= 0 {
 		c := set.Choices[i]
 		if c.ContextWindow > 0 {
 			window = c.ContextWindow
 		}
-		pricing = c.Pricing
+		if c.Pricing != nil {
+			pricing = c.Pricing
+		}
 	}
 	return name, window, pricing
 }

@@ -114,7 +114,9 @@ func (c *Config) Effective(profile string) (Effective, error) {
 
 // Over returns m with the set fields of o over it: o's non-empty BaseURL,
 // Model, APIKey and ContextWindow, and its Headers, Choices and Pricing
-// when non-nil (each replacing m's whole).
+// when non-nil (each replacing m's whole). When o names another model, m's
+// ContextWindow and Pricing, which were said of m's model, are dropped
+// unless o sets its own.
 // This is the one merge rule of model settings: a profile's over the
 // file's (in [Config.Effective]), and acpgate's flags and environment over
 // both.
@@ -122,8 +124,8 @@ func (m Model) Over(o Model) Model {
 	if o.BaseURL != "" {
 		m.BaseURL = o.BaseURL
 	}
-	if o.Model != "" {
-		m.Model = o.Model
+	if o.Model != "" && o.Model != m.Model {
+		m.Model, m.ContextWindow, m.Pricing = o.Model, 0, nil
 	}
 	if o.APIKey != "" {
 		m.APIKey = o.APIKey

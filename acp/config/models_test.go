@@ -36,3 +36,20 @@ func TestModelChoicesAndPricing(t *testing.T) {
 		t.Errorf("profile q: %+v", q.Model)
 	}
 }
+
+// TestOverDropsAnotherModelsFacts: the price and context window said of
+// one model do not follow a switch to another (a profile's or a flag's
+// model), unless the override sets its own; the same model keeps them.
+func TestOverDropsAnotherModelsFacts(t *testing.T) {
+	file := config.Model{Model: "big", ContextWindow: 1000, Pricing: &config.Pricing{InputPerMTok: 10, OutputPerMTok: 20}}
+	if got := file.Over(config.Model{Model: "small"}); got.Pricing != nil || got.ContextWindow != 0 {
+		t.Errorf("another model kept the file model's facts: %+v", got)
+	}
+	own := &config.Pricing{InputPerMTok: 1, OutputPerMTok: 2}
+	if got := file.Over(config.Model{Model: "small", ContextWindow: 50, Pricing: own}); got.Pricing != own || got.ContextWindow != 50 {
+		t.Errorf("the override's own facts were lost: %+v", got)
+	}
+	if got := file.Over(config.Model{Model: "big", APIKey: "k"}); got.Pricing != file.Pricing || got.ContextWindow != 1000 {
+		t.Errorf("the same model lost its facts: %+v", got)
+	}
+}
