@@ -32,8 +32,11 @@ type Progress struct {
 type CallOption func(*callState)
 
 // WithProgress has fn called for each progress notification of the call. fn
-// runs on the transport's reader goroutine: it must return quickly and must
-// not call back into the Manager.
+// runs on the transport's reader goroutine (for a call that runs as a task,
+// also on the goroutine polling the task; never two calls at once, and in
+// the order the reports were taken, an overtaken one dropped, so the last
+// call has the newest state): it must return quickly and must not call back
+// into the Manager.
 func WithProgress(fn func(Progress)) CallOption {
 	return func(c *callState) { c.onProgress = fn }
 }
@@ -242,7 +245,7 @@ func (s *server) progress(params map[string]any) {
 		p.Progress, _ = params["progress"].(float64)
 		p.Total, _ = params["total"].(float64)
 		p.Message, _ = params["message"].(string)
-		cs.onProgress(withTask(cs, p))
+		reportProgress(cs, p)
 	}
 }
 

@@ -255,11 +255,13 @@ func (s *server) listen(life context.Context, c *conn) {
 	}
 }
 
-// listTTL keeps the shortest ttlMs of a connection's tools/list pages.
-// Safe for concurrent use.
+// listTTL keeps the shortest ttlMs of a connection's tools/list pages, and
+// the connection's one expiry timer. Safe for concurrent use.
 type listTTL struct {
-	mu  sync.Mutex
-	ttl time.Duration // 0: none given
+	mu      sync.Mutex
+	ttl     time.Duration // 0: none given
+	timer   *time.Timer   // the pending re-listing, if any
+	stopped bool          // the connection is gone: arm no more
 }
 
 // capture notes the ttlMs of a tools/list result page.
@@ -280,23 +282,53 @@ func (l *listTTL) capture(result json.RawMessage) {
 	}
 }
 
-// take returns the ttl noted since the last take, and forgets it.
-func (l *listTTL) take() time.Duration {
+// arm runs expire when the ttl noted since the last arm runs out, and
+// forgets that ttl. It replaces the expiry of earlier listings: a
+// connection has one pending re-listing at most, however often it is
+// listed (list_changed, expiry). A listing without ttlMs cancels it.
+func (l *listTTL) arm(expire func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := l.ttl
 	l.ttl = 0
-	return d
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	if d == 0 || l.stopped {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		l.mu.Lock()
+		current := l.timer == t && !l.stopped
+		if current {
+			l.timer = nil
+		}
+		l.mu.Unlock()
+		if current {
+			expire()
+		}
+	})
+	l.timer = t
+}
+
+// stop cancels the pending re-listing for good (the connection ends).
+func (l *listTTL) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
 }
 
 // expireTools has c's tools listed again when the ttlMs of the listing just
-// made runs out (nothing if it gave none), unless c is gone by then.
+// made runs out (never, if it gave none), unless c is gone by then. It
+// replaces the re-listing an earlier listing of c asked for.
 func (s *server) expireTools(c *conn) {
-	d := c.schemas.ttl.take()
-	if d == 0 {
-		return
-	}
-	time.AfterFunc(d, func() {
+	c.schemas.ttl.arm(func() {
 		select {
 		case <-c.link.done():
 		default:

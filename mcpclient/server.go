@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,8 +267,13 @@ func (s *server) serve(ctx context.Context, c *conn) error {
 }
 
 // update replaces the parts of the catalog named by what and emits events.
+// A tool list equal to the one held (see sameTools) is no change: neither
+// logged nor announced.
 func (s *server) update(what refreshKind, cat catalog) {
 	s.mu.Lock()
+	if what&refreshTools != 0 && sameTools(s.cat.tools, cat.tools) {
+		what &^= refreshTools
+	}
 	if what&refreshTools != 0 {
 		s.cat.tools = cat.tools
 	}
@@ -283,8 +290,18 @@ func (s *server) update(what refreshKind, cat catalog) {
 	}
 }
 
+// sameTools reports whether two tool lists are the same to everyone who
+// uses them: the same tools in the same order (the order decides which are
+// kept under the tool limit), each equal in every field the server sent
+// (name, title, description, raw and decoded schemas, annotations, _meta,
+// icons, execution).
+func sameTools(a, b []mcp.Tool) bool {
+	return slices.EqualFunc(a, b, func(x, y mcp.Tool) bool { return reflect.DeepEqual(x, y) })
+}
+
 // closeConn tears a connection down within the Manager's close bounds.
 func (s *server) closeConn(c *conn) {
+	c.schemas.ttl.stop()
 	_ = c.client.Close() // closes stdin for stdio; ends the session for HTTP
 	if err := c.link.close(s.m.opts.CloseGrace, s.m.opts.CloseTimeout, s.m.hurry); err != nil {
 		s.logger.Error("tearing down MCP server", "err", err)

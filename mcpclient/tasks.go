@@ -78,12 +78,38 @@ const (
 	defaultPoll = time.Second
 )
 
-// taskState is what a call knows of its task; mu guards all of it (the
-// poller and the transport's reader goroutine both report).
+// taskState is what a call knows of its task. The poller and the
+// transport's reader goroutine both report: a report is a snapshot of p
+// numbered under mu, and is delivered (the call's onProgress) after mu is
+// released, one at a time and in number order (see deliver).
 type taskState struct {
-	id string
-	mu sync.Mutex
-	p  Progress // the last report: status, status message, progress
+	id  string
+	mu  sync.Mutex
+	p   Progress // the last report: status, status message, progress
+	seq uint64   // the number of the last snapshot of p
+
+	deliverMu sync.Mutex // held while a report is delivered
+	delivered uint64     // the number of the last report delivered; under deliverMu
+}
+
+// snapshot returns p and numbers it. Called with ts.mu held.
+func (ts *taskState) snapshot() (Progress, uint64) {
+	ts.seq++
+	return ts.p, ts.seq
+}
+
+// deliver calls fn with the report p numbered seq, unless a later report
+// has been delivered already: a report overtaken between its snapshot and
+// its delivery is dropped, so the last report delivered is always the
+// newest. Deliveries never overlap; ts.mu is not held during fn.
+func (ts *taskState) deliver(seq uint64, p Progress, fn func(Progress)) {
+	ts.deliverMu.Lock()
+	defer ts.deliverMu.Unlock()
+	if seq <= ts.delivered {
+		return
+	}
+	ts.delivered = seq
+	fn(p)
 }
 
 // taskTTL is the retention asked for a task: long enough to outlive the
@@ -230,25 +256,29 @@ func (s *server) taskReport(cs *callState, t mcp.Task) {
 		return
 	}
 	ts.p.TaskID, ts.p.Status, ts.p.StatusMessage = ts.id, string(t.Status), t.StatusMessage
-	p := ts.p
+	p, seq := ts.snapshot()
 	ts.mu.Unlock()
 	cs.timer.Reset(cs.timeout)
 	if cs.onProgress != nil {
-		cs.onProgress(p)
+		ts.deliver(seq, p, cs.onProgress)
 	}
 }
 
-// withTask merges the progress notification p into the task state of cs,
-// if the call runs as a task, and returns what to report.
-func withTask(cs *callState, p Progress) Progress {
+// reportProgress reports the progress notification p of cs to its
+// onProgress (which must be set): as it is for a plain call, merged into
+// the task's state and in order with the task's other reports for a call
+// that runs as a task.
+func reportProgress(cs *callState, p Progress) {
 	ts := cs.task.Load()
 	if ts == nil {
-		return p
+		cs.onProgress(p)
+		return
 	}
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	ts.p.Progress, ts.p.Total, ts.p.Message = p.Progress, p.Total, p.Message
-	return ts.p
+	p, seq := ts.snapshot()
+	ts.mu.Unlock()
+	ts.deliver(seq, p, cs.onProgress)
 }
 
 // taskStatus handles a notifications/tasks/status (on the transport's

@@ -77,6 +77,7 @@ func (a *app) build() {
 	a.addTaskTools()
 	a.addModernTools()
 	a.addLive()
+	a.addListing(hooks)
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.

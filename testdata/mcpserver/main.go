@@ -148,6 +148,9 @@
 //	remove_tool {name: string}   Removes tool <name> (any tool, built-ins too)
 //	    and returns "removed <name>" (list_changed as for add_tool); isError
 //	    "no such tool <name>" if it does not exist.
+//	list_changed {}              Sends notifications/tools/list_changed (in
+//	    every mode, also with -tools-ttl) without changing the tool list;
+//	    returns "announced".
 //	log {level: string, message: string}  Sends notifications/message
 //	    {level, logger: <-name>, data: message} regardless of logging/setLevel
 //	    and returns "logged". level must be an MCP level (debug ... emergency).
@@ -255,6 +258,8 @@
 //	initialized        on receipt of notifications/initialized
 //	call <tool>        on every tools/call, before the tool runs (also for
 //	                   unknown tools)
+//	tools/list         on every tools/list request (each page), before it
+//	                   is answered
 //	cancelled <tool>   when sleep or progress sees its context cancelled
 //	tasks/cancel       on receipt of a tasks/cancel request
 //	notice cancelled <id>  on receipt of notifications/cancelled for request
