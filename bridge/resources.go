@@ -19,9 +19,9 @@ const (
 	ReadResourceTool  = "mcp_read_resource"
 )
 
-// ErrNoResourceServer: a resource URI belongs to no server of the session
+// errNoResourceServer (said in a tool result, never returned): a resource URI belongs to no server of the session
 // (none lists it, no template matches it) and no server was named.
-var ErrNoResourceServer = errors.New("no MCP server of this session offers the resource")
+var errNoResourceServer = errors.New("no MCP server of this session offers the resource")
 
 // ResourceCaller is what the resource tools need of a session's MCP
 // servers; *mcpclient.Manager implements it. Items and results are
@@ -99,7 +99,7 @@ func ReadResource(ctx context.Context, c ResourceCaller, opts *Options, server, 
 	if server == "" {
 		s, ok := c.ResourceServer(uri)
 		if !ok {
-			return gateway.ErrorResult(fmt.Sprintf("%v: %s (name its server; %s lists the resources)", ErrNoResourceServer, uri, ListResourcesTool))
+			return gateway.ErrorResult(fmt.Sprintf("%v: %s (name its server; %s lists the resources)", errNoResourceServer, uri, ListResourcesTool))
 		}
 		server = s
 	}

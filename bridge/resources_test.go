@@ -75,7 +75,7 @@ func TestReadResourceErrors(t *testing.T) {
 	boom := errors.New("no such resource")
 	c := &fakeResources{read: func(string, string) (*mcp.ReadResourceResult, error) { return nil, boom }}
 	res := bridge.ReadResource(context.Background(), c, nil, "", "test://x")
-	if !res.IsError || !strings.Contains(res.ModelText(), bridge.ErrNoResourceServer.Error()) {
+	if !res.IsError || !strings.Contains(res.ModelText(), "no MCP server of this session offers the resource") {
 		t.Fatalf("unowned URI without a server: %+v", res)
 	}
 	res = bridge.ReadResource(context.Background(), c, nil, "s", "test://x")
