@@ -308,24 +308,13 @@ type sessionCaller struct {
 	own, shared *mcpclient.Manager
 }
 
+// Tools returns the tools of the session's servers, then those of the
+// shared servers whose name no server of the session has.
 func (c sessionCaller) Tools() []mcpclient.ServerTool {
-	tools := c.own.Tools()
-	if c.shared == nil {
-		return tools
-	}
-	for _, t := range c.shared.Tools() {
-		if _, mine := c.own.Status(t.Server); !mine {
-			tools = append(tools, t)
-		}
-	}
-	return tools
+	return merged(c, (*mcpclient.Manager).Tools, func(t mcpclient.ServerTool) string { return t.Server })
 }
 
+// CallTool calls tool of server, on the Manager that runs it (see manager).
 func (c sessionCaller) CallTool(ctx context.Context, server, tool string, args any, opts ...mcpclient.CallOption) (*mcp.CallToolResult, error) {
-	if _, mine := c.own.Status(server); !mine && c.shared != nil {
-		if _, shared := c.shared.Status(server); shared {
-			return c.shared.CallTool(ctx, server, tool, args, opts...)
-		}
-	}
-	return c.own.CallTool(ctx, server, tool, args, opts...)
+	return c.manager(server).CallTool(ctx, server, tool, args, opts...)
 }

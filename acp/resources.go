@@ -37,12 +37,19 @@ func (c sessionCaller) manager(server string) *mcpclient.Manager {
 // both returns the items of the session's servers, then those of shared
 // servers whose name no server of the session has.
 func both[T any](c sessionCaller, pick func(*mcpclient.Manager) []mcpclient.ServerResource[T]) []mcpclient.ServerResource[T] {
+	return merged(c, pick, func(r mcpclient.ServerResource[T]) string { return r.Server })
+}
+
+// merged returns pick's items of the session's servers, then those of the
+// shared servers (server names an item's server) whose name no server of
+// the session has: the one rule of own and shared servers.
+func merged[T any](c sessionCaller, pick func(*mcpclient.Manager) []T, server func(T) string) []T {
 	out := pick(c.own)
 	if c.shared == nil {
 		return out
 	}
 	for _, it := range pick(c.shared) {
-		if _, mine := c.own.Status(it.Server); !mine {
+		if _, mine := c.own.Status(server(it)); !mine {
 			out = append(out, it)
 		}
 	}
@@ -72,10 +79,8 @@ func (c sessionCaller) ResourceServer(uri string) (string, bool) {
 		return s, true
 	}
 	if c.shared != nil {
-		if s, ok := c.shared.ResourceServer(uri); ok {
-			if _, mine := c.own.Status(s); !mine {
-				return s, true
-			}
+		if s, ok := c.shared.ResourceServer(uri); ok && c.manager(s) == c.shared {
+			return s, true
 		}
 	}
 	return "", false

@@ -171,30 +171,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 			return a.approve(ctx, s, call, tool)
 		},
 	}
-	mo := a.opts.MCP
-	sc.applyLimits(&mo, specs)
-	mo.Logger = a.logger.With("session", s.id)
-	mo.Cwd = cwd
-	mo.Prepare = a.prepareFor(client)
-	mo.Redact = a.redact()
-	mo.SignIn = a.presentSignIn(s)
-	observe := a.opts.MCP.OnEvent
-	mo.OnEvent = func(e mcpclient.Event) {
-		s.sync.OnEvent(e)
-		a.serverEvent(s, e)
-		a.resourceEvent(s, e)
-		if observe != nil {
-			observe(e)
-		}
-	}
-	// Servers' questions and roots are always answered; sampling is
-	// declared when the session has a model (as chosen now: a model
-	// /reload brings reaches servers started after it).
-	requests := serverRequests{a: a, s: s}
-	mo.Elicitor, mo.Roots = requests, requests
-	if s.provider != nil {
-		mo.Sampler = requests
-	}
+	mo := a.mcpOptions(s, specs, client, sc)
 	mgr, err := mcpclient.New(specs, &mo)
 	if err != nil {
 		stop()
@@ -233,6 +210,37 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	s.pick.listed = models
 	s.mu.Unlock()
 	return s, nil
+}
+
+// mcpOptions returns the MCP client options of session s: the agent's
+// template with the session's limits, logger, cwd, sign-in, events and
+// answers to the servers' requests.
+func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec, sc sessionConfig) mcpclient.Options {
+	mo := a.opts.MCP
+	sc.applyLimits(&mo, specs)
+	mo.Logger = a.logger.With("session", s.id)
+	mo.Cwd = s.cwd
+	mo.Prepare = a.prepareFor(client)
+	mo.Redact = a.redact()
+	mo.SignIn = a.presentSignIn(s)
+	observe := a.opts.MCP.OnEvent
+	mo.OnEvent = func(e mcpclient.Event) {
+		s.sync.OnEvent(e)
+		a.serverEvent(s, e)
+		a.resourceEvent(s, e)
+		if observe != nil {
+			observe(e)
+		}
+	}
+	// Servers' questions and roots are always answered; sampling is
+	// declared when the session has a model (as chosen now: a model
+	// /reload brings reaches servers started after it).
+	requests := serverRequests{a: a, s: s}
+	mo.Elicitor, mo.Roots = requests, requests
+	if s.provider != nil {
+		mo.Sampler = requests
+	}
+	return mo
 }
 
 // serversMeta is the _meta of a session/new or load response: each
