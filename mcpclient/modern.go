@@ -50,8 +50,11 @@ import (
 //     expires, and listed again then (at most every minTTL).
 
 // discoverGrace is how long a probe may stay unanswered after the ping
-// behind it was answered (a server may handle requests concurrently).
-const discoverGrace = 50 * time.Millisecond
+// behind it was answered: a server may handle requests concurrently (mcp-go
+// does), and on a loaded machine the probe's answer can trail the ping's.
+// Misjudging a 2026-07-28 server costs it the new revision for good; the
+// grace costs only servers that ignore unknown methods, once per start.
+const discoverGrace = 200 * time.Millisecond
 
 // fenceAfter is how long a probe goes without the ping behind it: a
 // server answers it at once (with its discovery, or an error), and the
