@@ -1,10 +1,12 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -151,30 +153,26 @@ func (r *resourceState) updated(k resourceKey) {
 func (r *resourceState) takeChanged() []resourceKey {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]resourceKey, 0, len(r.changed))
-	for k := range r.changed {
-		out = append(out, k)
-	}
+	out := sortedKeys(r.changed)
 	r.changed = nil
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].server != out[j].server {
-			return out[i].server < out[j].server
-		}
-		return out[i].uri < out[j].uri
-	})
 	return out
 }
 
-// subscriptions returns the subscriptions made and forgets them.
+// subscriptions returns the subscriptions made, in order, and forgets
+// them.
 func (r *resourceState) subscriptions() []resourceKey {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]resourceKey, 0, len(r.subscribed))
-	for k := range r.subscribed {
-		out = append(out, k)
-	}
+	out := sortedKeys(r.subscribed)
 	r.subscribed = nil
 	return out
+}
+
+// sortedKeys returns the keys of m by server, then URI.
+func sortedKeys(m map[resourceKey]bool) []resourceKey {
+	return slices.SortedFunc(maps.Keys(m), func(a, b resourceKey) int {
+		return cmp.Or(strings.Compare(a.server, b.server), strings.Compare(a.uri, b.uri))
+	})
 }
 
 // resourceEvent follows a session's servers: an updated resource it

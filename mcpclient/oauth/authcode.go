@@ -70,14 +70,7 @@ func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []s
 		"code_verifier": {verifier},
 		"resource":      {d.resource},
 	}
-	tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
-	if err == nil {
-		err = c.applyToken(rec, tr, scopes)
-	}
-	if err != nil {
-		return nil, c.fail(StepToken, err)
-	}
-	return rec, nil
+	return c.grant(ctx, rec, form, scopes)
 }
 
 // listen opens the loopback listener of one sign-in on 127.0.0.1 (a

@@ -24,14 +24,7 @@ func (c *Client) machineGrant(ctx context.Context, d *discovery, scopes []string
 	} else {
 		form.Set("grant_type", GrantClientCredentials)
 	}
-	tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
-	if err == nil {
-		err = c.applyToken(rec, tr, scopes)
-	}
-	if err != nil {
-		return nil, c.fail(StepToken, err)
-	}
-	return rec, nil
+	return c.grant(ctx, rec, form, scopes)
 }
 
 // exchangeIdentity trades the configured identity assertion at the

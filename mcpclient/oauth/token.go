@@ -148,6 +148,19 @@ func (c *Client) doJSON(req *http.Request, kind error, v any) error {
 	return nil
 }
 
+// grant posts form to rec's token endpoint and puts the answer into rec
+// (see applyToken); a failure is a StepToken error.
+func (c *Client) grant(ctx context.Context, rec *record, form url.Values, scopes []string) (*record, error) {
+	tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
+	if err == nil {
+		err = c.applyToken(rec, tr, scopes)
+	}
+	if err != nil {
+		return nil, c.fail(StepToken, err)
+	}
+	return rec, nil
+}
+
 // applyToken puts a token response into r, keeping r's refresh token when
 // the response brings none (RFC 6749 §6), and tells Options.Secrets.
 func (c *Client) applyToken(r *record, tr *tokenResponse, requested []string) error {
