@@ -40,7 +40,10 @@ type wrappedHTTP struct {
 // notifications/cancelled follows a cancelled request: mcp-go's or, through
 // notes, ours.
 func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) transport.Interface {
-	w := wrapped{Interface: t, schemas: schemas, probe: &probeState{}}
+	w := wrapped{Interface: t, schemas: schemas}
+	if _, ok := t.(*stdioTransport); ok {
+		w.probe = &probeState{} // the ping fence is for stdio (see modern.go)
+	}
 	if !libraryCancels(t) {
 		w.notes = notes
 	}
@@ -148,12 +151,11 @@ func (t wrapped) SetConnectionLostHandler(fn func(error)) {
 	}
 }
 
-// RequiresLegacyProtocol forwards to transports that constrain the
-// protocol (streamable HTTP with continuous listening).
-func (t wrapped) RequiresLegacyProtocol() bool {
-	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
-	return ok && l.RequiresLegacyProtocol()
-}
+// The wrapper does not forward RequiresLegacyProtocol: mcp-go's streamable
+// HTTP transport says it needs a legacy revision when its standalone GET
+// stream is on, yet it opens that stream only after a legacy handshake (on
+// 2026-07-28 it does not), so the server/discover probe is sent there too
+// (see modern.go; TestProtocolChoiceHTTP pins this).
 
 // rawSchemas keeps each tool's inputSchema exactly as the server sent it.
 // mcp-go decodes schemas into a struct that keeps only type, properties,

@@ -152,7 +152,7 @@ func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*c
 	}
 	t, err := transport.NewStreamableHTTP(spec.URL,
 		transport.WithHTTPHeaders(spec.Headers),
-		//lint:ignore SA1019 we pin 2025-11-25, where the GET stream is how list_changed and server requests arrive.
+		//lint:ignore SA1019 on 2025-11-25 the GET stream is how list_changed and server requests arrive; mcp-go opens it only after a legacy handshake (modern.go).
 		transport.WithContinuousListening(),
 		transport.WithHTTPBasicClient(hc),
 		transport.WithHTTPLogger(s.quietLogger()),

@@ -35,9 +35,13 @@ import (
 // switched off: a server slow to start (npx fetching a package) answers
 // neither, and is waited for within the connect timeout as before.
 //
-// HTTP and SSE servers stay on 2025-11-25: acpgate relies on the standalone
-// GET stream there (list_changed, server requests), which mcp-go allows only
-// on the legacy revision.
+// A streamable HTTP server is offered 2026-07-28 the same way, without the
+// fence: every POST gets an answer (a legacy server refuses the probe with
+// a JSON-RPC error or an HTTP 4xx at once). Only after a legacy handshake
+// does the transport open its standalone GET stream (list_changed and
+// server requests of 2025-11-25 arrive there); on 2026-07-28 notifications
+// come on the subscriptions/listen stream instead. Legacy SSE servers are
+// pinned to 2025-11-25 (the revision has no SSE transport).
 //
 // On a 2026-07-28 connection:
 //   - a call's input_required result is answered by mcp-go's retry loop
@@ -70,7 +74,7 @@ var errNoDiscover = errors.New("server does not answer server/discover")
 // protocolOptions are the mcp-go client options that choose the protocol
 // for a connection over t (the raw transport).
 func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
-	if _, ok := t.(*stdioTransport); !ok {
+	if _, ok := t.(*transport.SSE); ok {
 		return []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
 	}
 	opts := []client.ClientOption{client.WithDiscoverTimeout(-1)}
@@ -89,10 +93,10 @@ func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
 
 // preferredVersion is the protocol version asked for in the handshake of c.
 func preferredVersion(c *conn) string {
-	if c.transport == TransportStdio {
-		return mcp.LATEST_PROTOCOL_VERSION
+	if c.transport == TransportSSE {
+		return ProtocolVersion
 	}
-	return ProtocolVersion
+	return mcp.LATEST_PROTOCOL_VERSION
 }
 
 // modern reports whether c speaks 2026-07-28 or later.

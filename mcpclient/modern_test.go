@@ -100,3 +100,61 @@ func TestModernListChanged(t *testing.T) {
 		return e.Kind == mcpclient.EventToolsChanged && hasTool(m, "s", "late")
 	})
 }
+
+// A streamable HTTP server that speaks 2026-07-28 is used on 2026-07-28
+// too, one that does not stays on 2025-11-25 (with its GET stream), and a
+// legacy SSE server is not offered the new revision. Either way calls
+// work, and list_changed notifications arrive (subscriptions/listen, or
+// the GET stream).
+func TestProtocolChoiceHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode string
+		args       []string
+		want       string
+	}{
+		{"http 2026-07-28", "http", []string{"-protocol", "2026-07-28"}, "2026-07-28"},
+		{"http both", "http", []string{"-protocol", "both"}, "2026-07-28"},
+		{"http 2025-11-25", "http", []string{"-protocol", "2025-11-25"}, "2025-11-25"},
+		{"sse both", "sse", []string{"-protocol", "both"}, "2025-11-25"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, _ := fastOpts(t)
+			events := newEventLog()
+			opts.OnEvent = events.add
+			tr := mcpclient.TransportHTTP
+			if tc.mode == "sse" {
+				tr = mcpclient.TransportSSE
+			}
+			m := start(t, opts, mcpclient.ServerSpec{Name: "s", Transport: tr, URL: netServer(t, tc.mode, tc.args...)})
+			mustReady(t, m, "s")
+			if st, _ := m.Status("s"); st.ProtocolVersion != tc.want {
+				t.Errorf("protocol %q, want %q", st.ProtocolVersion, tc.want)
+			}
+			if got := text(t, call(t, m, "s", "echo", map[string]any{"text": "hi"})); got != "hi" {
+				t.Errorf("echo %q", got)
+			}
+			call(t, m, "s", "add_tool", map[string]any{"name": "late"})
+			events.wait(t, "tools changed", func(e mcpclient.Event) bool {
+				return e.Kind == mcpclient.EventToolsChanged && hasTool(m, "s", "late")
+			})
+		})
+	}
+}
+
+// Over streamable HTTP on 2026-07-28, an input_required result is
+// answered through the Elicitor like on stdio.
+func TestInputRequiredHTTP(t *testing.T) {
+	h := &handlers{ElicitFunc: func(context.Context, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"name": "Ann"}}, nil
+	}}
+	opts, _ := fastOpts(t)
+	opts.Elicitor = h
+	m := start(t, opts, mcpclient.ServerSpec{Name: "s", Transport: mcpclient.TransportHTTP, URL: netServer(t, "http", "-protocol", "2026-07-28")})
+	if st, _ := m.Status("s"); st.ProtocolVersion != "2026-07-28" {
+		t.Fatalf("protocol %q", st.ProtocolVersion)
+	}
+	got := text(t, call(t, m, "s", "ask", map[string]any{"message": "Who?"}))
+	if !strings.Contains(got, `"name":"Ann"`) {
+		t.Errorf("the server got %s", got)
+	}
+}

@@ -24,7 +24,9 @@ import (
 // deliveryTimeout bounds that wait.
 const deliveryTimeout = 2 * time.Second
 
-var listChangedJSON = []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+// listChangedJSON is part of every tools/list_changed (on 2026-07-28 it
+// carries the subscription in params).
+var listChangedJSON = []byte(`"method":"notifications/tools/list_changed"`)
 
 // writeWatch watches what is written for one session.
 type writeWatch struct {
