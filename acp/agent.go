@@ -62,7 +62,8 @@ type Options struct {
 	// MCP is the template of every session's MCP client options (limits,
 	// close bounds). Logger, Cwd and OnEvent are set per session (the
 	// template's OnEvent, when set, observes every event of the sessions'
-	// own servers after the session has handled it); ClientName and
+	// own servers and of the shared servers after the sessions have
+	// handled it); ClientName and
 	// ClientVersion default to Name and Version.
 	MCP mcpclient.Options
 	// Bridge configures how MCP tools and results are bridged.
@@ -111,6 +112,8 @@ type Agent struct {
 	// configuration changes to it has returned.
 	shared     *mcpclient.Manager
 	sharedDone chan struct{}
+	// subs counts the sessions' subscriptions on shared servers.
+	subs sharedSubs
 
 	cards atomic.Uint64 // numbers the cards of server requests
 
@@ -322,15 +325,24 @@ func (a *Agent) redact() func([]byte) []byte {
 }
 
 // sharedEvent passes an event of a shared server to every session's tool
-// view (each session offers the shared servers' tools) and to its
-// commands (each session offers the shared servers' prompts).
+// view (each session offers the shared servers' tools), to its commands
+// (each session offers the shared servers' prompts), and an updated
+// resource to the sessions that follow it (and have no server of that
+// name of their own).
 func (a *Agent) sharedEvent(e mcpclient.Event) {
 	for _, s := range a.liveSessions() {
 		s.sync.OnEvent(e)
 		switch e.Kind {
 		case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
 			a.advertiseCommands(s, false)
+		case mcpclient.EventResourceUpdated:
+			if a.caller(s).manager(e.Server) == a.shared {
+				s.res.updated(resourceKey{e.Server, e.URI})
+			}
 		}
+	}
+	if observe := a.opts.MCP.OnEvent; observe != nil {
+		observe(e)
 	}
 }
 

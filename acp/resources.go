@@ -106,25 +106,25 @@ type resourceKey struct{ server, uri string }
 // for concurrent use.
 type resourceState struct {
 	mu         sync.Mutex
-	subscribed map[resourceKey]bool // subscriptions made (own servers)
-	changed    map[resourceKey]bool // updated since the model was last told
-	commands   string               // the prompt commands last advertised
+	subscribed map[resourceKey]*mcpclient.Manager // subscriptions made, and the Manager of each
+	changed    map[resourceKey]bool               // updated since the model was last told
+	commands   string                             // the prompt commands last advertised
 	// advertising serialises advertiseCommands, so that a list computed
 	// earlier is never sent after one computed later.
 	advertising sync.Mutex
 }
 
-// subscribe records a subscription; it reports false if it was made.
-func (r *resourceState) subscribe(k resourceKey) bool {
+// subscribe records a subscription on m; it reports false if it was made.
+func (r *resourceState) subscribe(k resourceKey, m *mcpclient.Manager) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.subscribed[k] {
+	if r.subscribed[k] != nil {
 		return false
 	}
 	if r.subscribed == nil {
-		r.subscribed = map[resourceKey]bool{}
+		r.subscribed = map[resourceKey]*mcpclient.Manager{}
 	}
-	r.subscribed[k] = true
+	r.subscribed[k] = m
 	return true
 }
 
@@ -139,7 +139,7 @@ func (r *resourceState) forget(k resourceKey) {
 func (r *resourceState) updated(k resourceKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.subscribed[k] {
+	if r.subscribed[k] == nil {
 		return
 	}
 	if r.changed == nil {
@@ -158,18 +158,18 @@ func (r *resourceState) takeChanged() []resourceKey {
 	return out
 }
 
-// subscriptions returns the subscriptions made, in order, and forgets
-// them.
-func (r *resourceState) subscriptions() []resourceKey {
+// subscriptions returns the subscriptions made, with the Manager of
+// each, and forgets them.
+func (r *resourceState) subscriptions() map[resourceKey]*mcpclient.Manager {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := sortedKeys(r.subscribed)
+	out := r.subscribed
 	r.subscribed = nil
 	return out
 }
 
 // sortedKeys returns the keys of m by server, then URI.
-func sortedKeys(m map[resourceKey]bool) []resourceKey {
+func sortedKeys[V any](m map[resourceKey]V) []resourceKey {
 	return slices.SortedFunc(maps.Keys(m), func(a, b resourceKey) int {
 		return cmp.Or(strings.Compare(a.server, b.server), strings.Compare(a.uri, b.uri))
 	})
@@ -269,17 +269,34 @@ func changedNote(keys []resourceKey) string {
 }
 
 // subscribeMention subscribes to a mentioned resource of one of the
-// session's own servers, once (shared servers serve every session: their
-// notifications are not the session's).
+// session's servers, once per session; on a shared server, once for all
+// the sessions that mention it (see sharedSubs).
 func (a *Agent) subscribeMention(ctx context.Context, s *liveSession, k resourceKey) {
-	if _, own := s.mgr.Status(k.server); !own || !s.res.subscribe(k) {
+	m := a.caller(s).manager(k.server)
+	if !s.res.subscribe(k, m) {
 		return
 	}
-	if err := s.mgr.Subscribe(ctx, k.server, k.uri); err != nil {
+	if err := a.subscribeOn(ctx, m, k, true); err != nil {
 		s.res.forget(k)
 		if !errors.Is(err, mcpclient.ErrUnsupported) {
 			a.logger.Debug("resources/subscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
 		}
+	}
+}
+
+// subscribeOn subscribes (on) to k on m, or unsubscribes: directly on the
+// session's own Manager, counted across sessions on the shared one.
+func (a *Agent) subscribeOn(ctx context.Context, m *mcpclient.Manager, k resourceKey, on bool) error {
+	switch {
+	case m != a.shared:
+		if on {
+			return m.Subscribe(ctx, k.server, k.uri)
+		}
+		return m.Unsubscribe(ctx, k.server, k.uri)
+	case on:
+		return a.subs.subscribe(ctx, m, k)
+	default:
+		return a.subs.unsubscribe(ctx, m, k)
 	}
 }
 
@@ -294,11 +311,11 @@ func (a *Agent) unsubscribeAll(ctx context.Context, s *liveSession) {
 	ctx, cancel := context.WithTimeout(ctx, unsubscribeBound)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, k := range s.res.subscriptions() {
+	for k, m := range s.res.subscriptions() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.mgr.Unsubscribe(ctx, k.server, k.uri); err != nil {
+			if err := a.subscribeOn(ctx, m, k, false); err != nil {
 				a.logger.Debug("resources/unsubscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
 			}
 		}()
