@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/acpgate/acpgate/mcpclient"
 )
@@ -31,11 +33,36 @@ func BenchmarkStartProtocol(b *testing.B) {
 	})
 }
 
+// BenchmarkStartReady is BenchmarkStartProtocol with servers that are
+// ready 300 ms after the client starts them (-ready-at), their own
+// start-up work (runtime, building the server: ~45 ms of CPU each)
+// included, as a server whose start is mostly waiting (npx, a network
+// fetch) is. On 2 cores ten such starts fit in the 300 ms, so the ratio is
+// the client's own cost of ten servers; target 10 ≤ 1.2 × 1.
+func BenchmarkStartReady(b *testing.B) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
+		for _, n := range []int{1, 10} {
+			b.Run(fmt.Sprintf("protocol=%s/servers=%d", proto, n), func(b *testing.B) {
+				benchStartWith(b, func() []mcpclient.ServerSpec {
+					at := strconv.FormatInt(time.Now().Add(300*time.Millisecond).UnixNano(), 10)
+					return tenServers("-protocol", proto, "-ready-at", at)[:n]
+				}, proto)
+			})
+		}
+	}
+}
+
 // benchStart measures Start of specs; every server must be ready on proto.
 func benchStart(b *testing.B, specs []mcpclient.ServerSpec, proto string) {
+	benchStartWith(b, func() []mcpclient.ServerSpec { return specs }, proto)
+}
+
+// benchStartWith measures Start of the specs made for each round; every
+// server must be ready on proto.
+func benchStartWith(b *testing.B, specs func() []mcpclient.ServerSpec, proto string) {
 	defer reportServerCPU(b)()
 	for b.Loop() {
-		m, err := mcpclient.New(specs, nil)
+		m, err := mcpclient.New(specs(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -323,6 +323,7 @@ type config struct {
 	protocol       string        // see modern.go
 	toolsTTL       time.Duration // see modern.go
 	startDelay     time.Duration // see modern.go
+	readyAt        int64         // see modern.go
 	live           bool
 }
 
@@ -436,6 +437,7 @@ func main() {
 	}
 	a.build()
 	go a.watchUSR1(usr1)
+	a.waitReadyAt()
 
 	if cfg.transport == "stdio" {
 		a.serveStdio(term)

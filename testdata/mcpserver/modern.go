@@ -24,6 +24,14 @@ func modernFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.protocol, "protocol", protoLegacy, "revisions spoken: 2025-11-25 (refuses server/discover), both, or 2026-07-28 (refuses initialize)")
 	fs.DurationVar(&c.toolsTTL, "tools-ttl", 0, "ttlMs of tools/list results (2026-07-28 requests only); tool changes are then not announced")
 	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep this long at start before reading anything")
+	fs.Int64Var(&c.readyAt, "ready-at", 0, "read nothing before this time (Unix nanoseconds): a server ready a set time after its launch, its own start-up work included")
+}
+
+// waitReadyAt sleeps until -ready-at, if it is set and still ahead.
+func (a *app) waitReadyAt() {
+	if a.cfg.readyAt > 0 {
+		time.Sleep(time.Until(time.Unix(0, a.cfg.readyAt)))
+	}
 }
 
 // protocolOptions are the server options of -tools-ttl.
