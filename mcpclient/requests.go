@@ -14,10 +14,11 @@ import (
 //
 // Attribution. A request is attributed to the tools/call of its server it
 // was sent for: over streamable HTTP, a request that arrives on the
-// response stream of a call belongs to that call; otherwise (stdio, SSE,
-// the standalone GET stream, which carry no link to a request in MCP
-// 2025-11-25) it belongs to the server's one running call, if exactly one
-// is running. An attributed request's handler context carries the values of
+// response stream of a call belongs to that call; a request whose _meta
+// names a task (io.modelcontextprotocol/related-task) belongs to the call
+// that runs that task; otherwise (stdio, SSE, the standalone GET stream,
+// which carry no link to a request in MCP 2025-11-25) it belongs to the
+// server's one running call, if exactly one is running. An attributed request's handler context carries the values of
 // the context given to CallTool and ends when the call ends (cancelled,
 // timed out or answered) or the connection does; an unattributed one ends
 // with the connection or after the server's call timeout.

@@ -113,7 +113,7 @@ func (s *server) answer(ctx context.Context, method string, params any) (any, er
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	rctx, origin, done := s.requestContext(ctx)
+	rctx, origin, done := s.requestContext(ctx, raw)
 	defer done()
 	s.logger.Debug("server request", "method", method, "tool", origin.Tool)
 	res, err := handle(rctx, origin, raw)
@@ -144,12 +144,15 @@ func errorResponse(id mcp.RequestId, err error) *transport.JSONRPCResponse {
 type callKey struct{}
 
 // requestContext attributes a server request whose transport context is
-// ctx to a call (see the attribution rules in requests.go) and returns the
-// handler's context, the request's origin, and the function that releases
-// the context.
-func (s *server) requestContext(ctx context.Context) (context.Context, Origin, func()) {
+// ctx and whose params are params to a call (see the attribution rules in
+// requests.go) and returns the handler's context, the request's origin,
+// and the function that releases the context.
+func (s *server) requestContext(ctx context.Context, params json.RawMessage) (context.Context, Origin, func()) {
 	o := Origin{Server: s.spec.Name}
 	cs, _ := ctx.Value(callKey{}).(*callState)
+	if cs == nil {
+		cs = s.taskCall(params)
+	}
 	if cs == nil {
 		cs = s.soleCall()
 	}
