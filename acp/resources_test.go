@@ -52,6 +52,21 @@ func allowing() *fakeClient {
 	return &fakeClient{RequestPermissionFunc: answer("allow_once", &asked, &mu)}
 }
 
+// resourceUpdates makes opts signal (without blocking) each
+// resources/updated event, once the session has handled it.
+func resourceUpdates(opts *acp.Options) <-chan struct{} {
+	updated := make(chan struct{}, 1)
+	opts.MCP.OnEvent = func(e mcpclient.Event) {
+		if e.Kind == mcpclient.EventResourceUpdated {
+			select {
+			case updated <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return updated
+}
+
 func readRecord(t *testing.T, path string) []string {
 	t.Helper()
 	b, _ := os.ReadFile(path)
@@ -84,16 +99,8 @@ func TestResourcesCommand(t *testing.T) {
 func TestResourceMention(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "record")
 	m := scripted(says("ok"))
-	updated := make(chan struct{}, 1)
 	opts := acp.Options{Provider: m}
-	opts.MCP.OnEvent = func(e mcpclient.Event) {
-		if e.Kind == mcpclient.EventResourceUpdated {
-			select {
-			case updated <- struct{}{}:
-			default:
-			}
-		}
-	}
+	updated := resourceUpdates(&opts)
 	h := newHarness(t, opts, allowing())
 	sid := h.newSession(stdioServer("s", "-live", "-record", rec)).SessionId
 

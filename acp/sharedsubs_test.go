@@ -9,7 +9,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // count is how many lines of the record are line.
@@ -29,17 +28,9 @@ func count(lines []string, line string) int {
 func TestSharedServerSubscriptions(t *testing.T) {
 	rec := filepath.Join(t.TempDir(), "record")
 	m := scripted(says("ok"))
-	updated := make(chan struct{}, 1)
 	cfg := configOf(t, `{"mcpServers": {"sh": {"command": `+mustJSON(serverBin)+`, "args": ["-live", "-record", `+mustJSON(rec)+`], "shared": true}}}`)
 	opts := acp.Options{Provider: m, Config: cfg}
-	opts.MCP.OnEvent = func(e mcpclient.Event) {
-		if e.Kind == mcpclient.EventResourceUpdated {
-			select {
-			case updated <- struct{}{}:
-			default:
-			}
-		}
-	}
+	updated := resourceUpdates(&opts)
 	h := newHarness(t, opts, allowing())
 	one, two := h.newSession().SessionId, h.newSession().SessionId
 	for _, sid := range []acpsdk.SessionId{one, two} {
