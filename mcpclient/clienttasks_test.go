@@ -19,7 +19,9 @@ import (
 //   - "result": reads notifications/tasks/status until the task ends, then
 //     asks tasks/result, tasks/get and tasks/list;
 //   - "cancel": asks tasks/cancel, tasks/get, tasks/cancel again, tasks/get
-//     of an unknown id and tasks/result.
+//     of an unknown id and tasks/result;
+//   - anything else: leaves the task running; "exit" then exits once the
+//     call is answered.
 //
 // The tool's text is a JSON object with every answer (results or errors,
 // in order) and the status notifications seen. The test binary runs it when
@@ -52,6 +54,10 @@ func taskServer() {
 			_ = json.Unmarshal(msg.Params, &p)
 			out, _ := json.Marshal(ts.ask(p.Arguments.Method, p.Arguments.Flow))
 			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": string(out)}}}
+			if p.Arguments.Flow == "exit" {
+				_ = ts.enc.Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+				return
+			}
 		case "ping":
 			result = map[string]any{}
 		default:
@@ -310,5 +316,48 @@ func TestClientTaskCancel(t *testing.T) {
 	}
 	if s := statusesOf(sr); len(s) != 1 || s[0] != "cancelled" {
 		t.Errorf("status notifications %v, want [cancelled]", s)
+	}
+}
+
+// TestClientTasksEndWithTheConnection: a task outlives the call it came
+// with, but not the connection: when the server exits (and is restarted)
+// its task's handler ends; so do those of a closed Manager, before Close
+// returns.
+func TestClientTasksEndWithTheConnection(t *testing.T) {
+	starts := make(chan chan struct{}, 2) // each handler's end, when it starts
+	h := &handlers{SampleFunc: func(ctx context.Context, _ mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
+		e := make(chan struct{})
+		starts <- e
+		<-ctx.Done()
+		close(e)
+		return mcpclient.SamplingResult{}, ctx.Err()
+	}}
+	opts, _ := fastOpts(t)
+	opts.Sampler = h
+	events := newEventLog()
+	opts.OnEvent = events.add
+	m := start(t, opts, taskServerSpec())
+	askTasks(t, m, "sample", "exit")
+	first := await(t, starts, "start of the handler")
+	await(t, first, "end of the handler of the exited server's task")
+
+	events.wait(t, "restart", func(mcpclient.Event) bool {
+		st, _ := m.Status("tasks")
+		return st.State == mcpclient.StateReady && st.Restarts > 0
+	})
+	askTasks(t, m, "sample", "leave")
+	second := await(t, starts, "start of the second handler")
+	select {
+	case <-second:
+		t.Fatal("the task ended with the call")
+	default:
+	}
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-second:
+	default:
+		t.Fatal("the task's handler outlived the connection")
 	}
 }
