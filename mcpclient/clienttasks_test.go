@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // taskServer is a stdio MCP server (2025-11-25) written by hand that drives
@@ -359,5 +361,55 @@ func TestClientTasksEndWithTheConnection(t *testing.T) {
 	case <-second:
 	default:
 		t.Fatal("the task's handler outlived the connection")
+	}
+}
+
+// TestReferenceServerAsyncRequests: the reference server shows its async
+// tools to a client that declares task-augmented sampling and elicitation,
+// and they complete through acpgate's tasks (the server polls every 1 s).
+func TestReferenceServerAsyncRequests(t *testing.T) {
+	needEverything(t)
+	h := &handlers{
+		SampleFunc: func(_ context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
+			return mcpclient.SamplingResult{Model: "fake", StopReason: "endTurn",
+				Content: []mcpclient.SamplingContent{{Type: mcpclient.SamplingText, Text: "sampled in the background"}}}, nil
+		},
+		ElicitFunc: func(_ context.Context, r mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
+			return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"name": "Ada", "favoriteColor": "Blue"}}, nil
+		},
+	}
+	opts, _ := fastOpts(t)
+	opts.Sampler, opts.Elicitor = h, h
+	m := start(t, opts, mcpclient.ServerSpec{Name: "e", Command: "node", Args: []string{everythingJS, "stdio"}, Cwd: everythingDir})
+	mustReady(t, m, "e")
+	for _, tool := range []string{"trigger-sampling-request-async", "trigger-elicitation-request-async"} {
+		if !hasTool(m, "e", tool) {
+			t.Fatalf("%s not listed", tool)
+		}
+	}
+	t.Run("sampling", func(t *testing.T) {
+		got := text(t, call(t, m, "e", "trigger-sampling-request-async", map[string]any{"prompt": "hi", "maxTokens": 20}))
+		if !strings.HasPrefix(got, "[COMPLETED]") || !strings.Contains(got, "sampled in the background") {
+			t.Errorf("trigger-sampling-request-async: %s", got)
+		}
+	})
+	t.Run("elicitation", func(t *testing.T) {
+		res := call(t, m, "e", "trigger-elicitation-request-async", map[string]any{})
+		var all []string
+		for _, c := range res.Content {
+			if tc, ok := c.(mcp.TextContent); ok {
+				all = append(all, tc.Text)
+			}
+		}
+		got := strings.Join(all, "\n")
+		if !strings.HasPrefix(got, "[COMPLETED]") || !strings.Contains(got, "- Name: Ada") || !strings.Contains(got, "- Favorite Color: Blue") {
+			t.Errorf("trigger-elicitation-request-async: %s", got)
+		}
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.samples) != 1 || h.samples[0].Origin.Tool != "trigger-sampling-request-async" ||
+		len(h.elicits) != 1 || h.elicits[0].Origin.Tool != "trigger-elicitation-request-async" {
+		t.Errorf("requests not attributed to their calls: %+v %+v", h.samples, h.elicits)
 	}
 }
