@@ -413,3 +413,30 @@ func TestReferenceServerAsyncRequests(t *testing.T) {
 		t.Errorf("requests not attributed to their calls: %+v %+v", h.samples, h.elicits)
 	}
 }
+
+// TestNoTaskCapabilityOn20260728: the client tasks capability is declared
+// in the 2025-11-25 handshake only; on 2026-07-28 (capabilities in every
+// request's _meta) it is not.
+func TestNoTaskCapabilityOn20260728(t *testing.T) {
+	h := &handlers{}
+	rec, lines := recordFile(t)
+	opts, _ := fastOpts(t)
+	opts.Sampler, opts.Elicitor = h, h
+	start(t, opts, stdio("s", "-protocol", "2026-07-28", "-record", rec))
+	for _, l := range lines() {
+		if rest, ok := strings.CutPrefix(l, "meta capabilities "); ok {
+			var caps map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(rest), &caps); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := caps["sampling"]; !ok {
+				t.Fatalf("capabilities %s lack sampling", rest)
+			}
+			if _, ok := caps["tasks"]; ok {
+				t.Errorf("tasks declared on 2026-07-28: %s", rest)
+			}
+			return
+		}
+	}
+	t.Fatalf("no capabilities recorded: %q", lines())
+}
