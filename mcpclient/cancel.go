@@ -25,6 +25,7 @@ type wrapped struct {
 	schemas *rawSchemas   // captures tools/list input schemas verbatim
 	notes   *notices      // the cancellation notices in flight; nil: mcp-go sends them
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
+	onInit  initEdit      // edits the initialize request (declareTasks); nil: none
 	probe   *probeState   // the server/discover probe (modern.go)
 }
 
@@ -92,6 +93,9 @@ func (n *notices) wait() { n.wg.Wait() }
 func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	if req.Method == string(mcp.MethodServerDiscover) {
 		return t.discover(ctx, req)
+	}
+	if req.Method == string(mcp.MethodInitialize) && t.onInit != nil {
+		t.onInit(&req)
 	}
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if err == nil && resp != nil && resp.Error == nil {

@@ -38,6 +38,7 @@ type conn struct {
 	transport Transport
 	init      *mcp.InitializeResult
 	schemas   *rawSchemas
+	tasks     *clientTasks // the tasks the server created (clienttasks.go)
 }
 
 // processLink is the link of a stdio server.
@@ -105,10 +106,11 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	s.setProcessTail(p.tail)
 	tooLarge := &tooLargeIDs{}
 	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logs, tooLarge)
-	schemas, notes := &rawSchemas{}, newNotices(life)
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, s.logger)
 	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
-		client:    s.newClient(t, schemas, notes),
+		client:    s.newClient(t, schemas, notes, tasks),
+		tasks:     tasks,
 		notes:     notes,
 		link:      processLink{p},
 		transport: TransportStdio,
@@ -181,11 +183,11 @@ func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, er
 }
 
 func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
-	schemas, notes := &rawSchemas{}, newNotices(life)
-	cl := s.newClient(t, schemas, notes)
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, s.logger)
+	cl := s.newClient(t, schemas, notes, tasks)
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
-	c := &conn{client: cl, notes: notes, link: l, transport: tr, schemas: schemas}
+	c := &conn{client: cl, notes: notes, link: l, transport: tr, schemas: schemas, tasks: tasks}
 	if err := s.handshake(life, ctx, c); err != nil {
 		_ = cl.Close()
 		return nil, err

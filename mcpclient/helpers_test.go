@@ -26,6 +26,10 @@ func TestMain(m *testing.M) {
 		oldServer()
 		os.Exit(0)
 	}
+	if os.Getenv("MCPCLIENT_TEST_TASK_SERVER") == "1" {
+		taskServer()
+		os.Exit(0)
+	}
 	testbin.Main(m, map[string]*string{"./testdata/mcpserver": &serverBin})
 }
 

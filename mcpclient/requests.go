@@ -21,7 +21,10 @@ import (
 // server's one running call, if exactly one is running. An attributed request's handler context carries the values of
 // the context given to CallTool and ends when the call ends (cancelled,
 // timed out or answered) or the connection does; an unattributed one ends
-// with the connection or after the server's call timeout.
+// with the connection or after the server's call timeout. A request the
+// server sends as a task (clienttasks.go) keeps the call's Origin and
+// context values but not its end: its context ends when the server cancels
+// the task, the task's TTL passes or the connection closes.
 
 // Origin says where a server request comes from.
 type Origin struct {

@@ -82,12 +82,14 @@ func TestCapabilitiesFollowHandlers(t *testing.T) {
 	}{
 		{"none", func(*mcpclient.Options, *mcpclient.ServerSpec) {}, `{}`},
 		{"all", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Elicitor, o.Sampler, o.Roots = h, h, h },
-			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{"tools":{}}}`},
+			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{"tools":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}}}`},
 		{"no sampling for this server", func(o *mcpclient.Options, s *mcpclient.ServerSpec) {
 			o.Elicitor, o.Sampler, o.Roots = h, h, h
 			s.NoSampling = true
-		}, `{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true}}`},
-		{"elicitation only", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Elicitor = h }, `{"elicitation":{"form":{},"url":{}}}`},
+		}, `{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
+		{"elicitation only", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Elicitor = h },
+			`{"elicitation":{"form":{},"url":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
+		{"roots only: no tasks", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Roots = h }, `{"roots":{"listChanged":true}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

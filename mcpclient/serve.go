@@ -13,9 +13,18 @@ import (
 
 // newClient returns the mcp-go client of one connection over t: the
 // transport wrapped (see wrapTransport), server requests answered by
-// serveRequest, and the capabilities of the Options' handlers declared.
-func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *notices) *client.Client {
-	w := withServe(wrapTransport(t, schemas, notes), s.serveRequest)
+// serveTask (with the connection's task table tasks) and serveRequest, and
+// the capabilities of the Options' handlers declared (tasks in the legacy
+// handshake only: declareTasks).
+func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *notices, tasks *clientTasks) *client.Client {
+	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
+		if resp, ok := s.serveTask(ctx, tasks, req); ok {
+			return resp, nil
+		}
+		return s.serveRequest(ctx, req, next)
+	}
+	w := withServe(wrapTransport(t, schemas, notes), serve, s.declareTasks)
+	tasks.send = w.SendNotification
 	return client.NewClient(w, append(s.protocolOptions(t), client.WithClientCapabilities(s.capabilities()))...)
 }
 
@@ -47,14 +56,14 @@ func (s *server) samples() bool { return s.m.opts.Sampler != nil && !s.spec.NoSa
 type requestServer func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error)
 
 // withServe returns t (a wrapTransport result) with its server requests
-// going through fn first.
-func withServe(t transport.Interface, fn requestServer) transport.Interface {
+// going through fn first, and its initialize request edited by onInit.
+func withServe(t transport.Interface, fn requestServer, onInit initEdit) transport.Interface {
 	switch w := t.(type) {
 	case wrapped:
-		w.serve = fn
+		w.serve, w.onInit = fn, onInit
 		return w
 	case wrappedHTTP:
-		w.serve = fn
+		w.serve, w.onInit = fn, onInit
 		return w
 	}
 	return t
@@ -69,14 +78,7 @@ func (s *server) serveRequest(ctx context.Context, req transport.JSONRPCRequest,
 		return next(ctx, req)
 	}
 	res, err := s.answer(ctx, req.Method, req.Params)
-	if err != nil {
-		return errorResponse(req.ID, err), nil
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return errorResponse(req.ID, err), nil
-	}
-	return transport.NewJSONRPCResultResponse(req.ID, b), nil
+	return reply(req.ID, res, err), nil
 }
 
 // requestHandler is the handler of server requests of method, or nil

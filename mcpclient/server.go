@@ -303,6 +303,7 @@ func sameTools(a, b []mcp.Tool) bool {
 func (s *server) closeConn(c *conn) {
 	c.schemas.ttl.stop()
 	_ = c.client.Close() // closes stdin for stdio; ends the session for HTTP
+	c.tasks.close()      // no handler of the server's tasks outlives the connection
 	if err := c.link.close(s.m.opts.CloseGrace, s.m.opts.CloseTimeout, s.m.hurry); err != nil {
 		s.logger.Error("tearing down MCP server", "err", err)
 		s.m.noteCloseErr(fmt.Errorf("server %q: %w", s.spec.Name, err))

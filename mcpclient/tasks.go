@@ -40,9 +40,9 @@ import (
 // here: acpgate does not declare it, so servers on that revision do not
 // create tasks for its calls, which then run as plain calls.
 //
-// acpgate declares no client "tasks" capability: that one is about the
-// server making *its* requests (sampling, elicitation) task-augmented,
-// which acpgate does not honour.
+// The client "tasks" capability (the server making *its* requests,
+// sampling and elicitation, task-augmented) is the other direction: see
+// clienttasks.go.
 
 // ErrTaskRunning: acpgate stopped waiting for a task that is still running
 // on the server (see TaskRunningError).

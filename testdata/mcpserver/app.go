@@ -99,6 +99,7 @@ func (a *app) onRequest(ctx context.Context, _ any, message any) error {
 	if err := a.gateProtocol(ctx, mcp.MCPMethod(m.Method)); err != nil {
 		return err
 	}
+	a.recordMetaCapabilities(m.Method, raw)
 	switch mcp.MCPMethod(m.Method) {
 	case mcp.MethodInitialize:
 		return a.gateInitialize(ctx)

@@ -254,6 +254,8 @@
 //	grandchild <pid>   after spawning the grandchild
 //	client <name> <version>  on initialize: the client's clientInfo
 //	capabilities <json>  on initialize: the client's capabilities, as JSON
+//	meta capabilities <json>  on a 2026-07-28 tools/list: the client's
+//	                   capabilities in its _meta, as JSON
 //	roots changed      on receipt of notifications/roots/list_changed
 //	initialized        on receipt of notifications/initialized
 //	call <tool>        on every tools/call, before the tool runs (also for
