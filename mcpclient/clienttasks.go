@@ -455,7 +455,7 @@ func (s *server) serveTask(ctx context.Context, ct *clientTasks, req transport.J
 	if json.Unmarshal(raw, &p) != nil || p.Task == nil {
 		return nil, false
 	}
-	rctx, origin, done := s.requestContext(ctx)
+	rctx, origin, done := s.requestContext(ctx, raw)
 	vals := context.WithoutCancel(rctx) // the call's values; the task outlives the call
 	done()
 	elicit := req.Method == string(mcp.MethodElicitationCreate)
