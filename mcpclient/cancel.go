@@ -12,7 +12,9 @@ import (
 
 // wrapped wraps an mcp-go transport for our client: it captures the raw
 // tools/list input schemas, decodes tools/call results (see
-// takeCallResult) and, where mcp-go sends none (libraryCancels), sends
+// takeCallResult), keeps the 2026-07-28 Tasks extension out of a legacy
+// initialize, names the capability of a -32021 error and refuses a
+// CreateTaskResult where none may come (see exttasks.go) and, where mcp-go sends none (libraryCancels), sends
 // notifications/cancelled after every request whose context ends before
 // its answer arrives; a server would otherwise go on working for nobody.
 // It forwards the optional interfaces mcp-go looks for (server requests,
@@ -87,10 +89,19 @@ func (n *notices) wait() { n.wg.Wait() }
 
 // SendRequest implements transport.Interface.
 func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	if req.Method == string(mcp.MethodServerDiscover) {
+	switch req.Method {
+	case string(mcp.MethodServerDiscover):
 		return t.discover(ctx, req)
+	case string(mcp.MethodInitialize):
+		req.Params = withoutExtTasks(req.Params) // exttasks.go
 	}
 	resp, err := t.Interface.SendRequest(ctx, req)
+	if err == nil && resp != nil {
+		nameMissingCapability(resp.Error)
+		if err := checkTaskResult(req.Method, resp); err != nil {
+			return nil, err
+		}
+	}
 	if err == nil && resp != nil && resp.Error == nil {
 		switch {
 		case req.Method == string(mcp.MethodToolsList) && t.schemas != nil:

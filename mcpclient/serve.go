@@ -21,7 +21,8 @@ func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *no
 
 // capabilities are the client capabilities declared to the server: exactly
 // those whose handler is set (sampling not to a server whose spec sets
-// NoSampling).
+// NoSampling), and the Tasks extension (2026-07-28 requests only; see
+// exttasks.go).
 func (s *server) capabilities() mcp.ClientCapabilities {
 	var c mcp.ClientCapabilities
 	o := &s.m.opts
@@ -36,6 +37,7 @@ func (s *server) capabilities() mcp.ClientCapabilities {
 			ListChanged bool `json:"listChanged,omitempty"`
 		}{ListChanged: true}
 	}
+	c.Extensions = map[string]any{extTasksID: struct{}{}} // 2026-07-28 only: see exttasks.go
 	return c
 }
 
