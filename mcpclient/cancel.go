@@ -14,9 +14,10 @@ import (
 // tools/list input schemas, decodes tools/call results (see
 // takeCallResult), keeps the 2026-07-28 Tasks extension out of a legacy
 // initialize, names the capability of a -32021 error and refuses a
-// CreateTaskResult where none may come (see exttasks.go) and, where mcp-go sends none (libraryCancels), sends
-// notifications/cancelled after every request whose context ends before
-// its answer arrives; a server would otherwise go on working for nobody.
+// CreateTaskResult where none may come (see exttasks.go) and, where mcp-go
+// sends none (libraryCancels), sends notifications/cancelled after every
+// request whose context ends before its answer arrives; a server would
+// otherwise go on working for nobody.
 // It forwards the optional interfaces mcp-go looks for (server requests,
 // connection loss, the legacy-protocol constraint) and nothing else: in
 // particular it is not a transport.HTTPConnection (wrappedHTTP is, for HTTP

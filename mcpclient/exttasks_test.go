@@ -155,6 +155,22 @@ func TestExtTaskMissingCapability(t *testing.T) {
 	}
 }
 
+// A CreateTaskResult answering a request other than tools/call fails it
+// as an invalid response, and the server stays ready.
+func TestExtTaskInvalidAnswer(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m := start(t, opts, extServer())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := m.ReadResource(ctx, "s", "test://ext-task"); !errors.Is(err, mcpclient.ErrInvalidResponse) {
+		t.Fatalf("err %v, want ErrInvalidResponse", err)
+	}
+	mustReady(t, m, "s")
+	if got := text(t, call(t, m, "s", "echo", map[string]any{"text": "hi"})); got != "hi" {
+		t.Errorf("echo %q", got)
+	}
+}
+
 // A connection on 2025-11-25 does not declare the extension in initialize
 // (it is of 2026-07-28 requests only).
 func TestExtTasksNotDeclaredOnLegacy(t *testing.T) {

@@ -47,6 +47,9 @@ import (
 //	    keys of inputResponses, in order); tasks/cancel records "ext
 //	    tasks/cancel <task id>" and the job is cancelled from then on.
 //	    Requests for other tasks go to mcp-go.
+//	resources/read of test://ext-task
+//	    Answered with a CreateTaskResult, which the extension allows for
+//	    tools/call only (an invalid answer, for clients to refuse).
 //
 // Only over stdio, with -protocol 2026-07-28 or both.
 
@@ -139,6 +142,7 @@ type extRequest struct {
 	Method string          `json:"method"`
 	Params struct {
 		Name      string `json:"name"`
+		URI       string `json:"uri"`
 		TaskID    string `json:"taskId"`
 		Arguments struct {
 			Steps int  `json:"steps"`
@@ -179,6 +183,12 @@ func (x *extTasks) handle(line []byte) bool {
 			return false
 		}
 		res, rpcErr = x.task(&req, j)
+	case string(mcp.MethodResourcesRead):
+		if req.Params.URI != "test://ext-task" {
+			return false
+		}
+		res = map[string]any{"resultType": "task", "taskId": "ext-read", "status": "working",
+			"createdAt": time.Now().UTC().Format(time.RFC3339), "lastUpdatedAt": time.Now().UTC().Format(time.RFC3339), "ttlMs": 60000}
 	default:
 		return false
 	}
