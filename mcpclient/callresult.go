@@ -28,10 +28,12 @@ import (
 // always has.
 
 // resultSlot receives the decoded result of one tools/call.
-// A CreateTaskResult goes to task instead (see takeTask).
+// A CreateTaskResult goes to task (2025-11-25, see takeTask) or ext
+// (2026-07-28, see takeExtTask) instead.
 type resultSlot struct {
 	res  *mcp.CallToolResult
 	task *mcp.Task
+	ext  *extTask
 }
 
 type resultSlotKey struct{}
@@ -57,7 +59,7 @@ func takeCallResult(ctx context.Context, resp *transport.JSONRPCResponse, inPlac
 	}
 	res, ok := decodeCallResult(resp.Result, inPlace)
 	if !ok {
-		if takeTask(slot, resp.Result) { // it has no content
+		if takeTask(slot, resp.Result) || takeExtTask(slot, resp.Result) { // it has no content
 			return &transport.JSONRPCResponse{JSONRPC: resp.JSONRPC, ID: resp.ID, Result: standInResult}
 		}
 		return resp

@@ -66,7 +66,11 @@ type callState struct {
 // ErrNotReady (ErrRestarting while the server restarts, ErrNeedsAuth while
 // it waits for sign-in), ErrRateLimited, ErrCallTimeout,
 // ErrResponseTooLarge, ErrServerExited or ErrConnLost, or the context's
-// error.
+// error. A call that runs as a task (2025-11-25: tasks.go; 2026-07-28:
+// exttasks.go) may also fail with a *TaskRunningError, ErrTaskFailed (with
+// the task's *RequestError) or ErrTaskCancelled; a call refused for want of
+// a client capability fails with a *MissingCapabilityError, and one answered
+// with something that does not fit it with ErrInvalidResponse.
 //
 // A call the server refuses for want of a sign-in (a token that no longer
 // works, or a 403 asking for more scope) waits, where Options.SignIn is
@@ -127,12 +131,15 @@ func (s *server) callTool(ctx context.Context, c *conn, tool string, args any, c
 		if slot.task != nil {
 			return s.followTask(ctx, callCtx, c, cs, *slot.task, slot)
 		}
+		if slot.ext != nil {
+			return s.followExtTask(ctx, callCtx, c, cs, slot.ext)
+		}
 		if slot.res != nil {
 			return slot.res, nil // decoded by the transport wrapper
 		}
 		return res, nil
 	}
-	return nil, s.callErr(ctx, callCtx, c, "tools/call "+tool, err)
+	return nil, s.extErr(ctx, callCtx, c, "tools/call "+tool, err)
 }
 
 // signInForCall handles a call refused for want of a sign-in (err): with
@@ -169,7 +176,7 @@ func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err
 		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, ctx.Err())
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout)
-	case errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrNeedsAuth):
+	case errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrNeedsAuth), errors.Is(err, ErrInvalidResponse):
 		// Not the link's fault: the link stays (see authFailed).
 		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
 	}

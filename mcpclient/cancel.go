@@ -12,9 +12,12 @@ import (
 
 // wrapped wraps an mcp-go transport for our client: it captures the raw
 // tools/list input schemas, decodes tools/call results (see
-// takeCallResult) and, where mcp-go sends none (libraryCancels), sends
-// notifications/cancelled after every request whose context ends before
-// its answer arrives; a server would otherwise go on working for nobody.
+// takeCallResult), keeps the 2026-07-28 Tasks extension out of a legacy
+// initialize, names the capability of a -32021 error and refuses a
+// CreateTaskResult where none may come (see exttasks.go) and, where mcp-go
+// sends none (libraryCancels), sends notifications/cancelled after every
+// request whose context ends before its answer arrives; a server would
+// otherwise go on working for nobody.
 // It forwards the optional interfaces mcp-go looks for (server requests,
 // connection loss, the legacy-protocol constraint) and nothing else: in
 // particular it is not a transport.HTTPConnection (wrappedHTTP is, for HTTP
@@ -25,7 +28,7 @@ type wrapped struct {
 	schemas *rawSchemas   // captures tools/list input schemas verbatim
 	notes   *notices      // the cancellation notices in flight; nil: mcp-go sends them
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
-	onInit  initEdit      // edits the initialize request (declareTasks); nil: none
+	onInit  initEdit      // edits the initialize request (handshakeCapabilities); nil: none
 	probe   *probeState   // the server/discover probe (modern.go)
 }
 
@@ -91,13 +94,19 @@ func (n *notices) wait() { n.wg.Wait() }
 
 // SendRequest implements transport.Interface.
 func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
-	if req.Method == string(mcp.MethodServerDiscover) {
+	switch {
+	case req.Method == string(mcp.MethodServerDiscover):
 		return t.discover(ctx, req)
-	}
-	if req.Method == string(mcp.MethodInitialize) && t.onInit != nil {
+	case req.Method == string(mcp.MethodInitialize) && t.onInit != nil:
 		t.onInit(&req)
 	}
 	resp, err := t.Interface.SendRequest(ctx, req)
+	if err == nil && resp != nil {
+		nameMissingCapability(resp.Error)
+		if err := checkTaskResult(req.Method, resp); err != nil {
+			return nil, err
+		}
+	}
 	if err == nil && resp != nil && resp.Error == nil {
 		switch {
 		case req.Method == string(mcp.MethodToolsList) && t.schemas != nil:

@@ -405,13 +405,12 @@ func (s *server) taskCapability() *mcp.TasksCapability {
 // initEdit edits an initialize request before it is sent.
 type initEdit func(*transport.JSONRPCRequest)
 
-// declareTasks adds the tasks capability to an initialize request (the
-// legacy handshake; a 2026-07-28 connection sends none).
-func (s *server) declareTasks(req *transport.JSONRPCRequest) {
-	tc := s.taskCapability()
-	if tc == nil {
-		return
-	}
+// handshakeCapabilities edits an initialize request (the legacy
+// handshake) for the capabilities that differ from those of 2026-07-28
+// requests: the client tasks capability is declared here only (where
+// acpgate honours some), and the Tasks extension, of 2026-07-28, is not
+// declared here (see dropExtTasks).
+func (s *server) handshakeCapabilities(req *transport.JSONRPCRequest) {
 	b, err := json.Marshal(req.Params)
 	if err != nil {
 		return
@@ -420,17 +419,20 @@ func (s *server) declareTasks(req *transport.JSONRPCRequest) {
 	if json.Unmarshal(b, &params) != nil || params == nil {
 		return
 	}
-	caps := map[string]any{}
+	caps := map[string]json.RawMessage{}
 	if raw, ok := params["capabilities"]; ok {
 		_ = json.Unmarshal(raw, &caps)
 	}
-	caps["tasks"] = tc
+	dropExtTasks(caps)
+	if tc := s.taskCapability(); tc != nil {
+		if caps["tasks"], err = json.Marshal(tc); err != nil {
+			return
+		}
+	}
 	if params["capabilities"], err = json.Marshal(caps); err != nil {
 		return
 	}
-	if b, err = json.Marshal(params); err == nil {
-		req.Params = json.RawMessage(b)
-	}
+	req.Params = params
 }
 
 // serveTask answers the server's task requests on a connection with task

@@ -196,7 +196,8 @@ type Root struct {
 
 // RequestError is an error a handler returns to answer the server with a
 // JSON-RPC error of a code of its choosing (any other error is answered
-// with -32603 and its text, so it must say nothing secret).
+// with -32603 and its text, so it must say nothing secret). It is also the
+// JSON-RPC error a 2026-07-28 task failed with (see ErrTaskFailed).
 type RequestError struct {
 	Code    int
 	Message string

@@ -15,7 +15,7 @@ import (
 // transport wrapped (see wrapTransport), server requests answered by
 // serveTask (with the connection's task table tasks) and serveRequest, and
 // the capabilities of the Options' handlers declared (tasks in the legacy
-// handshake only: declareTasks).
+// handshake only: handshakeCapabilities).
 func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *notices, tasks *clientTasks) *client.Client {
 	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
 		if resp, ok := s.serveTask(ctx, tasks, req); ok {
@@ -23,14 +23,15 @@ func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *no
 		}
 		return s.serveRequest(ctx, req, next)
 	}
-	w := withServe(wrapTransport(t, schemas, notes), serve, s.declareTasks)
+	w := withServe(wrapTransport(t, schemas, notes), serve, s.handshakeCapabilities)
 	tasks.send = w.SendNotification
 	return client.NewClient(w, append(s.protocolOptions(t), client.WithClientCapabilities(s.capabilities()))...)
 }
 
 // capabilities are the client capabilities declared to the server: exactly
 // those whose handler is set (sampling not to a server whose spec sets
-// NoSampling).
+// NoSampling), and the Tasks extension (2026-07-28 requests only; see
+// exttasks.go).
 func (s *server) capabilities() mcp.ClientCapabilities {
 	var c mcp.ClientCapabilities
 	o := &s.m.opts
@@ -45,6 +46,7 @@ func (s *server) capabilities() mcp.ClientCapabilities {
 			ListChanged bool `json:"listChanged,omitempty"`
 		}{ListChanged: true}
 	}
+	c.Extensions = map[string]any{extTasksID: struct{}{}} // 2026-07-28 only: see exttasks.go
 	return c
 }
 

@@ -34,11 +34,10 @@ import (
 // mcp-go v1.2.1 offers the requests (GetTask, TaskResult, CancelTask) but
 // its CallTool cannot return a CreateTaskResult (it wants content): the
 // transport wrapper takes the task into the call's resultSlot instead (see
-// takeTask) and hands mcp-go a stand-in. The 2026-07-28 Tasks extension
-// (io.modelcontextprotocol/tasks, SEP-2663: resultType "task",
-// tasks/update, no tasks/result) is not implemented by mcp-go's client, nor
-// here: acpgate does not declare it, so servers on that revision do not
-// create tasks for its calls, which then run as plain calls.
+// takeTask) and hands mcp-go a stand-in. On 2026-07-28 connections tasks
+// are those of the io.modelcontextprotocol/tasks extension (SEP-2663:
+// resultType "task", tasks/update, no tasks/result), which mcp-go's client
+// does not implement: see exttasks.go.
 //
 // The client "tasks" capability (the server making *its* requests,
 // sampling and elicitation, task-augmented) is the other direction: see

@@ -62,6 +62,7 @@ func (a *app) build() {
 	opts = append(opts, a.taskOptions(hooks)...)
 	opts = append(opts, a.protocolOptions()...)
 	opts = append(opts, a.liveOptions(hooks)...)
+	opts = append(opts, a.extTaskOptions()...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -78,6 +79,7 @@ func (a *app) build() {
 	a.addModernTools()
 	a.addLive()
 	a.addListing(hooks)
+	a.addExtTaskTools()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.

@@ -90,6 +90,8 @@
 //	-start-delay DURATION       Sleep DURATION after the signals are wired and
 //	    before anything is read or written (a slow start, like npx fetching
 //	    a package): every request waits for it alike.
+//	-ext-tasks                  The 2026-07-28 Tasks extension and its tool
+//	    ext_job (see exttasks.go); stdio, -protocol 2026-07-28 or both.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
 //
 // # Tools
@@ -327,6 +329,7 @@ type config struct {
 	startDelay     time.Duration // see modern.go
 	readyAt        int64         // see modern.go
 	live           bool
+	extTasks       bool // see exttasks.go
 }
 
 const hiddenFlag = "grandchild-mode"
@@ -354,6 +357,7 @@ func parseFlags() *config {
 	fs.IntVar(&c.tools, "tools", 0, "register N extra tools tool_0..tool_{N-1}")
 	fs.IntVar(&c.pageSize, "page-size", 0, "list pagination page size (0 = none)")
 	modernFlags(fs, c)
+	extTaskFlags(fs, c)
 	fs.BoolVar(&c.live, "live", false, "live resources and prompts: subscriptions, list_changed, completion")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
@@ -374,6 +378,9 @@ func parseFlags() *config {
 		usageError("unknown -transport %q (want stdio, http or sse)", c.transport)
 	}
 	if err := validProtocol(c.protocol); err != nil {
+		usageError("%v", err)
+	}
+	if err := validExtTasks(c); err != nil {
 		usageError("%v", err)
 	}
 	if c.hugeLine < 0 || c.stderrLines < 0 || c.crashAfter < 0 || c.tools < 0 || c.pageSize < 0 {
@@ -470,7 +477,7 @@ func (a *app) serveStdio(term <-chan os.Signal) {
 	if a.cfg.ignoreStdinEOF {
 		in = noEOFReader{os.Stdin, a.rec}
 	}
-	in = a.watchInput(in)
+	in = a.extTasksInput(a.watchInput(in))
 	ss := server.NewStdioServer(a.srv)
 	server.WithWorkerPoolSize(64)(ss)
 	ss.SetErrorLogger(log.New(os.Stderr, "mcpserver: ", 0))
