@@ -9,18 +9,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
-
-// count is how many lines of the record are line.
-func count(lines []string, line string) int {
-	n := 0
-	for _, l := range lines {
-		if l == line {
-			n++
-		}
-	}
-	return n
-}
 
 // A resource of a shared server that two sessions mention is subscribed
 // to once; both sessions' models are told it changed; the subscription
@@ -39,7 +29,7 @@ func TestSharedServerSubscriptions(t *testing.T) {
 			t.Fatalf("the model did not get the resource:\n%s", got)
 		}
 	}
-	if n := count(readRecord(t, rec), "subscribe test://counter"); n != 1 {
+	if n := testbin.Count(readRecord(t, rec), "subscribe test://counter"); n != 1 {
 		t.Fatalf("subscribed %d times: %q", n, readRecord(t, rec))
 	}
 
@@ -71,7 +61,7 @@ func TestSharedServerSubscriptions(t *testing.T) {
 	if _, err := h.conn.CloseSession(h.ctx(), acpsdk.CloseSessionRequest{SessionId: two}); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(readRecord(t, rec), "unsubscribe test://counter"); n != 1 {
+	if n := testbin.Count(readRecord(t, rec), "unsubscribe test://counter"); n != 1 {
 		t.Fatalf("unsubscribed %d times after the last session: %q", n, readRecord(t, rec))
 	}
 }

@@ -70,7 +70,7 @@ func TestExtTaskInput(t *testing.T) {
 	if len(h.elicits) != 1 || h.elicits[0].Tool != "ext_job" || h.elicits[0].Server != "s" || h.elicits[0].Message != "Your name?" {
 		t.Errorf("elicitations %+v, want one for ext_job", h.elicits)
 	}
-	if n := count(lines(), "ext tasks/update [answer-ext-1]"); n != 1 {
+	if n := testbin.Count(lines(), "ext tasks/update [answer-ext-1]"); n != 1 {
 		t.Errorf("%d tasks/update, want 1:\n%s", n, strings.Join(lines(), "\n"))
 	}
 	sawInput := false
@@ -205,15 +205,4 @@ func callWith(t *testing.T, m *mcpclient.Manager, tool string, args map[string]a
 		t.Fatalf("CallTool %s: %v", tool, err)
 	}
 	return res
-}
-
-// count returns how many lines are line.
-func count(lines []string, line string) int {
-	n := 0
-	for _, l := range lines {
-		if l == line {
-			n++
-		}
-	}
-	return n
 }

@@ -26,16 +26,16 @@ func TestToolsTTLOneExpiry(t *testing.T) {
 	isToolsChanged := func(e mcpclient.Event) bool { return e.Kind == mcpclient.EventToolsChanged && e.Server == "s" }
 	events.wait(t, "the first tool list of s", isToolsChanged)
 
-	listings := func() int { return countLines(lines(), "tools/list") }
+	listings := func() int { return testbin.Count(lines(), "tools/list") }
 	for range kicks {
 		n := listings()
 		call(t, m, "s", "list_changed", nil)
 		testbin.WaitFor(t, "the re-listing after list_changed", func() bool { return listings() > n })
 	}
 
-	ref0, s0 := countLines(linesRef(), "tools/list"), listings()
+	ref0, s0 := testbin.Count(linesRef(), "tools/list"), listings()
 	testbin.WaitFor(t, "the reference server's re-listings", func() bool {
-		return countLines(linesRef(), "tools/list") >= ref0+periods
+		return testbin.Count(linesRef(), "tools/list") >= ref0+periods
 	})
 	// One expiry loop: periods listings, one more for phase, one for slack.
 	if got := listings() - s0; got > periods+2 {

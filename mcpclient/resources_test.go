@@ -137,7 +137,7 @@ func TestSubscriptionRenewedAfterRestart(t *testing.T) {
 	}
 	restart()
 	testbin.WaitFor(t, "the restarted server subscribed again", func() bool {
-		return countLines(lines(), "subscribe test://counter") == 2
+		return testbin.Count(lines(), "subscribe test://counter") == 2
 	})
 	call(t, m, "s", "bump_counter", nil)
 	events.wait(t, "resource updated after the restart", func(e mcpclient.Event) bool {
@@ -147,17 +147,7 @@ func TestSubscriptionRenewedAfterRestart(t *testing.T) {
 		t.Fatalf("Unsubscribe: %v", err)
 	}
 	restart()
-	if n := countLines(lines(), "subscribe test://counter"); n != 2 {
+	if n := testbin.Count(lines(), "subscribe test://counter"); n != 2 {
 		t.Fatalf("after Unsubscribe and a restart the server saw %d subscribes, want still 2", n)
 	}
-}
-
-func countLines(lines []string, want string) int {
-	n := 0
-	for _, l := range lines {
-		if l == want {
-			n++
-		}
-	}
-	return n
 }

@@ -1,15 +1,12 @@
 package main_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/testdata/fakellm"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // TestReferenceServerAsyncSampling: the reference server's
@@ -17,10 +14,6 @@ import (
 // task the server polls) is listed, asks the user, and completes with the
 // (fake) model's answer once the permission is granted.
 func TestReferenceServerAsyncSampling(t *testing.T) {
-	everything := filepath.Join(testbin.ModuleRoot(), "testdata", "everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the reference server is not installed (%v): run `make npm` (or `make test`)", err)
-	}
 	llm := fakellm.Start(fakellm.Turn{Text: "the fake model's answer"})
 	defer llm.Close()
 	a := launchAgent(t, t.TempDir(), nil, "--model", "fake-model", "--base-url", llm.URL, "--startup-budget", "20s")
@@ -30,13 +23,7 @@ func TestReferenceServerAsyncSampling(t *testing.T) {
 	if _, err := a.conn.Initialize(ctx30(t), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
-		{Stdio: &acpsdk.McpServerStdio{Name: "e", Command: "node", Args: []string{everything, "stdio"}, Env: []acpsdk.EnvVariable{}}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := sess.SessionId
+	sid := everythingSession(t, a, t.TempDir())
 
 	prompt(t, a, sid, "/tools mcp__e__trigger-sampling")
 	if tools := agentText(a.client.all()); !strings.Contains(tools, "mcp__e__trigger-sampling-request-async") {

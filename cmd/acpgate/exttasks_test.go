@@ -26,16 +26,7 @@ func TestExtTaskCard(t *testing.T) {
 	if text := callText(t, a, sess.SessionId, "mcp__s__ext_job", `{"steps":2}`); text != "job done 2" {
 		t.Errorf("ext_job: %q", text)
 	}
-	var cards []string
-	for _, n := range a.client.all()[from:] {
-		if u := n.Update.ToolCallUpdate; u != nil && u.Meta["progress"] != nil {
-			for _, c := range u.Content {
-				if c.Content != nil && c.Content.Content.Text != nil {
-					cards = append(cards, c.Content.Content.Text.Text)
-				}
-			}
-		}
-	}
+	cards := progressCards(a.client.all()[from:])
 	all := strings.Join(cards, "\n")
 	if !strings.Contains(all, "step 1") || !strings.Contains(all, "step 2") || !strings.Contains(all, "(task ext-1") {
 		t.Errorf("card texts %q, want the task's steps", cards)

@@ -3,15 +3,12 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/testdata/fakellm"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // TestReferenceServerRequests drives the binary with the MCP reference
@@ -22,10 +19,6 @@ import (
 // answer after the user's permission, trigger-elicitation-request gets the
 // user's answer with the form's defaults.
 func TestReferenceServerRequests(t *testing.T) {
-	everything := filepath.Join(testbin.ModuleRoot(), "testdata", "everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the reference server is not installed (%v): run `make npm` (or `make test`)", err)
-	}
 	llm := fakellm.Start(fakellm.Turn{Text: "the fake model's answer"})
 	defer llm.Close()
 	a := launchAgent(t, t.TempDir(), nil, "--model", "fake-model", "--base-url", llm.URL, "--startup-budget", "20s")
@@ -44,13 +37,7 @@ func TestReferenceServerRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	cwd := t.TempDir()
-	sess, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{
-		{Stdio: &acpsdk.McpServerStdio{Name: "e", Command: "node", Args: []string{everything, "stdio"}, Env: []acpsdk.EnvVariable{}}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := sess.SessionId
+	sid := everythingSession(t, a, cwd)
 
 	prompt(t, a, sid, "/tools mcp__e__")
 	tools := agentText(a.client.all())

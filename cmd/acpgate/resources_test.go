@@ -9,7 +9,6 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/testdata/fakellm"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // TestReferenceServerPromptsAndResources drives the binary with the MCP
@@ -18,11 +17,7 @@ import (
 // fake model gets the prompt's text), and a resource the user mentions
 // reaches the model, read from the server and framed as untrusted.
 func TestReferenceServerPromptsAndResources(t *testing.T) {
-	dist := filepath.Join(testbin.ModuleRoot(), "testdata", "everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist")
-	everything := filepath.Join(dist, "index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the reference server is not installed (%v): run `make npm` (or `make test`)", err)
-	}
+	dist := everythingDist(t)
 	doc, err := os.ReadFile(filepath.Join(dist, "docs", "architecture.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -33,13 +28,7 @@ func TestReferenceServerPromptsAndResources(t *testing.T) {
 	if _, err := a.conn.Initialize(ctx30(t), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
-		{Stdio: &acpsdk.McpServerStdio{Name: "e", Command: "node", Args: []string{everything, "stdio"}, Env: []acpsdk.EnvVariable{}}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := sess.SessionId
+	sid := everythingSession(t, a, t.TempDir())
 
 	a.client.waitUpdate(t, "e.args-prompt advertised", func(u acpsdk.SessionUpdate) bool {
 		if u.AvailableCommandsUpdate == nil {

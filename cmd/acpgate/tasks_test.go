@@ -1,14 +1,10 @@
 package main_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
-
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // TestReferenceServerTask drives the binary with the MCP reference server
@@ -18,10 +14,6 @@ import (
 // server sends while the task waits for input) reaches the client and its
 // answer the report.
 func TestReferenceServerTask(t *testing.T) {
-	everything := filepath.Join(testbin.ModuleRoot(), "testdata", "everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(everything); err != nil {
-		t.Fatalf("the reference server is not installed (%v): run `make npm` (or `make test`)", err)
-	}
 	a := launchAgent(t, t.TempDir(), nil, "--startup-budget", "20s")
 	a.client.mu.Lock()
 	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
@@ -34,27 +26,13 @@ func TestReferenceServerTask(t *testing.T) {
 	if _, err := a.conn.Initialize(ctx30(t), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
-		{Stdio: &acpsdk.McpServerStdio{Name: "e", Command: "node", Args: []string{everything, "stdio"}, Env: []acpsdk.EnvVariable{}}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sid := everythingSession(t, a, t.TempDir())
 	from := len(a.client.all())
-	text := callText(t, a, sess.SessionId, "mcp__e__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	text := callText(t, a, sid, "mcp__e__simulate-research-query", `{"topic":"python","ambiguous":true}`)
 	if !strings.Contains(text, "Research Report: python (programming)") {
 		t.Errorf("simulate-research-query: %s", text)
 	}
-	var cards []string
-	for _, n := range a.client.all()[from:] {
-		if u := n.Update.ToolCallUpdate; u != nil && u.Meta["progress"] != nil {
-			for _, c := range u.Content {
-				if c.Content != nil && c.Content.Content.Text != nil {
-					cards = append(cards, c.Content.Content.Text.Text)
-				}
-			}
-		}
-	}
+	cards := progressCards(a.client.all()[from:])
 	if len(cards) == 0 || !strings.HasPrefix(cards[0], "working") || !strings.Contains(cards[0], "(task ") {
 		t.Errorf("card texts %q, want the task's status", cards)
 	}

@@ -28,3 +28,14 @@ func WriteFile(t testing.TB, dir, name, content string) string {
 	}
 	return path
 }
+
+// Count returns how many of lines are exactly line.
+func Count(lines []string, line string) int {
+	n := 0
+	for _, l := range lines {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
