@@ -47,17 +47,33 @@ func TestExtTaskCompletes(t *testing.T) {
 	}
 }
 
+// extServerOver is extServer over transport tr: stdio, or streamable HTTP
+// (the server runs for the test).
+func extServerOver(t *testing.T, tr string, args ...string) mcpclient.ServerSpec {
+	if tr == "stdio" {
+		return extServer(args...)
+	}
+	url := netServer(t, "http", append([]string{"-protocol", "2026-07-28", "-ext-tasks"}, args...)...)
+	return mcpclient.ServerSpec{Name: "s", Transport: mcpclient.TransportHTTP, URL: url}
+}
+
 // An input_required task's elicitation goes to the Elicitor, attributed to
 // the call, once (the server shows the key again after the tasks/update),
-// and its answer reaches the result.
+// and its answer reaches the result; over stdio and streamable HTTP.
 func TestExtTaskInput(t *testing.T) {
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) { testExtTaskInput(t, tr) })
+	}
+}
+
+func testExtTaskInput(t *testing.T, tr string) {
 	h := &handlers{ElicitFunc: func(context.Context, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"name": "Ann"}}, nil
 	}}
 	opts, _ := fastOpts(t)
 	opts.Elicitor = h
 	rec, lines := recordFile(t)
-	m := start(t, opts, extServer("-record", rec))
+	m := start(t, opts, extServerOver(t, tr, "-record", rec))
 	log := newProgressLog()
 	res := callWith(t, m, "ext_job", map[string]any{"steps": 1, "ask": true}, mcpclient.WithProgress(log.add))
 	got, ok := strings.CutPrefix(text(t, res), "job done 1 answer ")

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -51,19 +53,20 @@ import (
 //	    Answered with a CreateTaskResult, which the extension allows for
 //	    tools/call only (an invalid answer, for clients to refuse).
 //
-// Only over stdio, with -protocol 2026-07-28 or both.
+// Over stdio (a filter on stdin) or streamable HTTP (a filter on POST
+// bodies), with -protocol 2026-07-28 or both.
 
 const extTasksID = "io.modelcontextprotocol/tasks"
 
 // extTaskFlags registers -ext-tasks.
 func extTaskFlags(fs *flag.FlagSet, c *config) {
-	fs.BoolVar(&c.extTasks, "ext-tasks", false, "the 2026-07-28 Tasks extension and its tool ext_job (stdio; -protocol 2026-07-28 or both)")
+	fs.BoolVar(&c.extTasks, "ext-tasks", false, "the 2026-07-28 Tasks extension and its tool ext_job (stdio or http; -protocol 2026-07-28 or both)")
 }
 
 // validExtTasks reports whether -ext-tasks fits the other flags.
 func validExtTasks(c *config) error {
-	if c.extTasks && (c.transport != "stdio" || c.protocol == protoLegacy) {
-		return errors.New("-ext-tasks needs -transport stdio and -protocol 2026-07-28 or both")
+	if c.extTasks && (c.transport == "sse" || c.protocol == protoLegacy) {
+		return errors.New("-ext-tasks needs -transport stdio or http and -protocol 2026-07-28 or both")
 	}
 	return nil
 }
@@ -116,7 +119,7 @@ func (a *app) extTasksInput(r io.Reader) io.Reader {
 	if !a.cfg.extTasks {
 		return r
 	}
-	x := &extTasks{a: a, jobs: map[string]*extJob{}}
+	x := a.extFilter()
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(r)
@@ -134,6 +137,37 @@ func (a *app) extTasksInput(r io.Reader) io.Reader {
 		}
 	}()
 	return pr
+}
+
+// extFilter returns a new -ext-tasks filter.
+func (a *app) extFilter() *extTasks { return &extTasks{a: a, jobs: map[string]*extJob{}} }
+
+// extTasksHTTP returns h with the ext_job requests of POSTs taken out and
+// answered with application/json (-ext-tasks over streamable HTTP), or h
+// itself.
+func (a *app) extTasksHTTP(h http.Handler) http.Handler {
+	if !a.cfg.extTasks {
+		return h
+	}
+	x := a.extFilter()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if out, ok := x.answer(body); ok {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(out)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // extRequest is what the filter reads of a request.
@@ -159,19 +193,28 @@ type extRequest struct {
 	} `json:"params"`
 }
 
-// handle answers line if it is an ext_job request, and reports whether it
-// was.
+// handle answers line if it is an ext_job request (on stdout), and
+// reports whether it was.
 func (x *extTasks) handle(line []byte) bool {
+	out, ok := x.answer(line)
+	if ok {
+		_ = x.a.out.writeJSON(out)
+	}
+	return ok
+}
+
+// answer returns the JSON-RPC answer to msg if it is an ext_job request.
+func (x *extTasks) answer(msg []byte) (map[string]any, bool) {
 	var req extRequest
-	if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
-		return false
+	if json.Unmarshal(msg, &req) != nil || len(req.ID) == 0 {
+		return nil, false
 	}
 	var res any
 	var rpcErr *mcp.JSONRPCErrorDetails
 	switch req.Method {
 	case string(mcp.MethodToolsCall):
 		if req.Params.Name != "ext_job" {
-			return false
+			return nil, false
 		}
 		x.a.rec.event("call ext_job")
 		res, rpcErr = x.start(&req)
@@ -180,17 +223,17 @@ func (x *extTasks) handle(line []byte) bool {
 		j := x.jobs[req.Params.TaskID]
 		x.mu.Unlock()
 		if j == nil {
-			return false
+			return nil, false
 		}
 		res, rpcErr = x.task(&req, j)
 	case string(mcp.MethodResourcesRead):
 		if req.Params.URI != "test://ext-task" {
-			return false
+			return nil, false
 		}
 		res = map[string]any{"resultType": "task", "taskId": "ext-read", "status": "working",
 			"createdAt": time.Now().UTC().Format(time.RFC3339), "lastUpdatedAt": time.Now().UTC().Format(time.RFC3339), "ttlMs": 60000}
 	default:
-		return false
+		return nil, false
 	}
 	out := map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": req.ID}
 	if rpcErr != nil {
@@ -198,8 +241,7 @@ func (x *extTasks) handle(line []byte) bool {
 	} else {
 		out["result"] = res
 	}
-	_ = x.a.out.writeJSON(out)
-	return true
+	return out, true
 }
 
 // missing is the -32021 error naming the capability want.

@@ -91,7 +91,7 @@
 //	    before anything is read or written (a slow start, like npx fetching
 //	    a package): every request waits for it alike.
 //	-ext-tasks                  The 2026-07-28 Tasks extension and its tool
-//	    ext_job (see exttasks.go); stdio, -protocol 2026-07-28 or both.
+//	    ext_job (see exttasks.go); stdio or http, -protocol 2026-07-28 or both.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
 //
 // # Tools
@@ -519,7 +519,7 @@ func (a *app) serveNet(term <-chan os.Signal) {
 	case "http":
 		// Stateful, like the reference SDKs: an unknown session ID gets 404.
 		h := server.NewStreamableHTTPServer(a.srv, server.WithEndpointPath("/mcp"), server.WithStateful(true))
-		mux.Handle("/mcp", a.trackStreamable(h))
+		mux.Handle("/mcp", a.extTasksHTTP(a.trackStreamable(h)))
 		url = base + "/mcp"
 		closeSessions = func() { h.CloseSessions(context.Background()) }
 	case "sse":
