@@ -197,7 +197,7 @@ func recordedPIDs(t *testing.T, lines []string, prefix string) []int {
 
 // netServer runs the test server in http or sse mode on 127.0.0.1 and
 // returns its URL. It is killed at the end of the test.
-func netServer(t *testing.T, mode string, args ...string) string {
+func netServer(t testing.TB, mode string, args ...string) string {
 	t.Helper()
 	url, _ := netServerAt(t, mode, "127.0.0.1:0", args...)
 	return url
@@ -205,7 +205,7 @@ func netServer(t *testing.T, mode string, args ...string) string {
 
 // netServerAt runs the test server in http or sse mode on addr and returns
 // its URL and process, which is killed at the end of the test.
-func netServerAt(t *testing.T, mode, addr string, args ...string) (string, *exec.Cmd) {
+func netServerAt(t testing.TB, mode, addr string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"-transport", mode, "-addr", addr}, args...)...)
 	cmd.Stderr = os.Stderr

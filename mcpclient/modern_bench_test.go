@@ -79,3 +79,21 @@ func benchStartWith(b *testing.B, specs func() []mcpclient.ServerSpec, proto str
 		b.StartTimer()
 	}
 }
+
+// BenchmarkStartHTTP connects to a running streamable HTTP test server per
+// revision it speaks: 2025-11-25 (the server/discover probe is refused,
+// then initialize, initialized and the GET stream), 2026-07-28
+// (server/discover only), and both (2026-07-28 is used). The difference
+// between the first two is what the probe costs a legacy server.
+func BenchmarkStartHTTP(b *testing.B) {
+	for _, proto := range []string{"2025-11-25", "2026-07-28", "both"} {
+		b.Run("protocol="+proto, func(b *testing.B) {
+			want := proto
+			if proto == "both" {
+				want = "2026-07-28"
+			}
+			url := netServer(b, "http", "-protocol", proto)
+			benchStart(b, []mcpclient.ServerSpec{{Name: "s", Transport: mcpclient.TransportHTTP, URL: url}}, want)
+		})
+	}
+}
