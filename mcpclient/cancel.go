@@ -73,6 +73,9 @@ func libraryCancels(t transport.Interface) bool {
 type notices struct {
 	life context.Context
 	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool // wait has begun: no more notices
 }
 
 func newNotices(life context.Context) *notices { return &notices{life: life} }
@@ -80,6 +83,11 @@ func newNotices(life context.Context) *notices { return &notices{life: life} }
 // send runs fn (which sends one notice) in a goroutine with a context
 // that ends with the connection, or after five seconds.
 func (n *notices) send(fn func(ctx context.Context)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return // the connection is being torn down
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -89,8 +97,14 @@ func (n *notices) send(fn func(ctx context.Context)) {
 	}()
 }
 
-// wait returns once every notice has been sent or given up.
-func (n *notices) wait() { n.wg.Wait() }
+// wait returns once every notice has been sent or given up; later ones
+// are not sent.
+func (n *notices) wait() {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	n.wg.Wait()
+}
 
 // SendRequest implements transport.Interface.
 func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {

@@ -39,6 +39,7 @@ type conn struct {
 	init      *mcp.InitializeResult
 	schemas   *rawSchemas
 	tasks     *clientTasks // the tasks the server created (clienttasks.go)
+	listen    *listener    // subscriptions/listen on 2026-07-28 (listen.go)
 }
 
 // processLink is the link of a stdio server.
@@ -220,7 +221,13 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 		<-started
 		return fmt.Errorf("connect: no answer within %s", s.spec.ConnectTimeout)
 	}
-	c.client.OnNotification(func(n mcp.JSONRPCNotification) { s.notify(n) })
+	c.listen = newListener()
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			c.listen.ack()
+		}
+		s.notify(n)
+	})
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = preferredVersion(c)
 	req.Params.ClientInfo = mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}

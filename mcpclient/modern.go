@@ -238,30 +238,6 @@ func answerAs[T any](ctx context.Context, s *server, method mcp.MCPMethod, param
 	return &out, nil
 }
 
-// listen asks a 2026-07-28 server for the list_changed notifications its
-// capabilities offer (subscriptions/listen), for the life of c.
-func (s *server) listen(life context.Context, c *conn) {
-	if !c.modern() {
-		return
-	}
-	caps := c.init.Capabilities
-	var f mcp.SubscriptionFilter
-	f.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
-	f.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
-	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
-	if !f.ToolsListChanged && !f.ResourcesListChanged && !f.PromptsListChanged {
-		return
-	}
-	_, err := c.client.ListenAsync(life, f, func(err error) {
-		if life.Err() == nil {
-			s.logger.Debug("subscriptions/listen ended", "err", err)
-		}
-	})
-	if err != nil {
-		s.logger.Debug("subscriptions/listen", "err", err)
-	}
-}
-
 // listTTL keeps the shortest ttlMs of a connection's tools/list pages, and
 // the connection's one expiry timer. Safe for concurrent use.
 type listTTL struct {

@@ -158,3 +158,39 @@ func TestInputRequiredHTTP(t *testing.T) {
 		t.Errorf("the server got %s", got)
 	}
 }
+
+// On 2026-07-28 (no resources/subscribe) a subscription is part of the
+// subscriptions/listen filter: Subscribe returns once the server
+// acknowledged it, and the resource's updates arrive; over stdio and
+// streamable HTTP.
+func TestModernSubscriptions(t *testing.T) {
+	for _, mode := range []string{"stdio", "http"} {
+		t.Run(mode, func(t *testing.T) {
+			opts, _ := fastOpts(t)
+			events := newEventLog()
+			opts.OnEvent = events.add
+			spec := stdio("s", "-live", "-protocol", "2026-07-28")
+			if mode == "http" {
+				spec = mcpclient.ServerSpec{Name: "s", Transport: mcpclient.TransportHTTP, URL: netServer(t, "http", "-live", "-protocol", "2026-07-28")}
+			}
+			m := start(t, opts, spec)
+			mustReady(t, m, "s")
+			if st, _ := m.Status("s"); st.ProtocolVersion != "2026-07-28" {
+				t.Fatalf("protocol %q", st.ProtocolVersion)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
+				t.Fatalf("Subscribe: %v", err)
+			}
+			call(t, m, "s", "bump_counter", nil)
+			e := events.wait(t, "resource updated", func(e mcpclient.Event) bool { return e.Kind == mcpclient.EventResourceUpdated })
+			if e.Server != "s" || e.URI != "test://counter" {
+				t.Fatalf("event %+v", e)
+			}
+			if err := m.Unsubscribe(ctx, "s", "test://counter"); err != nil {
+				t.Fatalf("Unsubscribe: %v", err)
+			}
+		})
+	}
+}

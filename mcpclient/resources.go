@@ -66,6 +66,9 @@ func (m *Manager) subscription(ctx context.Context, server, uri string, on bool)
 		return err
 	}
 	defer cancel(nil)
+	if c.modern() {
+		return s.listenSubscription(ctx, callCtx, c, uri, on)
+	}
 	if !on {
 		s.subs.set(uri, false) // whatever the server answers, the session wants no more
 	}
@@ -82,6 +85,33 @@ func (m *Manager) subscription(ctx context.Context, server, uri string, on bool)
 	return nil
 }
 
+// listenSubscription subscribes to uri (on) or unsubscribes on a
+// 2026-07-28 connection, which has no resources/subscribe: the resource
+// is added to (or removed from) the filter of the connection's
+// subscriptions/listen, which is reopened; subscribing waits until the
+// server acknowledged the new filter.
+func (s *server) listenSubscription(ctx, callCtx context.Context, c *conn, uri string, on bool) error {
+	if !subscribable(c) {
+		return fmt.Errorf("MCP server %q: subscriptions/listen: %w (it declares no resource subscriptions)", s.spec.Name, ErrUnsupported)
+	}
+	s.subs.set(uri, on)
+	n := c.listen.kick()
+	if !on {
+		return nil
+	}
+	if err := c.listen.waitAck(callCtx, n); err != nil {
+		return s.callErr(ctx, callCtx, c, "subscriptions/listen "+uri, err)
+	}
+	return nil
+}
+
+// subscribable reports whether c's server declares resource
+// subscriptions.
+func subscribable(c *conn) bool {
+	caps := c.client.GetServerCapabilities()
+	return caps.Resources != nil && caps.Resources.Subscribe
+}
+
 // sendSubscription sends resources/subscribe (on) or resources/unsubscribe
 // about uri over c and returns the method's name. mcp-go's client has no
 // call for them: the request goes through the connection's transport with
@@ -92,7 +122,7 @@ func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on b
 	if on {
 		method = string(mcp.MethodResourcesSubscribe)
 	}
-	if caps := c.client.GetServerCapabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
+	if !subscribable(c) {
 		return method, fmt.Errorf("%w (it declares no resource subscriptions)", ErrUnsupported)
 	}
 	req := transport.JSONRPCRequest{
@@ -112,6 +142,9 @@ func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on b
 // connection (after a restart). Best effort: a failure is logged at debug
 // level and the subscription stays recorded for the next start.
 func (s *server) resubscribe(ctx context.Context, c *conn) {
+	if c.modern() {
+		return // the listen filter names them (listen.go)
+	}
 	for _, uri := range s.subs.list() {
 		if _, err := s.sendSubscription(ctx, c, uri, true); err != nil {
 			s.logger.Debug("resources/subscribe after a restart failed", "uri", uri, "err", err)

@@ -302,6 +302,9 @@ func sameTools(a, b []mcp.Tool) bool {
 // closeConn tears a connection down within the Manager's close bounds.
 func (s *server) closeConn(c *conn) {
 	c.schemas.ttl.stop()
+	if c.listen != nil {
+		c.listen.stop() // before the notices are waited for: ending it may send one
+	}
 	_ = c.client.Close() // closes stdin for stdio; ends the session for HTTP
 	c.tasks.close()      // no handler of the server's tasks outlives the connection
 	if err := c.link.close(s.m.opts.CloseGrace, s.m.opts.CloseTimeout, s.m.hurry); err != nil {

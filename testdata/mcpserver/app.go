@@ -105,6 +105,10 @@ func (a *app) onRequest(ctx context.Context, _ any, message any) error {
 	switch mcp.MCPMethod(m.Method) {
 	case mcp.MethodInitialize:
 		return a.gateInitialize(ctx)
+	case mcp.MethodSubscriptionsListen:
+		if a.live != nil {
+			a.live.listening(ctx, raw)
+		}
 	case mcp.MethodToolsCall:
 		if n := a.calls.Add(1); a.cfg.crashAfter > 0 && n > int64(a.cfg.crashAfter) {
 			// A second racing call blocks here until the process is gone.

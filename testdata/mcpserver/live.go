@@ -7,7 +7,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,46 @@ type live struct {
 	counter atomic.Int64
 	mu      sync.Mutex
 	subs    map[string]bool // URIs some client subscribed to
+	// listeners are the sessions that opened a subscriptions/listen
+	// stream (2026-07-28, where resources are subscribed to in its
+	// filter), with the URIs of their latest filter; mcp-go keeps no such
+	// record for the server.
+	listeners sync.Map // server.ClientSession -> []string
+}
+
+// listening records the session of a subscriptions/listen request (its
+// raw message) and the resources its filter names ("listen <uri>").
+func (l *live) listening(ctx context.Context, raw json.RawMessage) {
+	var m struct {
+		Params mcp.SubscriptionsListenParams `json:"params"`
+	}
+	_ = json.Unmarshal(raw, &m)
+	for _, uri := range m.Params.Notifications.ResourceSubscriptions {
+		l.a.rec.event("listen %s", uri)
+	}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		l.listeners.Store(sess, m.Params.Notifications.ResourceSubscriptions)
+	}
+}
+
+// notifyListeners sends notifications/resources/updated about uri on the
+// listen streams whose filter names it (mcp-go leaves the fan-out to the
+// server).
+func (l *live) notifyListeners(uri string) {
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: mcp.MethodNotificationResourceUpdated,
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}},
+	}}
+	l.listeners.Range(func(k, v any) bool {
+		if !slices.Contains(v.([]string), uri) {
+			return true
+		}
+		select {
+		case k.(server.ClientSession).NotificationChannel() <- n:
+		default:
+		}
+		return true
+	})
 }
 
 // liveOptions returns the server options and hooks of -live (none
@@ -81,6 +123,7 @@ func (a *app) addLive() {
 		mcp.WithDescription("Increments test://counter and notifies its subscribers."),
 	), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		n := l.counter.Add(1)
+		l.notifyListeners(counterURI)
 		l.mu.Lock()
 		subscribed := l.subs[counterURI]
 		l.mu.Unlock()

@@ -237,7 +237,8 @@
 //	tool bump_counter {}        n++; once some client subscribed to
 //	    test://counter, sends notifications/resources/updated {uri
 //	    test://counter} to the calling client (before the result, see
-//	    Ordering); returns "counter <n>".
+//	    Ordering), and on every subscriptions/listen stream (2026-07-28)
+//	    whose latest filter names it; returns "counter <n>".
 //	tool link {id: string}      text "see the link" and a resource_link
 //	    {uri test://items/<id>, name "item <id>", mimeType text/plain}.
 //	tool add_prompt {name: string}  registers prompt <name> (one user text
@@ -272,6 +273,7 @@
 //	http delete <path> http/sse: a client sent DELETE (ended its session)
 //	header X-Test <v>  http/sse: first request carrying X-Test: <v>
 //	subscribe <uri>    (-live) after resources/subscribe; unsubscribe <uri> likewise
+//	listen <uri>       (-live) a subscriptions/listen whose filter names <uri>
 //	setLevel <level>   (-live) on logging/setLevel
 //	complete <arg>     (-live) on completion/complete for argument <arg>
 //
