@@ -92,9 +92,10 @@ type clientTask struct {
 	task    mcp.Task
 	expires time.Time
 	cancel  context.CancelFunc // cancels the handler
-	done    chan struct{}
-	res     any   // the handler's result (completed)
-	err     error // the handler's error (failed), or errTaskCancelled
+	done    chan struct{}      // closed when it ends (terminal status)
+	expired chan struct{}      // closed when sweep forgets it
+	res     any                // the handler's result (completed)
+	err     error              // the handler's error (failed), or errTaskCancelled
 }
 
 // newClientTasks returns the task table of a connection that lives at most
@@ -145,6 +146,7 @@ func (ct *clientTasks) create(vals context.Context, ttlMs *int64, run taskRunner
 		},
 		expires: now.Add(ttl),
 		done:    make(chan struct{}),
+		expired: make(chan struct{}),
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(vals), ttl)
 	stop := context.AfterFunc(ct.life, cancel)
@@ -175,6 +177,7 @@ func (ct *clientTasks) sweep(now time.Time) {
 		if !now.Before(t.expires) {
 			t.cancel()
 			delete(ct.tasks, id)
+			close(t.expired) // a tasks/result waiting for it ends
 		}
 	}
 }
@@ -318,6 +321,8 @@ func (ct *clientTasks) result(ctx context.Context, id string) (json.RawMessage, 
 	}
 	select {
 	case <-t.done:
+	case <-t.expired:
+		return nil, fmt.Errorf("%w %q (its TTL passed before it ended)", errUnknownTask, id)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-ct.life.Done():

@@ -198,3 +198,33 @@ func TestClientTasksClose(t *testing.T) {
 		t.Errorf("create after close: %v", err)
 	}
 }
+
+// TestClientTasksResultOfExpired: a tasks/result waiting for a task that
+// is forgotten when its TTL passes (while still running) ends with
+// errUnknownTask instead of waiting for the connection to close.
+func TestClientTasksResultOfExpired(t *testing.T) {
+	ct, clock := newTestTable(t)
+	ms := int64(1000)
+	started, ended := make(chan struct{}), make(chan struct{})
+	task, err := ct.create(context.Background(), &ms, blocks(started, ended))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, started, "start")
+	got := make(chan error, 1)
+	go func() {
+		_, err := ct.result(context.Background(), task.TaskId)
+		got <- err
+	}()
+	clock.advance(time.Second)
+	ct.list() // a poll of the server sweeps
+	select {
+	case err := <-got:
+		if !errors.Is(err, errUnknownTask) {
+			t.Errorf("result: %v, want errUnknownTask", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tasks/result still waits for a forgotten task")
+	}
+	wait(t, ended, "end of the expired task's handler")
+}
