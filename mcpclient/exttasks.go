@@ -354,8 +354,8 @@ func (s *server) extInput(ctx context.Context, c *conn, id string, reqs map[stri
 
 // extRequest sends a request of method with params on c's transport, with
 // the _meta mcp-go gives its own requests on 2026-07-28 (protocol version,
-// client capabilities and identity) and, for HTTP, its standard headers,
-// and returns the result.
+// client capabilities and identity) and, for HTTP, its standard headers
+// (Mcp-Name is the taskId, where params has one), and returns the result.
 func (s *server) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, params map[string]any) (json.RawMessage, error) {
 	version := c.client.ProtocolVersion()
 	params["_meta"] = map[string]any{
@@ -374,9 +374,14 @@ func (s *server) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, 
 		Params:  json.RawMessage(raw),
 	}
 	if h := mcp.StandardHeaders(version, method, raw); len(h) > 0 {
-		req.Header = make(http.Header, len(h))
+		req.Header = make(http.Header, len(h)+1)
 		for k, v := range h {
 			req.Header.Set(k, v)
+		}
+		// tasks/get, tasks/update and tasks/cancel name their task, so
+		// that an intermediary routes them to the instance holding it.
+		if id, ok := params["taskId"].(string); ok {
+			req.Header.Set(mcp.HeaderName, id)
 		}
 	}
 	resp, err := c.client.GetTransport().SendRequest(ctx, req)

@@ -89,6 +89,9 @@ func testExtTaskInput(t *testing.T, tr string) {
 	if n := testbin.Count(lines(), "ext tasks/update [answer-ext-1]"); n != 1 {
 		t.Errorf("%d tasks/update, want 1:\n%s", n, strings.Join(lines(), "\n"))
 	}
+	if tr == "http" && !hasLine(lines(), "http Mcp-Name ext-1") {
+		t.Errorf("tasks/* carried no Mcp-Name header naming the task:\n%s", strings.Join(lines(), "\n"))
+	}
 	sawInput := false
 	for _, p := range log.all() {
 		sawInput = sawInput || p.Status == "input_required"

@@ -226,9 +226,16 @@ func (s *server) taskErr(ctx, callCtx context.Context, c *conn, cs *callState, t
 // like a cancellation notice.
 func (s *server) cancelTask(c *conn, id string) {
 	c.notes.send(func(ctx context.Context) {
-		req := mcp.CancelTaskRequest{}
-		req.Params.TaskId = id
-		if _, err := c.client.CancelTask(ctx, req); err != nil {
+		var err error
+		if c.modern() {
+			// The Tasks extension's tasks/cancel (with its Mcp-Name header).
+			_, err = s.extRequest(ctx, c, mcp.MethodTasksCancel, map[string]any{"taskId": id})
+		} else {
+			req := mcp.CancelTaskRequest{}
+			req.Params.TaskId = id
+			_, err = c.client.CancelTask(ctx, req)
+		}
+		if err != nil {
 			s.logger.Debug("tasks/cancel failed", "task", id, "err", err)
 		}
 	})

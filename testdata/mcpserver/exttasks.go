@@ -161,6 +161,9 @@ func (a *app) extTasksHTTP(h http.Handler) http.Handler {
 			return
 		}
 		if out, ok := x.answer(body); ok {
+			if name := r.Header.Get(mcp.HeaderName); name != "" {
+				x.a.rec.event("http %s %s", mcp.HeaderName, name)
+			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(out)
 			return

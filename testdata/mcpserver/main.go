@@ -272,6 +272,7 @@
 //	stdin eof          stdio with -ignore-stdin-eof: stdin reached EOF
 //	http delete <path> http/sse: a client sent DELETE (ended its session)
 //	header X-Test <v>  http/sse: first request carrying X-Test: <v>
+//	http Mcp-Name <v>  http, -ext-tasks: an ext_job request carrying Mcp-Name: <v>
 //	subscribe <uri>    (-live) after resources/subscribe; unsubscribe <uri> likewise
 //	listen <uri>       (-live) a subscriptions/listen whose filter names <uri>
 //	setLevel <level>   (-live) on logging/setLevel
