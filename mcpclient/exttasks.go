@@ -235,6 +235,15 @@ func (s *server) followExtTask(ctx, callCtx context.Context, c *conn, cs *callSt
 	ts := &taskState{id: t.TaskID}
 	cs.task.Store(ts)
 	s.logger.Debug("tool runs as a task (2026-07-28)", "tool", cs.tool, "task", t.TaskID)
+	if t.Status.IsTerminal() && t.Result == nil && t.Error == nil && t.Status != mcp.TaskStatusCancelled {
+		// A CreateTaskResult carries no result or error, even when the
+		// task it creates has already ended: one tasks/get has them.
+		next, err := s.getExtTask(callCtx, c, ts.id)
+		if err != nil {
+			return nil, s.extErr(ctx, callCtx, c, "tasks/get (task "+ts.id+")", err)
+		}
+		t = next
+	}
 	asked := map[string]bool{}
 	poll := time.NewTimer(time.Hour)
 	defer poll.Stop()

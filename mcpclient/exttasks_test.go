@@ -145,6 +145,16 @@ func TestExtTaskCancel(t *testing.T) {
 	}
 }
 
+// A CreateTaskResult whose task has already completed carries no result:
+// one tasks/get fetches it.
+func TestExtTaskCompletedAtOnce(t *testing.T) {
+	opts, _ := fastOpts(t)
+	m := start(t, opts, extServer())
+	if got := text(t, call(t, m, "s", "ext_job", map[string]any{"steps": 2, "instant": true})); got != "job done 2" {
+		t.Errorf("result %q", got)
+	}
+}
+
 // A task that outlives the call timeout without news is left running.
 func TestExtTaskOutlivesTimeout(t *testing.T) {
 	opts, _ := fastOpts(t)

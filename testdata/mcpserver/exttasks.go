@@ -25,7 +25,7 @@ import (
 // tasks/get, tasks/update and tasks/cancel of its tasks, writing the
 // answers to stdout:
 //
-//	ext_job {steps?: integer, ask?: boolean, fail?: boolean}
+//	ext_job {steps?: integer, ask?: boolean, fail?: boolean, instant?: boolean}
 //	    Listed like any tool. Records "call ext_job". A request whose _meta
 //	    client capabilities do not declare the extension gets the error
 //	    -32021 with data {requiredCapabilities: {extensions:
@@ -33,7 +33,9 @@ import (
 //	    declare elicitation gets -32021 with {requiredCapabilities:
 //	    {elicitation: {}}}. Otherwise the answer is a CreateTaskResult
 //	    (status working, statusMessage "started", pollIntervalMs 1, task
-//	    ids ext-1, ext-2, ...). Each tasks/get then moves the job on: for
+//	    ids ext-1, ext-2, ...; with instant and neither ask nor fail, status
+//	    completed, statusMessage "done", without the result). Each tasks/get
+//	    then moves the job on: for
 //	    the first steps polls it is working with statusMessage "step <i>";
 //	    then, with ask, it is input_required with one elicitation input
 //	    request under the key "answer-<task id>" (message "Your name?",
@@ -89,6 +91,7 @@ func (a *app) addExtTaskTools() {
 		mcp.WithInteger("steps", mcp.Min(0), mcp.DefaultNumber(0)),
 		mcp.WithBoolean("ask"),
 		mcp.WithBoolean("fail"),
+		mcp.WithBoolean("instant"),
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New("ext_job is answered by the -ext-tasks filter")
 	})
@@ -182,9 +185,10 @@ type extRequest struct {
 		URI       string `json:"uri"`
 		TaskID    string `json:"taskId"`
 		Arguments struct {
-			Steps int  `json:"steps"`
-			Ask   bool `json:"ask"`
-			Fail  bool `json:"fail"`
+			Steps   int  `json:"steps"`
+			Ask     bool `json:"ask"`
+			Fail    bool `json:"fail"`
+			Instant bool `json:"instant"`
 		} `json:"arguments"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 		Meta           struct {
@@ -278,6 +282,11 @@ func (x *extTasks) start(req *extRequest) (any, *mcp.JSONRPCErrorDetails) {
 	j := &extJob{id: id, key: "answer-" + id, steps: args.Steps, ask: args.Ask, fail: args.Fail, created: now, updated: now}
 	x.jobs[id] = j
 	t := j.task("working", "started")
+	if args.Instant && !args.Ask && !args.Fail {
+		// Done at once: the seed says so, the result comes with tasks/get.
+		j.polls = j.steps
+		t = j.task("completed", "done")
+	}
 	t["resultType"] = "task"
 	return t, nil
 }
