@@ -304,7 +304,8 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 
 // Reconfigure changes the Manager's servers to specs: servers whose spec is
 // unchanged keep running untouched; changed and removed ones are stopped
-// (as by Close), and changed and new ones are started. It waits like Start
+// (as by Close), and changed and new ones are started (a changed one keeps
+// its resource subscriptions: see Subscribe). It waits like Start
 // and returns the names of the servers it (re)started. Safe for concurrent
 // use with everything but Close.
 func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string, error) {
@@ -332,6 +333,15 @@ func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string
 		go func() { defer wg.Done(); s.stop() }()
 	}
 	wg.Wait()
+	for _, s := range next.servers {
+		// A server replaced under its name keeps its resource
+		// subscriptions: they are made again when it is ready.
+		if was := old.byName[s.spec.Name]; was != nil && was != s {
+			for _, uri := range was.subs.list() {
+				s.subs.set(uri, true)
+			}
+		}
+	}
 	var restarted []string
 	m.mu.Lock()
 	m.cur.Store(next)

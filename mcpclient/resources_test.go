@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,33 @@ func TestSubscriptionRenewedAfterRestart(t *testing.T) {
 	if n := testbin.Count(lines(), "subscribe test://counter"); n != 2 {
 		t.Fatalf("after Unsubscribe and a restart the server saw %d subscribes, want still 2", n)
 	}
+}
+
+// A server replaced by Reconfigure (its spec changed) is subscribed again
+// to what the old one was: the subscriptions belong to the name.
+func TestSubscriptionKeptAcrossReconfigure(t *testing.T) {
+	opts, _ := fastOpts(t)
+	events := newEventLog()
+	opts.OnEvent = events.add
+	rec, lines := recordFile(t)
+	m := start(t, opts, stdio("s", "-live", "-record", rec))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
+		t.Fatal(err)
+	}
+	changed := stdio("s", "-live", "-record", rec)
+	changed.Env = map[string]string{"WHO": "changed"}
+	restarted, err := m.Reconfigure(ctx, []mcpclient.ServerSpec{changed})
+	if err != nil || len(restarted) != 1 {
+		t.Fatalf("Reconfigure: %v %v", restarted, err)
+	}
+	if n := testbin.Count(lines(), "subscribe test://counter"); n != 2 {
+		t.Fatalf("the new server saw %d subscribes in all, want 2:\n%s", n, strings.Join(lines(), "\n"))
+	}
+	from := len(events.snapshot())
+	call(t, m, "s", "bump_counter", nil)
+	events.waitFrom(t, from, "resource updated from the new server", func(e mcpclient.Event) bool {
+		return e.Kind == mcpclient.EventResourceUpdated && e.URI == "test://counter"
+	})
 }
