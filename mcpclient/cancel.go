@@ -45,8 +45,9 @@ type wrappedHTTP struct {
 // notes, ours.
 func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) transport.Interface {
 	w := wrapped{Interface: t, schemas: schemas}
-	if _, ok := t.(*stdioTransport); ok {
-		w.probe = &probeState{} // the ping fence is for stdio (see modern.go)
+	w.probe = &probeState{}
+	if _, ok := t.(*stdioTransport); !ok {
+		w.probe.noFence.Store(true) // the ping fence is for stdio (see modern.go)
 	}
 	if !libraryCancels(t) {
 		w.notes = notes

@@ -163,7 +163,13 @@ func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*c
 	if err != nil {
 		return nil, fmt.Errorf("streamable HTTP transport: %w", err)
 	}
-	return s.dialHTTP(life, ctx, t, TransportHTTP, l)
+	c, err := s.dialHTTP(life, ctx, t, TransportHTTP, l)
+	if err == nil && s.redialLegacy(c) {
+		s.logger.Debug("server/discover answered without 2026-07-28; connecting again on 2025-11-25")
+		s.closeConn(c)
+		return s.dialStreamable(life, ctx, spec)
+	}
+	return c, err
 }
 
 func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
@@ -229,7 +235,7 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 		s.notify(n)
 	})
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = preferredVersion(c)
+	req.Params.ProtocolVersion = s.preferredVersion(c)
 	req.Params.ClientInfo = mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}
 	res, err := c.client.Initialize(ctx, req)
 	if err != nil && retryModern(c, err) {

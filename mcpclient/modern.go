@@ -74,7 +74,14 @@ var errNoDiscover = errors.New("server does not answer server/discover")
 // protocolOptions are the mcp-go client options that choose the protocol
 // for a connection over t (the raw transport).
 func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
-	if _, ok := t.(*transport.SSE); ok {
+	tr := TransportStdio
+	switch t.(type) {
+	case *transport.SSE:
+		tr = TransportSSE
+	case *transport.StreamableHTTP:
+		tr = TransportHTTP
+	}
+	if s.legacyOnly(tr) {
 		return []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
 	}
 	opts := []client.ClientOption{client.WithDiscoverTimeout(-1)}
@@ -91,12 +98,40 @@ func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
 	return opts
 }
 
+// legacyOnly reports whether a connection over tr is offered 2025-11-25
+// only: legacy SSE, and streamable HTTP once the server answered the probe
+// without a 2026-07-28 version (see redialLegacy).
+func (s *server) legacyOnly(tr Transport) bool {
+	switch tr {
+	case TransportSSE:
+		return true
+	case TransportHTTP:
+		return s.httpLegacy.Load()
+	}
+	return false
+}
+
 // preferredVersion is the protocol version asked for in the handshake of c.
-func preferredVersion(c *conn) string {
-	if c.transport == TransportSSE {
+func (s *server) preferredVersion(c *conn) string {
+	if s.legacyOnly(c.transport) {
 		return ProtocolVersion
 	}
 	return mcp.LATEST_PROTOCOL_VERSION
+}
+
+// redialLegacy reports whether the new HTTP connection c is to be
+// replaced by one pinned to 2025-11-25: its server answered the
+// server/discover probe without listing 2026-07-28, which mcp-go's
+// transport takes for a 2026-07-28 start (it opens no GET stream then),
+// before the client falls back to initialize. The server is not probed
+// again.
+func (s *server) redialLegacy(c *conn) bool {
+	w, ok := c.client.GetTransport().(interface{ probeState() *probeState })
+	if !ok || c.modern() || w.probeState() == nil || !w.probeState().noModern.Load() {
+		return false
+	}
+	s.httpLegacy.Store(true)
+	return true
 }
 
 // modern reports whether c speaks 2026-07-28 or later.
@@ -105,8 +140,9 @@ func (c *conn) modern() bool { return c.init != nil && mcp.IsModernProtocol(c.in
 // probeState is what the transport wrapper knows of a connection's
 // server/discover probe. Safe for concurrent use.
 type probeState struct {
-	cut     atomic.Bool // a probe was given up because the ping behind it was answered
-	noFence atomic.Bool // send the next probe without the fence
+	cut      atomic.Bool // a probe was given up because the ping behind it was answered
+	noFence  atomic.Bool // send the next probe without the fence
+	noModern atomic.Bool // a probe was answered, but without a 2026-07-28 version
 }
 
 // retryModern reports whether the handshake of c, which failed with err,
@@ -185,6 +221,9 @@ func (t wrapped) checkProbe(resp *transport.JSONRPCResponse, err error) (*transp
 		return resp, err
 	}
 	if !speaksModern(resp.Result) {
+		if t.probe != nil {
+			t.probe.noModern.Store(true)
+		}
 		return nil, fmt.Errorf("%w: its answer lists no 2026-07-28 version", errNoDiscover)
 	}
 	return resp, nil

@@ -115,6 +115,10 @@ func TestProtocolChoiceHTTP(t *testing.T) {
 		{"http 2026-07-28", "http", []string{"-protocol", "2026-07-28"}, "2026-07-28"},
 		{"http both", "http", []string{"-protocol", "both"}, "2026-07-28"},
 		{"http 2025-11-25", "http", []string{"-protocol", "2025-11-25"}, "2025-11-25"},
+		// It answers server/discover with {}: mcp-go's transport takes
+		// that for a 2026-07-28 start (no GET stream); acpgate connects
+		// again on 2025-11-25, so list_changed still arrives.
+		{"http empty discover", "http", []string{"-protocol", "2025-11-25", "-discover-empty"}, "2025-11-25"},
 		{"sse both", "sse", []string{"-protocol", "both"}, "2025-11-25"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

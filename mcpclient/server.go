@@ -46,6 +46,9 @@ type server struct {
 	calls    sync.Map // progress token (string) -> *callState
 	tokenSeq atomic.Uint64
 	subs     subscriptions // resources to subscribe to again after a restart
+	// httpLegacy: the server answered server/discover over streamable
+	// HTTP without 2026-07-28; it is offered 2025-11-25 only from then on.
+	httpLegacy atomic.Bool
 
 	mu   sync.Mutex
 	st   Status

@@ -90,6 +90,10 @@
 //	-start-delay DURATION       Sleep DURATION after the signals are wired and
 //	    before anything is read or written (a slow start, like npx fetching
 //	    a package): every request waits for it alike.
+//	-ready-at NANOS             Read nothing before this Unix time (ns), the
+//	    server's own start-up work included (benchmarks).
+//	-discover-empty             http: answer server/discover with {} (as
+//	    servers that answer every method do).
 //	-ext-tasks                  The 2026-07-28 Tasks extension and its tool
 //	    ext_job (see exttasks.go); stdio or http, -protocol 2026-07-28 or both.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
@@ -331,6 +335,7 @@ type config struct {
 	toolsTTL       time.Duration // see modern.go
 	startDelay     time.Duration // see modern.go
 	readyAt        int64         // see modern.go
+	discoverEmpty  bool          // see modern.go
 	live           bool
 	extTasks       bool // see exttasks.go
 }
@@ -522,7 +527,7 @@ func (a *app) serveNet(term <-chan os.Signal) {
 	case "http":
 		// Stateful, like the reference SDKs: an unknown session ID gets 404.
 		h := server.NewStreamableHTTPServer(a.srv, server.WithEndpointPath("/mcp"), server.WithStateful(true))
-		mux.Handle("/mcp", a.extTasksHTTP(a.trackStreamable(h)))
+		mux.Handle("/mcp", a.discoverEmptyHTTP(a.extTasksHTTP(a.trackStreamable(h))))
 		url = base + "/mcp"
 		closeSessions = func() { h.CloseSessions(context.Background()) }
 	case "sse":

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -24,7 +27,38 @@ func modernFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.protocol, "protocol", protoLegacy, "revisions spoken: 2025-11-25 (refuses server/discover), both, or 2026-07-28 (refuses initialize)")
 	fs.DurationVar(&c.toolsTTL, "tools-ttl", 0, "ttlMs of tools/list results (2026-07-28 requests only); tool changes are then not announced")
 	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep this long at start before reading anything")
+	fs.BoolVar(&c.discoverEmpty, "discover-empty", false, "http: answer server/discover with an empty result, as servers that answer every method do (speak 2025-11-25 otherwise)")
 	fs.Int64Var(&c.readyAt, "ready-at", 0, "read nothing before this time (Unix nanoseconds): a server ready a set time after its launch, its own start-up work included")
+}
+
+// discoverEmptyHTTP returns h with a POSTed server/discover answered by
+// an empty result (-discover-empty), or h itself.
+func (a *app) discoverEmptyHTTP(h http.Handler) http.Handler {
+	if !a.cfg.discoverEmpty {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Method == string(mcp.MethodServerDiscover) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": req.ID, "result": map[string]any{}})
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
 }
 
 // waitReadyAt sleeps until -ready-at, if it is set and still ahead.
