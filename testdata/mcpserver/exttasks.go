@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -153,26 +152,12 @@ func (a *app) extTasksHTTP(h http.Handler) http.Handler {
 		return h
 	}
 	x := a.extFilter()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			h.ServeHTTP(w, r)
-			return
+	return answeringPOSTs(h, func(r *http.Request, body []byte) (any, bool) {
+		out, ok := x.answer(body)
+		if name := r.Header.Get(mcp.HeaderName); ok && name != "" {
+			x.a.rec.event("http %s %s", mcp.HeaderName, name)
 		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if out, ok := x.answer(body); ok {
-			if name := r.Header.Get(mcp.HeaderName); name != "" {
-				x.a.rec.event("http %s %s", mcp.HeaderName, name)
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(out)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		h.ServeHTTP(w, r)
+		return out, ok
 	})
 }
 

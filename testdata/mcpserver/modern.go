@@ -37,6 +37,22 @@ func (a *app) discoverEmptyHTTP(h http.Handler) http.Handler {
 	if !a.cfg.discoverEmpty {
 		return h
 	}
+	return answeringPOSTs(h, func(_ *http.Request, body []byte) (any, bool) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &req) != nil || req.Method != string(mcp.MethodServerDiscover) {
+			return nil, false
+		}
+		return map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": req.ID, "result": map[string]any{}}, true
+	})
+}
+
+// answeringPOSTs returns h with the POSTs that answer takes (reporting
+// true) answered by what it returns, as application/json, before h sees
+// them; h gets the others with their body intact.
+func answeringPOSTs(h http.Handler, answer func(r *http.Request, body []byte) (any, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			h.ServeHTTP(w, r)
@@ -47,13 +63,9 @@ func (a *app) discoverEmptyHTTP(h http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(body, &req) == nil && req.Method == string(mcp.MethodServerDiscover) {
+		if out, ok := answer(r, body); ok {
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": req.ID, "result": map[string]any{}})
+			_ = json.NewEncoder(w).Encode(out)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
