@@ -1,7 +1,10 @@
 package mcpclient
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -23,6 +26,9 @@ const (
 	listenBackoffMax = 30 * time.Second
 )
 
+// errListenEnded: the server ended a subscriptions/listen stream.
+var errListenEnded = errors.New("the server ended the stream")
+
 // listener runs one connection's subscriptions/listen. Safe for
 // concurrent use; stop is idempotent.
 type listener struct {
@@ -34,7 +40,9 @@ type listener struct {
 	wanted uint64        // filter changes asked for (kick)
 	opened uint64        // the change the open stream's filter includes
 	acked  uint64        // the change the server acknowledged
-	ackCh  chan struct{} // closed (and replaced) at each acknowledgement
+	failed uint64        // the change whose stream ended without an acknowledgement
+	err    error         // why that stream ended
+	ackCh  chan struct{} // closed (and replaced) at each acknowledgement or failure
 }
 
 func newListener() *listener {
@@ -65,15 +73,32 @@ func (l *listener) ack() {
 	l.ackCh = make(chan struct{})
 }
 
+// fail records that the stream open now ended with err before its filter
+// was acknowledged: a Subscribe waiting for it fails at once instead of
+// waiting for its timeout.
+func (l *listener) fail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.acked >= l.opened {
+		return
+	}
+	l.failed, l.err = l.opened, err
+	close(l.ackCh)
+	l.ackCh = make(chan struct{})
+}
+
 // waitAck waits until a stream whose filter includes change n was
 // acknowledged, ctx ends, or the listener stops.
 func (l *listener) waitAck(ctx context.Context, n uint64) error {
 	for {
 		l.mu.Lock()
-		acked, ch := l.acked, l.ackCh
+		acked, failed, err, ch := l.acked, l.failed, l.err, l.ackCh
 		l.mu.Unlock()
 		if acked >= n {
 			return nil
+		}
+		if failed >= n {
+			return fmt.Errorf("subscriptions/listen: %w", err)
 		}
 		select {
 		case <-ch:
@@ -148,6 +173,7 @@ func (s *server) listenLoop(ctx context.Context, c *conn, l *listener) {
 			return
 		case err := <-ended:
 			end()
+			l.fail(cmp.Or(err, errListenEnded))
 			s.logger.Debug("subscriptions/listen ended; listening again", "err", err, "after", backoff)
 		}
 		wait := time.NewTimer(backoff)

@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -197,4 +198,21 @@ func TestModernSubscriptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A subscription whose listen stream the server refuses fails at once
+// (not at the call timeout, which would hold up the turn that mentioned
+// the resource), and the server stays ready.
+func TestModernSubscriptionRefused(t *testing.T) {
+	opts, _ := fastOpts(t)
+	spec := stdio("s", "-live", "-protocol", "2026-07-28", "-refuse-listen")
+	spec.CallTimeout = time.Minute
+	m := start(t, opts, spec)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := m.Subscribe(ctx, "s", "test://counter")
+	if err == nil || errors.Is(err, mcpclient.ErrCallTimeout) || ctx.Err() != nil {
+		t.Fatalf("Subscribe: %v, want the refusal", err)
+	}
+	mustReady(t, m, "s")
 }

@@ -99,10 +99,16 @@ func (s *server) listenSubscription(ctx, callCtx context.Context, c *conn, uri s
 	if !on {
 		return nil
 	}
-	if err := c.listen.waitAck(callCtx, n); err != nil {
+	err := c.listen.waitAck(callCtx, n)
+	switch {
+	case err == nil:
+		return nil
+	case callCtx.Err() != nil:
 		return s.callErr(ctx, callCtx, c, "subscriptions/listen "+uri, err)
+	default:
+		// The stream failed; it is retried, and names uri from now on.
+		return fmt.Errorf("MCP server %q: subscribing to %s: %w", s.spec.Name, uri, err)
 	}
-	return nil
 }
 
 // subscribable reports whether c's server declares resource

@@ -94,6 +94,7 @@
 //	    server's own start-up work included (benchmarks).
 //	-discover-empty             http: answer server/discover with {} (as
 //	    servers that answer every method do).
+//	-refuse-listen              Answer every subscriptions/listen with an error.
 //	-ext-tasks                  The 2026-07-28 Tasks extension and its tool
 //	    ext_job (see exttasks.go); stdio or http, -protocol 2026-07-28 or both.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
@@ -336,6 +337,7 @@ type config struct {
 	startDelay     time.Duration // see modern.go
 	readyAt        int64         // see modern.go
 	discoverEmpty  bool          // see modern.go
+	refuseListen   bool          // see modern.go
 	live           bool
 	extTasks       bool // see exttasks.go
 }

@@ -27,6 +27,7 @@ func modernFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.protocol, "protocol", protoLegacy, "revisions spoken: 2025-11-25 (refuses server/discover), both, or 2026-07-28 (refuses initialize)")
 	fs.DurationVar(&c.toolsTTL, "tools-ttl", 0, "ttlMs of tools/list results (2026-07-28 requests only); tool changes are then not announced")
 	fs.DurationVar(&c.startDelay, "start-delay", 0, "sleep this long at start before reading anything")
+	fs.BoolVar(&c.refuseListen, "refuse-listen", false, "answer every subscriptions/listen with an error")
 	fs.BoolVar(&c.discoverEmpty, "discover-empty", false, "http: answer server/discover with an empty result, as servers that answer every method do (speak 2025-11-25 otherwise)")
 	fs.Int64Var(&c.readyAt, "ready-at", 0, "read nothing before this time (Unix nanoseconds): a server ready a set time after its launch, its own start-up work included")
 }
@@ -98,6 +99,8 @@ func (a *app) gateProtocol(ctx context.Context, method mcp.MCPMethod) error {
 	switch {
 	case method == mcp.MethodServerDiscover && a.cfg.protocol == protoLegacy:
 		return errors.New("method not found")
+	case method == mcp.MethodSubscriptionsListen && a.cfg.refuseListen:
+		return errors.New("subscriptions/listen refused (-refuse-listen)")
 	case method == mcp.MethodInitialize && a.cfg.protocol == protoModern:
 		return errors.New("initialize is not supported: this server speaks 2026-07-28 only")
 	case method == mcp.MethodServerDiscover && a.cfg.initDelay > 0:
