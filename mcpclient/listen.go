@@ -75,16 +75,18 @@ func (l *listener) ack() {
 
 // fail records that the stream open now ended with err before its filter
 // was acknowledged: a Subscribe waiting for it fails at once instead of
-// waiting for its timeout.
-func (l *listener) fail(err error) {
+// waiting for its timeout. It reports whether the stream had been
+// acknowledged (it worked, and then ended).
+func (l *listener) fail(err error) (worked bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.acked >= l.opened {
-		return
+		return true
 	}
 	l.failed, l.err = l.opened, err
 	close(l.ackCh)
 	l.ackCh = make(chan struct{})
+	return false
 }
 
 // waitAck waits until a stream whose filter includes change n was
@@ -173,7 +175,9 @@ func (s *server) listenLoop(ctx context.Context, c *conn, l *listener) {
 			return
 		case err := <-ended:
 			end()
-			l.fail(cmp.Or(err, errListenEnded))
+			if l.fail(cmp.Or(err, errListenEnded)) {
+				backoff = listenBackoffMin // it worked for a while
+			}
 			s.logger.Debug("subscriptions/listen ended; listening again", "err", err, "after", backoff)
 		}
 		wait := time.NewTimer(backoff)
