@@ -60,6 +60,7 @@ func takeCallResult(ctx context.Context, resp *transport.JSONRPCResponse, inPlac
 	res, ok := decodeCallResult(resp.Result, inPlace)
 	if !ok {
 		if takeTask(slot, resp.Result) || takeExtTask(slot, resp.Result) { // it has no content
+			recordTask(ctx, slot)
 			return &transport.JSONRPCResponse{JSONRPC: resp.JSONRPC, ID: resp.ID, Result: standInResult}
 		}
 		return resp

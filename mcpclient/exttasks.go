@@ -232,8 +232,7 @@ func (s *server) followExtTask(ctx, callCtx context.Context, c *conn, cs *callSt
 	if !c.modern() {
 		return nil, fmt.Errorf("MCP server %q: %s: %w: a CreateTaskResult on a %s connection", s.spec.Name, what, ErrInvalidResponse, c.init.ProtocolVersion)
 	}
-	ts := &taskState{id: t.TaskID}
-	cs.task.Store(ts)
+	ts := cs.adoptTask(t.TaskID)
 	s.logger.Debug("tool runs as a task (2026-07-28)", "tool", cs.tool, "task", t.TaskID)
 	if t.Status.IsTerminal() && t.Result == nil && t.Error == nil && t.Status != mcp.TaskStatusCancelled {
 		// A CreateTaskResult carries no result or error, even when the

@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -41,4 +42,35 @@ func (s *server) taskCall(params json.RawMessage) *callState {
 		return true
 	})
 	return found
+}
+
+// recordTask gives the call of ctx (if any) the task just taken into slot,
+// as soon as the transport has it: a server request that names the task
+// and arrives before the call follows it is attributed to the call too.
+func recordTask(ctx context.Context, slot *resultSlot) {
+	cs, ok := ctx.Value(callKey{}).(*callState)
+	if !ok {
+		return
+	}
+	id := ""
+	switch {
+	case slot.task != nil:
+		id = slot.task.TaskId
+	case slot.ext != nil:
+		id = slot.ext.TaskID
+	}
+	if id != "" {
+		cs.task.CompareAndSwap(nil, &taskState{id: id})
+	}
+}
+
+// adoptTask returns the call's taskState for task id: the one recordTask
+// made, else a new one, which the call then has.
+func (cs *callState) adoptTask(id string) *taskState {
+	if ts := cs.task.Load(); ts != nil && ts.id == id {
+		return ts
+	}
+	ts := &taskState{id: id}
+	cs.task.Store(ts)
+	return ts
 }

@@ -160,8 +160,7 @@ func takeTask(slot *resultSlot, raw json.RawMessage) bool {
 // followTask waits for the task the tools/call on callCtx created (see the
 // comment at the top of this file). ctx is the caller's context.
 func (s *server) followTask(ctx, callCtx context.Context, c *conn, cs *callState, task mcp.Task, slot *resultSlot) (*mcp.CallToolResult, error) {
-	ts := &taskState{id: task.TaskId}
-	cs.task.Store(ts)
+	ts := cs.adoptTask(task.TaskId)
 	s.logger.Debug("tool runs as a task", "tool", cs.tool, "task", task.TaskId)
 	s.taskReport(cs, task)
 
