@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -375,29 +374,17 @@ func (s *server) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, 
 	if err != nil {
 		return nil, err
 	}
-	req := transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId("acpgate-task-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)),
-		Method:  string(method),
-		Params:  json.RawMessage(raw),
-	}
+	var header http.Header
 	if h := mcp.StandardHeaders(version, method, raw); len(h) > 0 {
-		req.Header = make(http.Header, len(h)+1)
+		header = make(http.Header, len(h)+1)
 		for k, v := range h {
-			req.Header.Set(k, v)
+			header.Set(k, v)
 		}
 		// tasks/get, tasks/update and tasks/cancel name their task, so
 		// that an intermediary routes them to the instance holding it.
 		if id, ok := params["taskId"].(string); ok {
-			req.Header.Set(mcp.HeaderName, id)
+			header.Set(mcp.HeaderName, id)
 		}
 	}
-	resp, err := c.client.GetTransport().SendRequest(ctx, req)
-	if err != nil {
-		return nil, transport.NewError(err)
-	}
-	if resp.Error != nil {
-		return nil, resp.Error.AsError()
-	}
-	return resp.Result, nil
+	return s.rawRequest(ctx, c, "acpgate-task-", string(method), json.RawMessage(raw), header)
 }

@@ -2,10 +2,12 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -131,17 +133,32 @@ func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on b
 	if !subscribable(c) {
 		return method, fmt.Errorf("%w (it declares no resource subscriptions)", ErrUnsupported)
 	}
+	_, err := s.rawRequest(ctx, c, "acpgate-sub-", method, mcp.SubscribeParams{URI: uri}, nil)
+	return method, err
+}
+
+// rawRequest sends a request of method with params (and header, for HTTP)
+// over c's transport, for a method mcp-go's client has no call for. Its id
+// is acpgate's own (prefix and a number), which cannot collide with the
+// client's numeric ids. Errors are what the client's own requests give: a
+// transport failure as a *transport.Error, a JSON-RPC error answer as
+// mcp-go's error for it.
+func (s *server) rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error) {
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId("acpgate-sub-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)),
+		ID:      mcp.NewRequestId(prefix + strconv.FormatUint(s.tokenSeq.Add(1), 10)),
 		Method:  method,
-		Params:  mcp.SubscribeParams{URI: uri},
+		Params:  params,
+		Header:  header,
 	}
 	resp, err := c.client.GetTransport().SendRequest(ctx, req)
-	if err == nil && resp.Error != nil {
-		err = resp.Error.AsError()
+	if err != nil {
+		return nil, transport.NewError(err)
 	}
-	return method, err
+	if resp.Error != nil {
+		return nil, resp.Error.AsError()
+	}
+	return resp.Result, nil
 }
 
 // resubscribe makes the server's recorded subscriptions again on a new

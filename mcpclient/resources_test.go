@@ -16,18 +16,8 @@ import (
 // A subscribed resource's notifications/resources/updated reaches OnEvent
 // as EventResourceUpdated; unsubscribe reaches the server.
 func TestSubscribeResourceUpdated(t *testing.T) {
-	opts, _ := fastOpts(t)
-	events := newEventLog()
-	opts.OnEvent = events.add
-	rec, lines := recordFile(t)
-	m := start(t, opts, stdio("s", "-live", "-record", rec))
-	mustReady(t, m, "s")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-
-	if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
+	f := subscribedCounter(t)
+	m, events, lines, ctx := f.m, f.events, f.lines, f.ctx
 	if !hasLine(lines(), "subscribe test://counter") {
 		t.Fatalf("server saw no subscribe: %q", lines())
 	}
@@ -115,17 +105,8 @@ func TestSetLevelFollowsLogger(t *testing.T) {
 // subscribed again, its updates arrive, and after Unsubscribe the next
 // restart makes none.
 func TestSubscriptionRenewedAfterRestart(t *testing.T) {
-	opts, _ := fastOpts(t)
-	events := newEventLog()
-	opts.OnEvent = events.add
-	rec, lines := recordFile(t)
-	m := start(t, opts, stdio("s", "-live", "-record", rec))
-	mustReady(t, m, "s")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
+	f := subscribedCounter(t)
+	m, events, lines, ctx := f.m, f.events, f.lines, f.ctx
 	restart := func() {
 		t.Helper()
 		from := len(events.snapshot())
@@ -156,16 +137,8 @@ func TestSubscriptionRenewedAfterRestart(t *testing.T) {
 // A server replaced by Reconfigure (its spec changed) is subscribed again
 // to what the old one was: the subscriptions belong to the name.
 func TestSubscriptionKeptAcrossReconfigure(t *testing.T) {
-	opts, _ := fastOpts(t)
-	events := newEventLog()
-	opts.OnEvent = events.add
-	rec, lines := recordFile(t)
-	m := start(t, opts, stdio("s", "-live", "-record", rec))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := m.Subscribe(ctx, "s", "test://counter"); err != nil {
-		t.Fatal(err)
-	}
+	f := subscribedCounter(t)
+	m, events, rec, lines, ctx := f.m, f.events, f.rec, f.lines, f.ctx
 	changed := stdio("s", "-live", "-record", rec)
 	changed.Env = map[string]string{"WHO": "changed"}
 	restarted, err := m.Reconfigure(ctx, []mcpclient.ServerSpec{changed})
@@ -180,4 +153,32 @@ func TestSubscriptionKeptAcrossReconfigure(t *testing.T) {
 	events.waitFrom(t, from, "resource updated from the new server", func(e mcpclient.Event) bool {
 		return e.Kind == mcpclient.EventResourceUpdated && e.URI == "test://counter"
 	})
+}
+
+// counterFixture is a -live test server "s" (recording to rec) whose
+// test://counter the Manager m is subscribed to, its events in events;
+// ctx bounds the test's requests.
+type counterFixture struct {
+	m      *mcpclient.Manager
+	events *eventLog
+	rec    string
+	lines  func() []string
+	ctx    context.Context
+}
+
+func subscribedCounter(t *testing.T) counterFixture {
+	t.Helper()
+	opts, _ := fastOpts(t)
+	f := counterFixture{events: newEventLog()}
+	opts.OnEvent = f.events.add
+	f.rec, f.lines = recordFile(t)
+	f.m = start(t, opts, stdio("s", "-live", "-record", f.rec))
+	mustReady(t, f.m, "s")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	f.ctx = ctx
+	if err := f.m.Subscribe(ctx, "s", "test://counter"); err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	return f
 }

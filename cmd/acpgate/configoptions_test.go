@@ -44,18 +44,6 @@ func TestModelPicker(t *testing.T) {
   "agents": {"list": [{"id": "research", "model": {"model": "research-model"}}]}
 }`)
 	a := startAgent(t, t.TempDir(), "--config", cfg)
-	open := func(a *agent, profile string) acpsdk.NewSessionResponse {
-		t.Helper()
-		req := acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}}
-		if profile != "" {
-			req.Meta = map[string]any{"profile": profile}
-		}
-		resp, err := a.conn.NewSession(ctx30(t), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
 	set := func(a *agent, sid acpsdk.SessionId, model string) {
 		t.Helper()
 		resp, err := a.conn.SetSessionConfigOption(ctx30(t), acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: sid, ConfigId: "model", Value: acpsdk.SessionConfigValueId(model)}})
@@ -74,7 +62,7 @@ func TestModelPicker(t *testing.T) {
 	var cur string
 	var values []string
 	testbin.WaitFor(t, "the endpoint's models in the picker", func() bool {
-		resp = open(a, "")
+		resp = openSession(t, a, "")
 		cur, values = modelOption(t, resp.ConfigOptions)
 		return slices.Contains(values, "big-model")
 	})
@@ -87,7 +75,7 @@ func TestModelPicker(t *testing.T) {
 	}
 
 	// A profile's model is its sessions' model (and the picker's current).
-	research := open(a, "research")
+	research := openSession(t, a, "research")
 	if cur, _ := modelOption(t, research.ConfigOptions); cur != "research-model" {
 		t.Errorf("profile research: current model %q", cur)
 	}
@@ -97,7 +85,7 @@ func TestModelPicker(t *testing.T) {
 
 	// The session's choice wins over --model.
 	b := startAgent(t, t.TempDir(), "--config", cfg, "--model", "flag-model")
-	flagged := open(b, "")
+	flagged := openSession(t, b, "")
 	if cur, _ := modelOption(t, flagged.ConfigOptions); cur != "flag-model" {
 		t.Errorf("with --model: current %q", cur)
 	}

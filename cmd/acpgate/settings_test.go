@@ -17,6 +17,12 @@ import (
 // "").
 func newSession(t *testing.T, a *agent, profile string) acpsdk.SessionId {
 	t.Helper()
+	return openSession(t, a, profile).SessionId
+}
+
+// openSession is newSession returning the whole answer.
+func openSession(t *testing.T, a *agent, profile string) acpsdk.NewSessionResponse {
+	t.Helper()
 	req := acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}}
 	if profile != "" {
 		req.Meta = map[string]any{"profile": profile}
@@ -25,7 +31,7 @@ func newSession(t *testing.T, a *agent, profile string) acpsdk.SessionId {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.SessionId
+	return resp
 }
 
 // modelOf prompts session sid and returns the model name and the X-Profile
