@@ -1,7 +1,3 @@
-// Package acp is acpgate's ACP translator: it implements the acp-go-sdk
-// Agent (and AgentLoader) on top of the session store, the MCP client
-// manager, the bridge and the gateway Runner. It speaks ACP only; MCP and
-// model logic live in the packages it calls.
 package acp
 
 import (
@@ -11,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -23,6 +18,10 @@ import (
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
+
+// This file is the agent itself: its options, Serve (one connection, from
+// the first frame to shutdown), the roles it is made of, initialize and
+// authenticate, and the JSON-RPC errors every method returns.
 
 // Options configures the agent. Store is required.
 type Options struct {
@@ -99,14 +98,23 @@ const (
 	NoStartupGrace      time.Duration = -1
 )
 
-// Agent serves one ACP connection. Its methods are called by the SDK,
-// concurrently; all state is guarded.
+// Agent serves one ACP connection: it is the ACP method surface and owns
+// the session lifecycle (sessions.go, config_options.go), and hands each
+// kind of work to the role that does it: the prompt turn (turns), slash
+// commands (commands), tool-call approval (permissions), MCP servers'
+// requests to the user (userRequests), all speaking to the editor through
+// one peer. Its methods are called by the SDK, concurrently; all state is
+// guarded.
 type Agent struct {
 	opts   Options
 	logger *slog.Logger
-	conn   *acpsdk.AgentSideConnection
-	out    *lockedWriter
+	peer   *peer
+	setup  *setup
 	runner *gateway.Runner
+	turns  *turns
+	cmds   *commands
+	perms  *permissions
+	asks   *userRequests
 	// shared runs the servers configured shared: true; nil without a
 	// configuration. sharedDone is closed when the goroutine applying
 	// configuration changes to it has returned.
@@ -115,16 +123,9 @@ type Agent struct {
 	// subs counts the sessions' subscriptions on shared servers.
 	subs sharedSubs
 
-	cards atomic.Uint64 // numbers the cards of server requests
-
 	mu       sync.Mutex
 	sessions map[string]*liveSession
 	closing  bool
-	// clientCaps is what the client said it can do, in initialize.
-	clientCaps acpsdk.ClientCapabilities
-	// urls holds the URL elicitations waiting for their completion, by
-	// urlKey.
-	urls map[string]urlElicitation
 }
 
 var (
@@ -154,37 +155,49 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if opts.MCP.ClientVersion == "" {
 		opts.MCP.ClientVersion = opts.Version
 	}
-	a := &Agent{
-		opts:     opts,
-		logger:   opts.Logger,
-		out:      newLockedWriter(redacting(out, opts.Secrets)),
-		sessions: map[string]*liveSession{},
-		urls:     map[string]urlElicitation{},
-	}
-	a.runner = gateway.NewRunner(gateway.RunnerOptions{
-		System:         opts.System,
-		NoModelMessage: opts.NoModelMessage,
-		Logger:         opts.Logger,
-	})
+	a := newAgent(opts, out)
 	sctx, stopShared := context.WithCancel(ctx)
 	defer stopShared()
 	if err := a.startShared(sctx); err != nil {
 		return err
 	}
-	input := newInputFilter(in, a.out, a.logger)
-	a.conn = acpsdk.NewAgentSideConnection(a, a.out, input)
-	a.conn.SetLogger(a.logger.With("component", "acp-sdk"))
+	input := newInputFilter(in, a.peer.out, a.logger)
+	a.peer.conn = acpsdk.NewAgentSideConnection(a, a.peer.out, input)
+	a.peer.conn.SetLogger(a.logger.With("component", "acp-sdk"))
 	input.start()
 	select {
-	case <-a.conn.Done():
+	case <-a.peer.conn.Done():
 		a.logger.Info("client closed the connection")
-	case <-a.out.broken:
+	case <-a.peer.out.broken:
 		a.logger.Info("writing to the client failed; the client is gone")
 	case <-ctx.Done():
 		a.logger.Info("shutting down", "cause", context.Cause(ctx))
 	}
 	stopShared()
 	return a.shutdown()
+}
+
+// newAgent builds an agent and its roles on opts (defaulted by Serve);
+// the peer's connection is set by Serve.
+func newAgent(opts Options, out io.Writer) *Agent {
+	a := &Agent{
+		opts:     opts,
+		logger:   opts.Logger,
+		sessions: map[string]*liveSession{},
+	}
+	a.peer = &peer{out: newLockedWriter(redacting(out, opts.Secrets)), logger: opts.Logger}
+	a.runner = gateway.NewRunner(gateway.RunnerOptions{
+		System:         opts.System,
+		NoModelMessage: opts.NoModelMessage,
+		Logger:         opts.Logger,
+	})
+	a.setup = &setup{opts: &a.opts, logger: opts.Logger, peer: a.peer}
+	a.perms = &permissions{peer: a.peer}
+	a.asks = &userRequests{peer: a.peer, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
+	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
+	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
+	a.turns.cmds = a.cmds
+	return a
 }
 
 // redacting wraps out so that every resolved secret is redacted from each
@@ -196,10 +209,6 @@ func redacting(out io.Writer, r *secrets.Resolver) io.Writer {
 	}
 	return r.Redactor.Writer(out)
 }
-
-// closeBound is how long closing a session (or shutting down) lets its
-// servers go politely before the remaining ones are killed at once.
-const closeBound = 3 * time.Second
 
 // shutdown closes every session, in parallel, hurrying servers that are
 // not gone within closeBound.
@@ -229,121 +238,6 @@ func (a *Agent) shutdown() error {
 		errs = append(errs, a.shared.Close(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// startShared starts the servers configured shared: true, one instance for
-// every session, in parallel and in the background (the client's first
-// request does not wait for them; a session waits for them within its own
-// startup budget, see waitShared), and keeps them in step with the
-// configuration until ctx ends: on each Options.ConfigChanged, the shared
-// servers whose spec changed are restarted, new ones started and removed
-// ones stopped. Without a configuration there is no shared manager.
-func (a *Agent) startShared(ctx context.Context) error {
-	sc, specs, err := a.sharedSpecs()
-	if err != nil || a.config() == nil {
-		return err
-	}
-	mo := a.opts.MCP
-	sc.applyLimits(&mo, specs)
-	mo.Logger = a.logger.With("session", "shared")
-	mo.Prepare = a.prepare
-	mo.Redact = a.redact()
-	mo.OnEvent = a.sharedEvent
-	// Shared servers' requests go to the session whose call they belong
-	// to; they have no roots (no one session's directories).
-	mo.Elicitor = serverRequests{a: a}
-	if a.mayHaveModel() {
-		mo.Sampler = serverRequests{a: a}
-	}
-	m, err := mcpclient.New(specs, &mo)
-	if err != nil {
-		return fmt.Errorf("shared MCP servers: %w", err)
-	}
-	a.shared, a.sharedDone = m, make(chan struct{})
-	m.Launch()
-	go a.followShared(ctx)
-	return nil
-}
-
-// waitShared waits, until ctx ends, for the shared servers the way a
-// session waits for its own (see mcpclient.Manager.WaitSettled): they were
-// launched at start-up, so by the time a session opens they have usually
-// settled already.
-func (a *Agent) waitShared(ctx context.Context, grace time.Duration) {
-	if a.shared != nil {
-		_ = a.shared.WaitSettled(ctx, grace)
-	}
-}
-
-// sharedSpecs returns the configuration of the agent's profile and its
-// shared servers (with the configured default timeouts).
-func (a *Agent) sharedSpecs() (sessionConfig, []mcpclient.ServerSpec, error) {
-	sc, err := a.sessionConfigFor(a.opts.Profile)
-	if err != nil {
-		return sc, nil, err
-	}
-	specs := sc.shared
-	sc.applyLimits(&mcpclient.Options{}, specs)
-	return sc, specs, nil
-}
-
-// followShared applies each configuration change to the shared servers
-// until ctx ends; then it closes sharedDone.
-func (a *Agent) followShared(ctx context.Context) {
-	defer close(a.sharedDone)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.opts.ConfigChanged: // nil: blocks until ctx ends
-		}
-		_, specs, err := a.sharedSpecs()
-		if err != nil {
-			a.logger.Error("shared MCP servers not reconfigured", "err", err)
-			continue
-		}
-		bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
-		restarted, err := a.shared.Reconfigure(bctx, specs)
-		cancel()
-		switch {
-		case err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded):
-			a.logger.Error("shared MCP servers not reconfigured", "err", err)
-		case len(restarted) > 0:
-			a.logger.Info("shared MCP servers restarted after a configuration change", "servers", restarted)
-		}
-	}
-}
-
-// redact is the redaction MCP servers' own output (stderr, log
-// notifications) goes through before it is cut or logged: the secret
-// resolver's redactor, or nil when there is none.
-func (a *Agent) redact() func([]byte) []byte {
-	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
-		return r.Redactor.RedactBytes
-	}
-	return nil
-}
-
-// sharedEvent passes an event of a shared server to every session's tool
-// view (each session offers the shared servers' tools), to its commands
-// (each session offers the shared servers' prompts), and an updated
-// resource to the sessions that follow it (and have no server of that
-// name of their own).
-func (a *Agent) sharedEvent(e mcpclient.Event) {
-	for _, s := range a.liveSessions() {
-		s.sync.OnEvent(e)
-		switch e.Kind {
-		case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
-			a.advertiseCommands(s, false)
-		case mcpclient.EventResourceUpdated:
-			if a.caller(s).manager(e.Server) == a.shared {
-				s.res.updated(resourceKey{e.Server, e.URI})
-			}
-		}
-	}
-	if observe := a.opts.MCP.OnEvent; observe != nil {
-		observe(e)
-	}
 }
 
 // liveSessions returns the open sessions, in no order.
@@ -382,9 +276,7 @@ func internalError(format string, args ...any) *acpsdk.RequestError {
 // Initialize implements acpsdk.Agent. The client's capabilities decide how
 // MCP servers' questions reach the user (see elicit).
 func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
-	a.mu.Lock()
-	a.clientCaps = p.ClientCapabilities
-	a.mu.Unlock()
+	a.peer.setCapabilities(p.ClientCapabilities)
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},

@@ -13,8 +13,22 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/session"
 )
+
+// This file is the slash commands: /mcp (with login and logout), /tools,
+// /call, /resources and /reload.
+
+// commands runs the slash commands of a prompt (/mcp, /tools, /call,
+// /resources, /reload) and the MCP servers' prompts as commands
+// (prompt_commands.go), and advertises them to the editor. A prompt
+// command's messages go to the model through turns. Safe for concurrent
+// use.
+type commands struct {
+	peer   *peer
+	setup  *setup
+	runner *gateway.Runner
+	turns  *turns
+}
 
 // commandList is what available_commands_update advertises.
 func commandList() []acpsdk.AvailableCommand {
@@ -59,32 +73,32 @@ func cutWord(s string) (word, rest string) {
 
 // command runs a slash command; its output is agent text and, for /call, a
 // tool call.
-func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, arg string) gateway.StopReason {
+func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd, arg string) gateway.StopReason {
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
 	switch cmd {
 	case "mcp":
 		switch sub, server := cutWord(arg); sub {
 		case "login":
-			say(a.login(ctx, s, strings.TrimSpace(server)))
+			say(co.login(ctx, s, strings.TrimSpace(server)))
 		case "logout":
-			say(a.logout(ctx, s, strings.TrimSpace(server)))
+			say(co.logout(ctx, s, strings.TrimSpace(server)))
 		case "":
-			say(a.mcpReport(s))
+			say(co.mcpReport(s))
 		default:
 			say(fmt.Sprintf("Unknown /mcp subcommand %q: /mcp, /mcp login <server> or /mcp logout <server>.", sub))
 		}
 	case "reload":
-		say(a.reload(ctx, s))
+		say(co.reload(ctx, s))
 	case "tools":
-		say(a.toolsReport(s, arg))
+		say(co.toolsReport(s, arg))
 	case "resources":
-		a.waitServers(ctx, s)
-		say(a.resourcesReport(s, arg))
+		co.peer.waitServers(ctx, s)
+		say(co.resourcesReport(s, arg))
 	case "call":
 		name, args := cutWord(arg)
 		if _, ok := s.sync.Current().Lookup(name); !ok {
 			// It may belong to a server that is still connecting.
-			a.waitServers(ctx, s)
+			co.peer.waitServers(ctx, s)
 		}
 		args = strings.TrimSpace(args)
 		if name == "" {
@@ -99,10 +113,10 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 			say(fmt.Sprintf("The arguments for %s must be a JSON object: %v", name, err))
 			break
 		}
-		res, err := a.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
+		res, err := co.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
 		switch {
-		case errors.Is(err, gateway.ErrUnknownTool) && a.serverAway(s, name) != "":
-			say(fmt.Sprintf("Cannot call %s now: %s.", name, a.serverAway(s, name)))
+		case errors.Is(err, gateway.ErrUnknownTool) && co.serverAway(s, name) != "":
+			say(fmt.Sprintf("Cannot call %s now: %s.", name, co.serverAway(s, name)))
 		case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
 			say(fmt.Sprintf("Cannot call %s: %v", name, err))
 		case err != nil:
@@ -122,14 +136,14 @@ func (a *Agent) command(ctx context.Context, s *liveSession, t *turnLog, cmd, ar
 // serverAway says why the tool a bridged name stood for is not offered
 // now: its server is restarting, connecting or failed. "" if the name was
 // never a tool of this session or its server is ready.
-func (a *Agent) serverAway(s *liveSession, name string) string {
+func (co *commands) serverAway(s *liveSession, name string) string {
 	t, ok := s.sync.Known(name)
 	if !ok {
 		return ""
 	}
 	st, ok := s.mgr.Status(t.Server)
-	if !ok && a.shared != nil {
-		st, ok = a.shared.Status(t.Server)
+	if !ok && s.shared != nil {
+		st, ok = s.shared.Status(t.Server)
 	}
 	if !ok || st.State == mcpclient.StateReady {
 		return ""
@@ -145,7 +159,7 @@ func (a *Agent) serverAway(s *liveSession, name string) string {
 }
 
 // mcpReport describes each server of the session.
-func (a *Agent) mcpReport(s *liveSession) string {
+func (co *commands) mcpReport(s *liveSession) string {
 	statuses := s.mgr.Statuses()
 	if len(statuses) == 0 {
 		return "This session has no MCP servers. Pass them in mcpServers when the session is created."
@@ -180,7 +194,7 @@ func (a *Agent) mcpReport(s *liveSession) string {
 }
 
 // toolsReport lists the session's tools matching filter.
-func (a *Agent) toolsReport(s *liveSession, filter string) string {
+func (co *commands) toolsReport(s *liveSession, filter string) string {
 	tools := slices.DeleteFunc(s.sync.Current().Filter(filter), func(t gateway.Tool) bool { return !s.allowed(t) })
 	if len(tools) == 0 {
 		if filter != "" {
@@ -202,109 +216,18 @@ func (a *Agent) toolsReport(s *liveSession, filter string) string {
 	return b.String()
 }
 
-// Permission option ids.
-const (
-	optAllowOnce    = "allow_once"
-	optAllowAlways  = "allow_always"
-	optRejectOnce   = "reject_once"
-	optRejectAlways = "reject_always"
-)
-
-// approve is session s's Approver: "always" decisions and auto mode
-// answer at once (except for tools that ask even in auto mode, such as
-// run_command); tools that need no approval run; anything else asks the
-// user, showing what the call will do (its preview).
-func (a *Agent) approve(ctx context.Context, s *liveSession, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
-	s.mu.Lock()
-	mode, always := s.mode, s.always[tool.Name]
-	s.mu.Unlock()
-	switch {
-	case always == "allow":
-		return gateway.Allow, nil
-	case always == "reject":
-		return gateway.Reject, nil
-	case !tool.AskApproval && !tool.AskInAuto, mode == modeAuto && !tool.AskInAuto:
-		return gateway.Allow, nil
-	}
-	s.mu.Lock()
-	auto := s.cfg.policy.AutoApproved(tool.Name)
-	s.mu.Unlock()
-	if auto {
-		return gateway.Allow, nil
-	}
-	kind := acpsdk.ToolKind(call.Kind)
-	// "Always" holds for the tool, whatever the call's arguments: name
-	// the tool, not the call.
-	toolTitle := tool.Title
-	if toolTitle == "" {
-		toolTitle = tool.Name
-	}
-	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(s.id),
-		ToolCall: acpsdk.ToolCallUpdate{
-			ToolCallId: acpsdk.ToolCallId(call.ID), Title: acpsdk.Ptr(call.Title), Kind: &kind,
-			Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending), RawInput: rawJSON(call.RawInput),
-			Content: toolContent(call.Content), Locations: locations(call.Content),
-		},
-		Options: []acpsdk.PermissionOption{
-			{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optAllowAlways, Name: "Always allow " + toolTitle, Kind: acpsdk.PermissionOptionKindAllowAlways},
-			{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-			{OptionId: optRejectAlways, Name: "Always reject " + toolTitle, Kind: acpsdk.PermissionOptionKindRejectAlways},
-		},
-	})
-	if err != nil {
-		return gateway.Reject, fmt.Errorf("asking the client for permission: %w", err)
-	}
-	if resp.Outcome.Selected == nil {
-		return gateway.Reject, nil // cancelled
-	}
-	var decision gateway.Decision
-	var remember string
-	switch string(resp.Outcome.Selected.OptionId) {
-	case optAllowOnce:
-		decision = gateway.Allow
-	case optAllowAlways:
-		decision, remember = gateway.Allow, "allow"
-	case optRejectAlways:
-		decision, remember = gateway.Reject, "reject"
-	default:
-		decision = gateway.Reject
-	}
-	if remember != "" {
-		a.remember(s, tool.Name, remember)
-	}
-	return decision, nil
-}
-
-// remember keeps an "always" decision ("allow" or "reject") about key (a
-// tool name, or samplingKey of a server) for the session, and saves it.
-func (a *Agent) remember(s *liveSession, key, decision string) {
-	s.mu.Lock()
-	s.always[key] = decision
-	s.mu.Unlock()
-	if err := s.store.UpdateMeta(func(m *session.Meta) {
-		if m.Always == nil {
-			m.Always = map[string]string{}
-		}
-		m.Always[key] = decision
-	}); err != nil {
-		a.logger.Warn("saving a permission decision", "session", s.id, "err", err)
-	}
-}
-
 // reload applies the current configuration to a session: its configured
 // servers whose spec changed are restarted, its policy, model and bridge
 // options replaced, its tools refreshed.
-func (a *Agent) reload(ctx context.Context, s *liveSession) string {
+func (co *commands) reload(ctx context.Context, s *liveSession) string {
 	s.mu.Lock()
 	profile := s.cfg.profile
 	s.mu.Unlock()
-	sc, err := a.sessionConfigFor(profile)
+	sc, err := co.setup.sessionConfigFor(profile)
 	if err != nil {
 		return fmt.Sprintf("Reload failed: %v", err)
 	}
-	specs := a.merge(sc.servers, s.client)
+	specs := co.setup.merge(sc.servers, s.client)
 	sc.applyLimits(&mcpclient.Options{}, specs) // timeouts; other limits stay
 	restarted, err := s.mgr.Reconfigure(ctx, specs)
 	if err != nil {
@@ -313,13 +236,44 @@ func (a *Agent) reload(ctx context.Context, s *liveSession) string {
 	s.mu.Lock()
 	chosen := s.pick.chosen
 	s.mu.Unlock()
-	model := a.provider(ctx, sc, chosen)
+	model := co.setup.provider(ctx, sc, chosen)
 	s.mu.Lock()
 	s.cfg, s.provider = sc, model
 	s.mu.Unlock()
-	s.sync.SetOptions(sc.bridgeOptions(a.bridgeBase(s.id)))
+	s.sync.SetOptions(sc.bridgeOptions(co.setup.bridgeBase(s.id)))
 	if len(restarted) == 0 {
 		return "Configuration reloaded; no server changed."
 	}
 	return fmt.Sprintf("Configuration reloaded; restarted: %s.", strings.Join(restarted, ", "))
+}
+
+// login is /mcp login <server>: it signs in (the prompt is shown as a
+// URL elicitation or a card) and waits for the sign-in, or the turn's
+// cancellation (the sign-in then goes on).
+func (co *commands) login(ctx context.Context, s *liveSession, server string) string {
+	if server == "" {
+		return "Usage: /mcp login <server>. /mcp lists the servers and which need a sign-in."
+	}
+	err := s.mgr.Login(ctx, server)
+	switch {
+	case err == nil:
+		st, _ := s.mgr.Status(server)
+		return fmt.Sprintf("Signed in to MCP server %s (%s).", server, st.State)
+	case ctx.Err() != nil:
+		return fmt.Sprintf("Stopped waiting; the sign-in to %s goes on until it completes or times out.", server)
+	case errors.Is(err, mcpclient.ErrUnknownServer), errors.Is(err, mcpclient.ErrNoOAuth):
+		return fmt.Sprintf("Cannot sign in to %s: %v", server, err)
+	}
+	return fmt.Sprintf("Sign-in to MCP server %s failed: %v", server, err)
+}
+
+// logout is /mcp logout <server>: it removes the server's stored tokens.
+func (co *commands) logout(ctx context.Context, s *liveSession, server string) string {
+	if server == "" {
+		return "Usage: /mcp logout <server>."
+	}
+	if err := s.mgr.Logout(ctx, server); err != nil {
+		return fmt.Sprintf("Cannot sign out of %s: %v", server, err)
+	}
+	return fmt.Sprintf("Signed out of MCP server %s: its stored tokens are removed. `/mcp login %s` signs in again.", server, server)
 }

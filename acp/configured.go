@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -12,7 +13,24 @@ import (
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
+
+// This file turns the options and the configuration file into a session's
+// settings (setup): profile, model provider, server specs, limits, bridge
+// options, OAuth settings and secrets.
+
+// setup is what the options and the configuration file make of a session:
+// its profile's configuration, its model, its servers' specs (merged,
+// prepared, secrets resolved), its bridge options and its workspace tools.
+// It reads Options, which never change after Serve starts; the
+// configuration in force comes from Options.Config. Safe for concurrent
+// use.
+type setup struct {
+	opts   *Options
+	logger *slog.Logger
+	peer   *peer // for the workspace tools that work through the editor
+}
 
 // sessionConfig is what the configuration file says about one session: its
 // configured servers, tool policy, model settings and limits.
@@ -68,9 +86,9 @@ func (sc *sessionConfig) samplingFor(server string) samplingPolicy {
 }
 
 // sessionConfigFor resolves profile against the current configuration.
-func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
+func (su *setup) sessionConfigFor(profile string) (sessionConfig, error) {
 	sc := sessionConfig{profile: profile, trusted: map[string]bool{}, prefix: map[string]string{}, serverSampling: map[string]config.Server{}}
-	cfg := a.config()
+	cfg := su.config()
 	if cfg == nil {
 		if profile != "" {
 			return sc, fmt.Errorf("unknown profile %q: no configuration file is loaded", profile)
@@ -103,23 +121,23 @@ func (a *Agent) sessionConfigFor(profile string) (sessionConfig, error) {
 // Options.Provider. A provider that cannot be built is logged and becomes
 // one whose every call fails with the reason, so the session's prompts
 // say what is wrong.
-func (a *Agent) provider(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
-	build := a.opts.Providers
-	if a.opts.Models != nil {
+func (su *setup) provider(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
+	build := su.opts.Providers
+	if su.opts.Models != nil {
 		build = func(ctx context.Context, m config.Model) (gateway.Provider, error) {
-			return a.opts.Models.Provider(ctx, m)
+			return su.opts.Models.Provider(ctx, m)
 		}
 	}
 	if build == nil {
-		return a.opts.Provider
+		return su.opts.Provider
 	}
-	m := a.settings(sc)
+	m := su.settings(sc)
 	if chosen != "" {
 		m.Model = chosen
 	}
 	p, err := build(ctx, m)
 	if err != nil {
-		a.logger.Error("model provider", "profile", sc.profile, "err", err)
+		su.logger.Error("model provider", "profile", sc.profile, "err", err)
 		what := "the model"
 		if sc.profile != "" {
 			what = fmt.Sprintf("the model of profile %q", sc.profile)
@@ -138,11 +156,11 @@ func (f failedProvider) Complete(context.Context, gateway.ModelRequest, func(gat
 }
 
 // config returns the configuration in force, or nil.
-func (a *Agent) config() *config.Config {
-	if a.opts.Config == nil {
+func (su *setup) config() *config.Config {
+	if su.opts.Config == nil {
 		return nil
 	}
-	return a.opts.Config()
+	return su.opts.Config()
 }
 
 // specFromConfig converts a configured server.
@@ -167,11 +185,11 @@ func specFromConfig(s config.NamedServer) mcpclient.ServerSpec {
 }
 
 // merge puts the client's servers over the configured ones, by name.
-func (a *Agent) merge(configured, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
+func (su *setup) merge(configured, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
 	out := make([]mcpclient.ServerSpec, 0, len(configured)+len(client))
 	for _, c := range configured {
 		if i := slices.IndexFunc(client, func(s mcpclient.ServerSpec) bool { return s.Name == c.Name }); i >= 0 {
-			a.logger.Info("a server passed by the client replaces the configured one", "server", c.Name)
+			su.logger.Info("a server passed by the client replaces the configured one", "server", c.Name)
 			continue
 		}
 		out = append(out, c)
@@ -211,15 +229,15 @@ func (sc *sessionConfig) applyLimits(mo *mcpclient.Options, specs []mcpclient.Se
 // Bridge options, with the session's logger (for the injection warnings)
 // and, when secrets are resolved, their redaction of what servers tell the
 // model.
-func (a *Agent) bridgeBase(session string) bridge.Options {
-	o := a.opts.Bridge
+func (su *setup) bridgeBase(session string) bridge.Options {
+	o := su.opts.Bridge
 	logger := o.Logger
 	if logger == nil {
-		logger = a.logger
+		logger = su.logger
 	}
 	o.Logger = logger.With("session", session)
-	if o.Redact == nil && a.opts.Secrets != nil && a.opts.Secrets.Redactor != nil {
-		o.Redact = a.opts.Secrets.Redactor.Redact
+	if o.Redact == nil && su.opts.Secrets != nil && su.opts.Secrets.Redactor != nil {
+		o.Redact = su.opts.Secrets.Redactor.Redact
 	}
 	return o
 }
@@ -267,7 +285,7 @@ func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {
 // headers exactly as given (secret://... and ${VAR} taken literally), and
 // the others go through prepare. A client's server replaces a configured
 // one of the same name (merge), so its name says where a spec came from.
-func (a *Agent) prepareFor(client []mcpclient.ServerSpec) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+func (su *setup) prepareFor(client []mcpclient.ServerSpec) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 	fromClient := make(map[string]bool, len(client))
 	for _, c := range client {
 		fromClient[c.Name] = true
@@ -276,25 +294,25 @@ func (a *Agent) prepareFor(client []mcpclient.ServerSpec) func(context.Context, 
 		if fromClient[spec.Name] {
 			return spec, nil
 		}
-		return a.prepare(ctx, spec)
+		return su.prepare(ctx, spec)
 	}
 }
 
 // prepare resolves the secret references of a configured spec at server
 // start.
-func (a *Agent) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
-	if a.opts.Secrets == nil {
+func (su *setup) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+	if su.opts.Secrets == nil {
 		return spec, nil
 	}
-	env, err := a.opts.Secrets.ResolveMap(ctx, spec.Env)
+	env, err := su.opts.Secrets.ResolveMap(ctx, spec.Env)
 	if err != nil {
 		return spec, fmt.Errorf("resolving secrets: %w", err)
 	}
-	headers, err := a.opts.Secrets.ResolveMap(ctx, spec.Headers)
+	headers, err := su.opts.Secrets.ResolveMap(ctx, spec.Headers)
 	if err != nil {
 		return spec, fmt.Errorf("resolving secrets: %w", err)
 	}
-	oa, err := a.resolveOAuth(ctx, spec.OAuth)
+	oa, err := su.resolveOAuth(ctx, spec.OAuth)
 	if err != nil {
 		return spec, err
 	}
@@ -317,4 +335,101 @@ func (c sessionCaller) Tools() []mcpclient.ServerTool {
 // CallTool calls tool of server, on the Manager that runs it (see manager).
 func (c sessionCaller) CallTool(ctx context.Context, server, tool string, args any, opts ...mcpclient.CallOption) (*mcp.CallToolResult, error) {
 	return c.manager(server).CallTool(ctx, server, tool, args, opts...)
+}
+
+// redact is the redaction MCP servers' own output (stderr, log
+// notifications) goes through before it is cut or logged: the secret
+// resolver's redactor, or nil when there is none.
+func (su *setup) redact() func([]byte) []byte {
+	if r := su.opts.Secrets; r != nil && r.Redactor != nil {
+		return r.Redactor.RedactBytes
+	}
+	return nil
+}
+
+// settings returns the model settings in force for configuration sc (no
+// choice applied).
+func (su *setup) settings(sc sessionConfig) config.Model {
+	if su.opts.Models != nil {
+		return su.opts.Models.Settings(sc.model)
+	}
+	return sc.model
+}
+
+// listModels starts listing the models of sc's endpoint, for at most
+// catalogWait; the channel gets the list (nil: unknown).
+func (su *setup) listModels(ctx context.Context, sc sessionConfig) <-chan []gateway.ModelInfo {
+	ch := make(chan []gateway.ModelInfo, 1)
+	if su.opts.Models == nil {
+		ch <- nil
+		return ch
+	}
+	s := su.settings(sc)
+	go func() {
+		lctx, cancel := context.WithTimeout(ctx, gateway.DefaultCatalogTimeout)
+		defer cancel()
+		ch <- su.opts.Models.Listed(lctx, s)
+	}()
+	return ch
+}
+
+// resolveOAuth resolves the secret references of a spec's oauth settings
+// into a copy (the spec's own are left as they are).
+func (su *setup) resolveOAuth(ctx context.Context, o *oauth.Config) (*oauth.Config, error) {
+	if o == nil {
+		return nil, nil
+	}
+	out := *o
+	for _, f := range []struct {
+		key string
+		v   *string
+	}{{"clientSecret", &out.ClientSecret}, {"identityAssertion", &out.IdentityAssertion}} {
+		if *f.v == "" {
+			continue
+		}
+		v, err := su.opts.Secrets.ResolveKey(ctx, f.key, *f.v)
+		if err != nil {
+			return nil, fmt.Errorf("resolving oauth.%s: %w", f.key, err)
+		}
+		*f.v = v
+	}
+	if len(out.PrivateKey) > 0 {
+		v, err := su.opts.Secrets.ResolveKey(ctx, "privateKey", string(out.PrivateKey))
+		if err != nil {
+			return nil, fmt.Errorf("resolving oauth.privateKey: %w", err)
+		}
+		out.PrivateKey = []byte(v)
+	}
+	return &out, nil
+}
+
+// oauthSpec converts a configured server's oauth settings; its secret
+// references are resolved by prepare when the server starts.
+func oauthSpec(o *config.OAuth) *oauth.Config {
+	if o == nil {
+		return nil
+	}
+	return &oauth.Config{
+		Disabled: o.Disabled, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes,
+		ClientMetadataURL: o.ClientMetadataURL, GrantType: o.GrantType, TokenEndpointAuthMethod: o.TokenEndpointAuthMethod,
+		PrivateKey: []byte(o.PrivateKey), SigningAlgorithm: o.SigningAlgorithm, DeviceCode: o.DeviceCode,
+		IdentityAssertion: o.IdentityAssertion, IDPClientID: o.IDPClientID, IDPIssuer: o.IDPIssuer, IDPTokenEndpoint: o.IDPTokenEndpoint,
+	}
+}
+
+// mayHaveModel reports whether sessions can have a model (sampling is
+// declared to servers only then).
+func (su *setup) mayHaveModel() bool { return su.opts.Provider != nil || su.opts.Providers != nil }
+
+// profile is the configuration profile of a session: the request's
+// _meta.profile, else the one the session was created with, else the
+// agent's default (--profile).
+func (su *setup) profile(reqMeta map[string]any, stored string) string {
+	if p, ok := reqMeta["profile"].(string); ok && p != "" {
+		return p
+	}
+	if stored != "" {
+		return stored
+	}
+	return su.opts.Profile
 }

@@ -29,8 +29,8 @@ func TestZeroMeansOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := &Agent{opts: Options{Config: func() *config.Config { return c }}}
-			sc, err := a.sessionConfigFor("")
+			su := &setup{opts: &Options{Config: func() *config.Config { return c }}}
+			sc, err := su.sessionConfigFor("")
 			if err != nil || len(sc.servers) != 1 {
 				t.Fatalf("sessionConfigFor: %v %+v", err, sc)
 			}
@@ -81,8 +81,8 @@ func TestSamplingPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &Agent{opts: Options{Config: func() *config.Config { return c }}}
-	sc, err := a.sessionConfigFor("")
+	su := &setup{opts: &Options{Config: func() *config.Config { return c }}}
+	sc, err := su.sessionConfigFor("")
 	if err != nil {
 		t.Fatal(err)
 	}

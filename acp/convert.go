@@ -8,6 +8,9 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 )
 
+// This file converts content between ACP and the gateway: prompt blocks,
+// tool-call content and locations, stop reasons.
+
 // fromACP converts a prompt's content blocks into model input.
 func fromACP(blocks []acpsdk.ContentBlock) []gateway.Content {
 	out := make([]gateway.Content, 0, len(blocks))

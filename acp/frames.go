@@ -12,6 +12,10 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
+// This file is the wire: the writer every frame to the editor goes
+// through (one frame per write, redacted, with a hook after a response)
+// and the input filter that checks each frame before the SDK reads it.
+
 // maxFrame is the largest message passed to the SDK: its reader stops the
 // whole connection on a longer line, so longer ones are refused here.
 const maxFrame = 10<<20 - 1

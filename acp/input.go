@@ -12,6 +12,10 @@ import (
 	"github.com/acpgate/acpgate/acp/mcpservers"
 )
 
+// This file is what the input filter checks: the JSON-RPC envelope, the
+// prompt's content blocks and the mcpServers of session/new and load,
+// each bad field answered with an error naming it.
+
 // JSON-RPC error codes the input filter answers with.
 const (
 	codeParseError     = -32700

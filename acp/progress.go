@@ -12,6 +12,9 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 )
 
+// This file is a tool call's progress on its card: notifications/progress
+// throttled per call.
+
 // progressEvery is the least time between two progress updates of one
 // tool call card: a server may send progress far faster than an editor
 // can usefully redraw. Updates in between are coalesced (the latest wins
@@ -40,20 +43,6 @@ type progressCard struct {
 	pendingText string
 	timer       *time.Timer
 	done        bool
-}
-
-func (pc *progressCards) card(id string) *progressCard {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.cards == nil {
-		pc.cards = map[string]*progressCard{}
-	}
-	c := pc.cards[id]
-	if c == nil {
-		c = &progressCard{every: progressEvery}
-		pc.cards[id] = c
-	}
-	return c
 }
 
 // finish ends the card id's progress: nothing pending is sent any more,
@@ -151,5 +140,5 @@ func (t *turnLog) progress(e gateway.Event) {
 	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID),
 		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}))
 	u.ToolCallUpdate.Meta = map[string]any{"progress": meta}
-	t.cards.card(e.Call.ID).offer(text, func() { t.a.update(t.s, u) })
+	t.cards.card(e.Call.ID).offer(text, func() { t.tu.peer.update(t.s, u) })
 }

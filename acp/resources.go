@@ -3,7 +3,6 @@ package acp
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/bridge"
-	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -94,8 +92,8 @@ func (c sessionCaller) ReadResource(ctx context.Context, server, uri string) (*m
 }
 
 // caller is the session's servers, own and shared.
-func (a *Agent) caller(s *liveSession) sessionCaller {
-	return sessionCaller{own: s.mgr, shared: a.shared}
+func (s *liveSession) caller() sessionCaller {
+	return sessionCaller{own: s.mgr, shared: s.shared}
 }
 
 // resourceKey names one resource of one server.
@@ -184,14 +182,14 @@ func (a *Agent) resourceEvent(s *liveSession, e mcpclient.Event) {
 	case mcpclient.EventResourceUpdated:
 		s.res.updated(resourceKey{e.Server, e.URI})
 	case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
-		a.advertiseCommands(s, false)
+		a.cmds.advertiseCommands(s, false)
 	}
 }
 
 // resourcesReport is /resources [server]: the resources and templates of
 // the session's servers (of server alone when given).
-func (a *Agent) resourcesReport(s *liveSession, server string) string {
-	c := a.caller(s)
+func (co *commands) resourcesReport(s *liveSession, server string) string {
+	c := s.caller()
 	if server != "" {
 		if _, ok := c.manager(server).Status(server); !ok {
 			return fmt.Sprintf("This session has no MCP server %q. /mcp lists its servers.", server)
@@ -207,96 +205,19 @@ func (a *Agent) resourcesReport(s *liveSession, server string) string {
 	return "The MCP servers of this session offer no resources."
 }
 
-// resourceContext prepares a prompt's input for the model: each block
-// that mentions a resource of one of the session's servers (a
-// resource_link, or an embedded resource, whose URI a server lists or a
-// template of one matches) is replaced by the resource as its server
-// reads it now, framed and capped like a tool result; the resource is
-// subscribed to where the server allows. Blocks that belong to no server
-// stay as they are. A note saying which mentioned resources changed since
-// the last turn goes first.
-func (a *Agent) resourceContext(ctx context.Context, s *liveSession, input []gateway.Content) []gateway.Content {
-	s.mu.Lock()
-	model := s.provider
-	s.mu.Unlock()
-	if model == nil {
-		return input // the turn only says how to configure a model
-	}
-	c := a.caller(s)
-	var opts *bridge.Options
-	out := make([]gateway.Content, 0, len(input)+1)
-	if note := changedNote(s.res.takeChanged()); note != "" {
-		out = append(out, gateway.Content{Type: gateway.ContentText, Text: note})
-	}
-	for _, b := range input {
-		if b.Type != gateway.ContentResourceLink && b.Type != gateway.ContentResource || b.URI == "" {
-			out = append(out, b)
-			continue
-		}
-		server, ok := c.ResourceServer(b.URI)
-		if !ok {
-			out = append(out, b)
-			continue
-		}
-		if opts == nil {
-			s.mu.Lock()
-			cfg := s.cfg
-			s.mu.Unlock()
-			opts = cfg.bridgeOptions(a.bridgeBase(s.id))
-		}
-		res := bridge.ReadResource(ctx, c, opts, server, b.URI)
-		out = append(out, gateway.Content{Type: gateway.ContentText, Text: "[The user mentioned this resource]\n" + res.ModelText()})
-		if !res.IsError {
-			a.subscribeMention(ctx, s, resourceKey{server, b.URI})
-		}
-	}
-	return out
-}
-
-// changedNote tells the model which mentioned resources changed ("" for
-// none). The URIs are the ones the user mentioned, not server text.
-func changedNote(keys []resourceKey) string {
-	if len(keys) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("[Note from acpgate: these resources mentioned earlier have changed since; read them again with " + bridge.ReadResourceTool + " before relying on them:")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\n- %s (MCP server %s)", k.uri, k.server)
-	}
-	b.WriteString("]")
-	return b.String()
-}
-
-// subscribeMention subscribes to a mentioned resource of one of the
-// session's servers, once per session; on a shared server, once for all
-// the sessions that mention it (see sharedSubs).
-func (a *Agent) subscribeMention(ctx context.Context, s *liveSession, k resourceKey) {
-	m := a.caller(s).manager(k.server)
-	if !s.res.subscribe(k, m) {
-		return
-	}
-	if err := a.subscribeOn(ctx, m, k, true); err != nil {
-		s.res.forget(k)
-		if !errors.Is(err, mcpclient.ErrUnsupported) {
-			a.logger.Debug("resources/subscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
-		}
-	}
-}
-
 // subscribeOn subscribes (on) to k on m, or unsubscribes: directly on the
 // session's own Manager, counted across sessions on the shared one.
-func (a *Agent) subscribeOn(ctx context.Context, m *mcpclient.Manager, k resourceKey, on bool) error {
+func (s *liveSession) subscribeOn(ctx context.Context, m *mcpclient.Manager, k resourceKey, on bool) error {
 	switch {
-	case m != a.shared:
+	case m != s.shared:
 		if on {
 			return m.Subscribe(ctx, k.server, k.uri)
 		}
 		return m.Unsubscribe(ctx, k.server, k.uri)
 	case on:
-		return a.subs.subscribe(ctx, m, k)
+		return s.subs.subscribe(ctx, m, k)
 	default:
-		return a.subs.unsubscribe(ctx, m, k)
+		return s.subs.unsubscribe(ctx, m, k)
 	}
 }
 
@@ -307,7 +228,7 @@ const unsubscribeBound = 500 * time.Millisecond
 
 // unsubscribeAll ends the session's subscriptions, concurrently, bounded
 // by ctx and unsubscribeBound (at session end, before its servers stop).
-func (a *Agent) unsubscribeAll(ctx context.Context, s *liveSession) {
+func (s *liveSession) unsubscribeAll(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, unsubscribeBound)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -315,8 +236,8 @@ func (a *Agent) unsubscribeAll(ctx context.Context, s *liveSession) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := a.subscribeOn(ctx, m, k, false); err != nil {
-				a.logger.Debug("resources/unsubscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
+			if err := s.subscribeOn(ctx, m, k, false); err != nil {
+				s.logger.Debug("resources/unsubscribe failed", "session", s.id, "server", k.server, "uri", k.uri, "err", err)
 			}
 		}()
 	}

@@ -13,9 +13,12 @@ import (
 
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 )
+
+// This file is sampling/createMessage from an MCP server: the session's
+// policy and rate limit, the user's approval (a permission question), the
+// session's model, and the card that shows the exchange.
 
 // The defaults of the sampling limits (limits.samplingMaxTokens and
 // limits.samplingPerMinute).
@@ -35,7 +38,7 @@ var errNoModel = errors.New("this session has no model")
 // within the server's limits, after the user approved it (unless the
 // configuration allows it or the server is trusted; auto mode still
 // asks). A card shows what the server asked and what the model answered.
-func (a *Agent) sample(ctx context.Context, s *liveSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
+func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 	s.mu.Lock()
 	pol := s.cfg.samplingFor(req.Server)
 	trusted, model, always := s.cfg.trusted[req.Server], s.provider, s.always[samplingKey(req.Server)]
@@ -53,56 +56,39 @@ func (a *Agent) sample(ctx context.Context, s *liveSession, req mcpclient.Sampli
 	if err != nil {
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcp.INVALID_PARAMS, Message: err.Error()}
 	}
-	a.logSampling(s, "sampling request", req.Server, req)
-	card, title, preview := a.nextCard("mcp-sampling"), fmt.Sprintf("MCP server %s asks the model", req.Server), samplingPreview(req, mreq)
-	a.card(s, card, title, acpsdk.ToolCallStatusPending, preview)
+	ur.logSampling(s, "sampling request", req.Server, req)
+	card, title, preview := ur.peer.nextCard("mcp-sampling"), fmt.Sprintf("MCP server %s asks the model", req.Server), samplingPreview(req, mreq)
+	ur.peer.card(s, card, title, acpsdk.ToolCallStatusPending, preview)
 	allowed := always == "allow" || always != "reject" && (pol.mode == config.SamplingAllow || trusted)
 	if !allowed && always != "reject" {
-		allowed = a.approveSampling(ctx, s, req.Server, card, title, preview)
+		allowed = ur.approveSampling(ctx, s, req.Server, card, title, preview)
 	}
 	if !allowed {
-		a.cardStatus(s, card, acpsdk.ToolCallStatusFailed, preview+"\n\nRejected.")
+		ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusFailed, preview+"\n\nRejected.")
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcpclient.CodeUserRejected, Message: "the user rejected the sampling request"}
 	}
-	a.cardStatus(s, card, acpsdk.ToolCallStatusInProgress, preview)
+	ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusInProgress, preview)
 	resp, err := model.Complete(ctx, mreq, func(gateway.Delta) {})
 	if err != nil {
-		a.cardStatus(s, card, acpsdk.ToolCallStatusFailed, preview+"\n\nThe model failed: "+err.Error())
+		ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusFailed, preview+"\n\nThe model failed: "+err.Error())
 		if ctx.Err() != nil {
 			return mcpclient.SamplingResult{}, ctx.Err()
 		}
 		return mcpclient.SamplingResult{}, errors.New("the model failed to answer")
 	}
 	res := samplingResult(resp)
-	a.logSampling(s, "sampling result", req.Server, res)
+	ur.logSampling(s, "sampling result", req.Server, res)
 	answer := resp.Message.Text()
 	for _, c := range resp.Message.ToolCalls {
 		answer += fmt.Sprintf("\n[tool call %s %s]", c.Name, c.Arguments)
 	}
-	a.cardStatus(s, card, acpsdk.ToolCallStatusCompleted, preview+"\n\nThe model answered:\n"+answer)
+	ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusCompleted, preview+"\n\nThe model answered:\n"+answer)
 	return res, nil
 }
 
-// samplingLimiter returns the server's sampling rate limit in the session
-// (nil: none). Called with s.mu held.
-func (s *liveSession) samplingLimiter(server string, perMinute int) *ratelimit.Window {
-	if perMinute <= 0 {
-		return nil
-	}
-	if s.sampleLimits == nil {
-		s.sampleLimits = map[string]*ratelimit.Window{}
-	}
-	l, ok := s.sampleLimits[server]
-	if !ok {
-		l = ratelimit.New(perMinute, time.Minute)
-		s.sampleLimits[server] = l
-	}
-	return l
-}
-
 // approveSampling asks the user whether the server may use the model.
-func (a *Agent) approveSampling(ctx context.Context, s *liveSession, server, card, title, preview string) bool {
-	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+func (ur *userRequests) approveSampling(ctx context.Context, s *liveSession, server, card, title, preview string) bool {
+	resp, err := ur.peer.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(s.id),
 		ToolCall: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(card), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(preview))}},
@@ -115,7 +101,7 @@ func (a *Agent) approveSampling(ctx context.Context, s *liveSession, server, car
 	})
 	if err != nil || resp.Outcome.Selected == nil {
 		if err != nil && ctx.Err() == nil {
-			a.logger.Warn("asking the client for permission to sample failed", "session", s.id, "server", server, "err", err)
+			ur.logger.Warn("asking the client for permission to sample failed", "session", s.id, "server", server, "err", err)
 		}
 		return false
 	}
@@ -123,10 +109,10 @@ func (a *Agent) approveSampling(ctx context.Context, s *liveSession, server, car
 	case optAllowOnce:
 		return true
 	case optAllowAlways:
-		a.remember(s, samplingKey(server), "allow")
+		s.remember(samplingKey(server), "allow")
 		return true
 	case optRejectAlways:
-		a.remember(s, samplingKey(server), "reject")
+		s.remember(samplingKey(server), "reject")
 	}
 	return false
 }
@@ -282,14 +268,14 @@ func cut(s string, max int) string {
 
 // logSampling logs what a server sent or got at debug level: as JSON,
 // secrets redacted, cut to 4 KiB.
-func (a *Agent) logSampling(s *liveSession, msg, server string, v any) {
+func (ur *userRequests) logSampling(s *liveSession, msg, server string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
 	text := string(b)
-	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+	if r := ur.secrets; r != nil && r.Redactor != nil {
 		text = r.Redactor.Redact(text)
 	}
-	a.logger.Debug(msg, "session", s.id, "server", server, "data", cut(text, 4096))
+	ur.logger.Debug(msg, "session", s.id, "server", server, "data", cut(text, 4096))
 }

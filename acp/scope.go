@@ -6,6 +6,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
+// This file names the session and tool call an ACP elicitation belongs to.
+
 // ACP's elicitation/create names the session (and tool call) it belongs
 // to: its params carry sessionId and toolCallId next to mode, message and
 // requestedSchema or url. acp-go-sdk v0.13.0's UnstableCreateElicitation

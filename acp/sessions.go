@@ -3,11 +3,9 @@ package acp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -16,63 +14,12 @@ import (
 	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
 
-// The permission modes of a session.
-const (
-	modeAsk  = "ask"
-	modeAuto = "auto"
-)
-
-// liveSession is a session open on this connection.
-type liveSession struct {
-	id    string
-	cwd   string
-	dirs  []string // the client's additionalDirectories
-	store *session.Session
-	mgr   *mcpclient.Manager
-	sync  *bridge.Sync // the session's tools, derived from its servers' events
-	// access is what the session's tool calls go through, for the model's
-	// turns and /call alike: its tool view (sync), policy and approver.
-	access gateway.ToolAccess
-	ctx    context.Context // the session's life; cancelled by close
-	stop   context.CancelFunc
-
-	client []mcpclient.ServerSpec // the servers the client passed
-
-	mu       sync.Mutex
-	cfg      sessionConfig    // what the configuration says (replaced by /reload)
-	provider gateway.Provider // the model, chosen by cfg.model; nil: none
-	mode     string
-	always   map[string]string // tool name -> "allow" | "reject"
-	history  gateway.History
-	cancel   context.CancelFunc // of the running turn; nil when idle
-	turn     chan struct{}      // closed when the running turn ends
-	failed   map[string]bool    // servers whose failure card was sent
-	// announced is set once the client knows the session (after the
-	// session/new response); failure cards wait for it.
-	announced bool
-	closed    bool
-	// startBy is when the startup budget ends: prompts and /call wait for
-	// servers still connecting until then, no longer.
-	startBy time.Time
-	// waiting holds the servers whose "still connecting" card is open.
-	waiting map[string]bool
-	// known is closed once the client knows the session (announce):
-	// sign-in prompts wait for it. signIns are the sign-ins shown.
-	known   chan struct{}
-	signIns map[string]*signInState
-	// sampleLimits holds the servers' sampling rate limits.
-	sampleLimits map[string]*ratelimit.Window
-	// pick is the model picker's state (see models.go).
-	pick picker
-	// res is what the session knows of its mentioned resources and its
-	// advertised commands (resources.go).
-	res resourceState
-}
+// This file is the session lifecycle: session/new, load, resume, list,
+// close and cancel, and what opening and closing a session does.
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
 // has checked them (see normalizeServers): every entry is a stdio, http or
@@ -101,8 +48,8 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
 	}
-	profile := a.profile(p.Meta, "")
-	sc, err := a.sessionConfigFor(profile)
+	profile := a.setup.profile(p.Meta, "")
+	sc, err := a.setup.sessionConfigFor(profile)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
 	}
@@ -129,19 +76,12 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	}
 	// Failure cards and the command list follow the response, once the
 	// client knows the session.
-	a.out.afterResponse(id, func() { a.announce(s) })
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), ConfigOptions: s.configOptions(a), Meta: s.serversMeta()}, nil
+	a.peer.out.afterResponse(id, func() { a.announce(s) })
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.serversMeta()}, nil
 }
 
 // extraDirs is the session metadata key of its additional directories.
 const extraDirs = "additionalDirectories"
-
-// sessionPlace is where a session works: its cwd and the additional
-// directories the client gave (both absolute).
-type sessionPlace struct {
-	cwd  string
-	dirs []string
-}
 
 // open starts a session's servers (waiting at most the startup budget) and
 // registers it.
@@ -149,26 +89,27 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	cwd := place.cwd
-	listed := a.listModels(ctx, sc) // meanwhile, bounded
+	listed := a.setup.listModels(ctx, sc) // meanwhile, bounded
 	pick := restorePicker(meta)
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.provider(ctx, sc, pick.chosen),
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.setup.provider(ctx, sc, pick.chosen),
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
+		shared: a.shared, subs: &a.subs, logger: a.logger,
 	}
-	specs := a.merge(sc.servers, client)
+	specs := a.setup.merge(sc.servers, client)
 	if s.mode != modeAuto {
 		s.mode = modeAsk
 	}
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(sc.bridgeOptions(a.bridgeBase(s.id)), a.nativeTools(s.id, cwd, place.dirs, sc)...)
+	s.sync = bridge.NewSync(sc.bridgeOptions(a.setup.bridgeBase(s.id)), a.setup.nativeTools(s.id, cwd, place.dirs, sc)...)
 	s.access = gateway.ToolAccess{
 		Tools:  s.sync,
 		Policy: s.allowed,
 		Approver: func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
-			return a.approve(ctx, s, call, tool)
+			return a.perms.approve(ctx, s, call, tool)
 		},
 	}
 	mo := a.mcpOptions(s, specs, client, sc)
@@ -220,9 +161,9 @@ func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec,
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = s.cwd
-	mo.Prepare = a.prepareFor(client)
-	mo.Redact = a.redact()
-	mo.SignIn = a.presentSignIn(s)
+	mo.Prepare = a.setup.prepareFor(client)
+	mo.Redact = a.setup.redact()
+	mo.SignIn = a.asks.presentSignIn(s)
 	observe := a.opts.MCP.OnEvent
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
@@ -235,37 +176,12 @@ func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec,
 	// Servers' questions and roots are always answered; sampling is
 	// declared when the session has a model (as chosen now: a model
 	// /reload brings reaches servers started after it).
-	requests := serverRequests{a: a, s: s}
+	requests := serverRequests{u: a.asks, s: s}
 	mo.Elicitor, mo.Roots = requests, requests
 	if s.provider != nil {
 		mo.Sampler = requests
 	}
 	return mo
-}
-
-// serversMeta is the _meta of a session/new or load response: each
-// server's state and tool count.
-func (s *liveSession) serversMeta() map[string]any {
-	var list []map[string]any
-	for _, st := range s.mgr.Statuses() {
-		e := map[string]any{"name": st.Name, "transport": string(st.Transport), "state": string(st.State), "tools": st.Tools}
-		if st.Error != "" {
-			e["error"] = st.Error
-		}
-		if st.Warning != "" {
-			e["warning"] = st.Warning
-		}
-		list = append(list, e)
-	}
-	return map[string]any{"acpgate": map[string]any{"mcpServers": list}}
-}
-
-// modes is the session's permission mode for clients of ACP's modes API
-// (kept in step with the config option "mode").
-func (s *liveSession) modes() *acpsdk.SessionModeState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.mode), AvailableModes: permissionModes()}
 }
 
 // announce sends what a client wants right after a session opens: the
@@ -277,10 +193,10 @@ func (a *Agent) announce(s *liveSession) {
 	}
 	s.announced = true
 	s.mu.Unlock()
-	a.advertiseCommands(s, true)
+	a.cmds.advertiseCommands(s, true)
 	for _, st := range s.mgr.Statuses() {
 		if st.State == mcpclient.StateFailed {
-			a.failureCard(s, st)
+			a.peer.failureCard(s, st)
 		}
 	}
 }
@@ -292,45 +208,20 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 		return
 	}
 	if e.Status.State == mcpclient.StateFailed {
-		a.failureCard(s, e.Status)
+		a.peer.failureCard(s, e.Status)
 	}
 	if e.Status.State != mcpclient.StateConnecting {
-		a.settledCard(s, e.Status)
+		a.peer.settledCard(s, e.Status)
 	}
-	a.signInEvent(s, e.Status)
-}
-
-// failureCard shows a failed server in the session as a failed tool call.
-func (a *Agent) failureCard(s *liveSession, st mcpclient.Status) {
-	s.mu.Lock()
-	if s.failed[st.Name] || s.closed || !s.announced {
-		s.mu.Unlock()
-		return // announce sends the cards of servers failed before it
-	}
-	s.failed[st.Name] = true
-	s.mu.Unlock()
-	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
-	if st.WasReady || errors.Is(st.Err, mcpclient.ErrGaveUp) {
-		title = fmt.Sprintf("MCP server %s failed", st.Name)
-	}
-	text := st.Error
-	if st.Stderr != "" {
-		text += "\n\nstderr (last lines):\n" + st.Stderr
-	}
-	a.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId("mcp-server-failed-"+st.Name), title,
-		acpsdk.WithStartKind(acpsdk.ToolKindOther),
-		acpsdk.WithStartStatus(acpsdk.ToolCallStatusFailed),
-		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
-		acpsdk.WithStartRawOutput(map[string]any{"server": st.Name, "state": string(st.State), "error": st.Error, "stderr": st.Stderr}),
-	))
+	a.asks.signInEvent(s, e.Status)
 }
 
 // update sends one session/update; failures are logged (the client is
 // gone). Resolved secrets are redacted from every frame on its way out
 // (see Serve).
-func (a *Agent) update(s *liveSession, u acpsdk.SessionUpdate) {
-	if err := a.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
-		a.logger.Debug("session/update not sent", "session", s.id, "err", err)
+func (pe *peer) update(s *liveSession, u acpsdk.SessionUpdate) {
+	if err := pe.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
+		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
 	}
 }
 
@@ -341,9 +232,9 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
 	}
-	a.replay(s, records)
+	a.turns.replay(s, records)
 	a.announce(s)
-	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a), Meta: s.serversMeta()}, nil
+	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.serversMeta()}, nil
 }
 
 // ResumeSession implements acpsdk.Agent: like load, without the replay.
@@ -353,7 +244,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 		return acpsdk.ResumeSessionResponse{}, err
 	}
 	a.announce(s)
-	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a), Meta: s.serversMeta()}, nil
+	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.serversMeta()}, nil
 }
 
 // reopen opens a stored session with the servers and directories of the
@@ -387,7 +278,7 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 		return nil, nil, internalError("loading session %q: %v", id, err)
 	}
 	stored, _ := st.Meta().Extra["profile"].(string)
-	sc, err := a.sessionConfigFor(a.profile(reqMeta, stored))
+	sc, err := a.setup.sessionConfigFor(a.setup.profile(reqMeta, stored))
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, invalidParams("%v", err)
@@ -476,11 +367,11 @@ func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
 			a.logger.Warn("closing a session whose turn has not ended", "session", s.id)
 		}
 	}
-	a.unsubscribeAll(ctx, s)
+	s.unsubscribeAll(ctx)
 	s.stop()
 	err := s.mgr.Close(ctx)
 	s.sync.Detach()
-	a.forgetURLs(s)
+	a.asks.forgetURLs(s)
 	return errors.Join(err, s.store.Close())
 }
 
@@ -495,8 +386,8 @@ func (a *Agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest
 	}
 	// Clients of either API see the change: the config option "mode"
 	// changed outside session/set_config_option.
-	a.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
-	a.update(s, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{ConfigOptions: s.configOptions(a)}})
+	a.peer.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	a.peer.update(s, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{ConfigOptions: s.configOptions(a.setup)}})
 	return acpsdk.SetSessionModeResponse{}, nil
 }
 
@@ -533,22 +424,13 @@ func storedDirs(m session.Meta) []string {
 	return nil
 }
 
-// profile is the configuration profile of a session: the request's
-// _meta.profile, else the one the session was created with, else the
-// agent's default (--profile).
-func (a *Agent) profile(reqMeta map[string]any, stored string) string {
-	if p, ok := reqMeta["profile"].(string); ok && p != "" {
-		return p
+// checkDirs requires the additional directories of a session to be
+// absolute paths.
+func checkDirs(dirs []string) error {
+	for i, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return invalidParams("additionalDirectories[%d] must be an absolute path, got %q", i, d)
+		}
 	}
-	if stored != "" {
-		return stored
-	}
-	return a.opts.Profile
-}
-
-// allowed is the session's tool policy: its allow/deny globs.
-func (s *liveSession) allowed(tool gateway.Tool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg.policy.Allowed(tool.Name)
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 )
 
+// This file is the bounded copy of a tool result kept in the session log.
+
 // DefaultMaxStoredResultBytes bounds the copy of one tool result kept in
 // the session log (limits.maxStoredResultBytes overrides it). The client
 // sees the whole result live; a replay shows the stored copy.

@@ -1,28 +1,22 @@
 package acp
 
 import (
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/acpgate/acpgate/acp/clientws"
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/workspace"
 )
 
-// capabilities returns what the client said it can do in initialize.
-func (a *Agent) capabilities() acpsdk.ClientCapabilities {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.clientCaps
-}
+// This file is the workspace tools every session has (read_file,
+// edit_file, run_command): through the editor or local.
 
 // workspaceMode is where the workspace tools of a session with
 // configuration sc work: Options.WorkspaceTools (the flag), else the
 // file's, else through the client.
-func (a *Agent) workspaceMode(sc sessionConfig) config.WorkspaceTools {
+func (su *setup) workspaceMode(sc sessionConfig) config.WorkspaceTools {
 	switch {
-	case a.opts.WorkspaceTools != "":
-		return a.opts.WorkspaceTools
+	case su.opts.WorkspaceTools != "":
+		return su.opts.WorkspaceTools
 	case sc.workspace != "":
 		return sc.workspace
 	}
@@ -35,19 +29,19 @@ func (a *Agent) workspaceMode(sc sessionConfig) config.WorkspaceTools {
 // when it can read and write files, else locally in local mode, else
 // read_file alone through a client that can only read; run_command in the
 // client's terminals when it has them, else locally in local mode.
-func (a *Agent) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
-	mode := a.workspaceMode(sc)
+func (su *setup) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
+	mode := su.workspaceMode(sc)
 	if mode == config.WorkspaceOff {
 		return nil
 	}
-	caps := a.capabilities()
-	client := clientws.New(a.conn, id)
-	local := workspace.NewLocal(&workspace.LocalOptions{Env: a.opts.WorkspaceEnv})
+	caps := su.peer.capabilities()
+	client := clientws.New(su.peer.conn, id)
+	local := workspace.NewLocal(&workspace.LocalOptions{Env: su.opts.WorkspaceEnv})
 	base := workspace.Options{Cwd: cwd, Dirs: dirs}
 	if l := sc.limits.MaxResultBytes; l != nil {
 		base.MaxResultBytes = *l
 	}
-	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+	if r := su.opts.Secrets; r != nil && r.Redactor != nil {
 		base.Redact = r.Redactor.Redact
 	}
 	files, terms := base, base

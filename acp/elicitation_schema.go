@@ -11,6 +11,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
+// This file checks an elicitation's requestedSchema and the answers to it.
+
 // errBadSchema is wrapped by the error about a requestedSchema that is not
 // a JSON Schema object acpgate can check answers against.
 var errBadSchema = errors.New("the requested schema is not a valid JSON Schema")

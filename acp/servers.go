@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -9,12 +10,16 @@ import (
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
+// This file is a session's MCP servers as the editor sees them: the cards
+// of servers that failed or are still connecting, and waiting for
+// connecting servers within the startup budget.
+
 // waitServers waits for the session's servers that are still connecting,
 // at most until the startup budget of the session ends (a server that
 // never initializes must not stall every prompt for its whole connect
 // timeout). Servers still connecting then get a card saying their tools
 // are not available yet; the card is closed when they settle.
-func (a *Agent) waitServers(ctx context.Context, s *liveSession) {
+func (pe *peer) waitServers(ctx context.Context, s *liveSession) {
 	wctx, cancel := context.WithDeadline(ctx, s.startBy)
 	defer cancel()
 	if s.mgr.Wait(wctx) == nil || ctx.Err() != nil {
@@ -22,7 +27,7 @@ func (a *Agent) waitServers(ctx context.Context, s *liveSession) {
 	}
 	for _, st := range s.mgr.Statuses() {
 		if st.State == mcpclient.StateConnecting {
-			a.connectingCard(s, st)
+			pe.connectingCard(s, st)
 		}
 	}
 }
@@ -35,7 +40,7 @@ func connectingCardID(server string) acpsdk.ToolCallId {
 
 // connectingCard shows, once per connection attempt, that a server is
 // still connecting and its tools are absent.
-func (a *Agent) connectingCard(s *liveSession, st mcpclient.Status) {
+func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
 	s.mu.Lock()
 	if s.waiting[st.Name] || s.closed {
 		s.mu.Unlock()
@@ -45,7 +50,7 @@ func (a *Agent) connectingCard(s *liveSession, st mcpclient.Status) {
 	s.mu.Unlock()
 	text := fmt.Sprintf("MCP server %s has been connecting since %s; its tools are not available until it is ready.",
 		st.Name, st.Since.Format("15:04:05"))
-	a.update(s, acpsdk.StartToolCall(connectingCardID(st.Name), fmt.Sprintf("MCP server %s is still connecting", st.Name),
+	pe.update(s, acpsdk.StartToolCall(connectingCardID(st.Name), fmt.Sprintf("MCP server %s is still connecting", st.Name),
 		acpsdk.WithStartKind(acpsdk.ToolKindOther),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
 		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
@@ -54,7 +59,7 @@ func (a *Agent) connectingCard(s *liveSession, st mcpclient.Status) {
 
 // settledCard closes the "still connecting" card of a server that is now
 // ready (completed) or not (failed).
-func (a *Agent) settledCard(s *liveSession, st mcpclient.Status) {
+func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
 	s.mu.Lock()
 	open := s.waiting[st.Name]
 	delete(s.waiting, st.Name)
@@ -66,6 +71,31 @@ func (a *Agent) settledCard(s *liveSession, st mcpclient.Status) {
 	if st.State != mcpclient.StateReady {
 		status, text = acpsdk.ToolCallStatusFailed, fmt.Sprintf("MCP server %s is %s: %s", st.Name, st.State, st.Error)
 	}
-	a.update(s, acpsdk.UpdateToolCall(connectingCardID(st.Name), acpsdk.WithUpdateStatus(status),
+	pe.update(s, acpsdk.UpdateToolCall(connectingCardID(st.Name), acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))})))
+}
+
+// failureCard shows a failed server in the session as a failed tool call.
+func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
+	s.mu.Lock()
+	if s.failed[st.Name] || s.closed || !s.announced {
+		s.mu.Unlock()
+		return // announce sends the cards of servers failed before it
+	}
+	s.failed[st.Name] = true
+	s.mu.Unlock()
+	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
+	if st.WasReady || errors.Is(st.Err, mcpclient.ErrGaveUp) {
+		title = fmt.Sprintf("MCP server %s failed", st.Name)
+	}
+	text := st.Error
+	if st.Stderr != "" {
+		text += "\n\nstderr (last lines):\n" + st.Stderr
+	}
+	pe.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId("mcp-server-failed-"+st.Name), title,
+		acpsdk.WithStartKind(acpsdk.ToolKindOther),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusFailed),
+		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
+		acpsdk.WithStartRawOutput(map[string]any{"server": st.Name, "state": string(st.State), "error": st.Error, "stderr": st.Stderr}),
+	))
 }

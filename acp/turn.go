@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -11,6 +12,24 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/session"
 )
+
+// This file is session/prompt: one turn of a session (a slash command, a
+// prompt command or the model) and its log (turnLog), which sends each
+// event to the editor and records it.
+
+// turns runs prompt turns: a slash command or a prompt command (handed to
+// commands), else the model with the session's tools (the gateway's
+// Runner), reporting every event as a session/update and recording the
+// turn in the session log. Safe for concurrent use; one turn runs per
+// session at a time (liveSession.takeTurn).
+type turns struct {
+	peer    *peer
+	setup   *setup
+	runner  *gateway.Runner
+	cmds    *commands
+	logger  *slog.Logger
+	secrets *secrets.Resolver // redacts what the turn sends and records; nil: none
+}
 
 // Record kinds in the session log.
 const (
@@ -40,47 +59,51 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 		s.mu.Unlock()
 		close(turn)
 	}()
+	return acpsdk.PromptResponse{StopReason: stopReason(a.turns.run(ctx, s, p.Prompt))}, nil
+}
 
-	t := a.newTurnLog(s)
-	input := fromACP(p.Prompt)
-	for _, b := range p.Prompt {
+// run runs one turn of s, the session's running turn, on prompt.
+func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
+	t := tu.newTurnLog(s)
+	input := fromACP(prompt)
+	for _, b := range prompt {
 		t.record(acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}})
 	}
-	a.setTitle(s, input)
+	tu.setTitle(s, input)
 
 	var stop gateway.StopReason
 	if cmd, arg, ok := slashCommand(input); ok {
-		stop = a.command(ctx, s, t, cmd, arg)
-	} else if pc, ok := a.promptCommand(ctx, s, input); ok {
-		stop = a.runPrompt(ctx, s, t, pc)
+		stop = tu.cmds.command(ctx, s, t, cmd, arg)
+	} else if pc, ok := tu.cmds.promptCommand(ctx, s, input); ok {
+		stop = tu.cmds.runPrompt(ctx, s, t, pc)
 	} else {
 		// Servers still connecting get to join first, so the model sees
 		// their tools (bounded by the session's startup budget).
-		a.waitServers(ctx, s)
-		stop = a.modelTurn(ctx, s, t, a.resourceContext(ctx, s, input), nil)
+		tu.peer.waitServers(ctx, s)
+		stop = tu.modelTurn(ctx, s, t, tu.resourceContext(ctx, s, input), nil)
 	}
 	t.flush()
 	// Every record is written already; it reaches the disk within the
 	// store's sync delay (and before close or shutdown).
 	s.store.SyncSoon()
-	return acpsdk.PromptResponse{StopReason: stopReason(stop)}, nil
+	return stop
 }
 
 // modelTurn runs the model on input, the user's turn, after the
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
-func (a *Agent) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
+func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
 	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink}
 	s.mu.Lock()
 	run.History, run.Model = append(s.history[:len(s.history):len(s.history)], prior...), s.provider
 	s.cfg.runOptions(&run)
-	_, run.ContextWindow, _ = s.current(a)
+	_, run.ContextWindow, _ = s.current(tu.setup)
 	s.mu.Unlock()
-	res, err := a.runner.Run(ctx, run)
+	res, err := tu.runner.Run(ctx, run)
 	if err != nil {
 		// A provider error: tell the user in the session, end the turn.
 		t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})
-		a.logger.Error("model turn failed", "session", s.id, "err", err)
+		tu.logger.Error("model turn failed", "session", s.id, "err", err)
 	}
 	stop := res.Stop
 	msgs := append(prior[:len(prior):len(prior)], res.Messages...)
@@ -96,38 +119,9 @@ func (a *Agent) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input
 	return stop
 }
 
-// takeTurn makes the caller's turn (cancel, turn) the session's running
-// one. A prompt sent while another runs supersedes it: the running turn is
-// cancelled (it ends with stopReason cancelled; acp-go-sdk has already
-// cancelled its context on receipt of the new prompt) and this one starts
-// once it has ended. ok is false when the session is closed (err says
-// so) or ctx ended while waiting (this prompt is cancelled too).
-func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return false, invalidParams("session %q is closed", s.id)
-		}
-		if s.cancel == nil {
-			s.cancel, s.turn = cancel, turn
-			s.mu.Unlock()
-			return true, nil
-		}
-		prevCancel, prevTurn := s.cancel, s.turn
-		s.mu.Unlock()
-		prevCancel()
-		select {
-		case <-prevTurn:
-		case <-ctx.Done():
-			return false, nil
-		}
-	}
-}
-
 // setTitle names a session after its first prompt and tells the client
 // (session_info_update).
-func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
+func (tu *turns) setTitle(s *liveSession, input []gateway.Content) {
 	if s.store.Meta().Title != "" {
 		return
 	}
@@ -139,9 +133,9 @@ func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
 		return
 	}
 	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Title = title }); err != nil {
-		a.logger.Warn("saving the session title", "session", s.id, "err", err)
+		tu.logger.Warn("saving the session title", "session", s.id, "err", err)
 	}
-	a.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: &title}})
+	tu.peer.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: &title}})
 }
 
 // turnLog sends a turn's events to the client and records what a replay
@@ -153,7 +147,7 @@ func (a *Agent) setTitle(s *liveSession, input []gateway.Content) {
 // text. The stream is flushed when the kind of text changes, before a tool
 // call starts and at the end of the turn.
 type turnLog struct {
-	a      *Agent
+	tu     *turns
 	s      *liveSession
 	text   strings.Builder // pending agent text not yet recorded (redacted)
 	kind   gateway.EventKind
@@ -162,9 +156,9 @@ type turnLog struct {
 }
 
 // newTurnLog starts the log of one turn of s.
-func (a *Agent) newTurnLog(s *liveSession) *turnLog {
-	t := &turnLog{a: a, s: s}
-	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+func (tu *turns) newTurnLog(s *liveSession) *turnLog {
+	t := &turnLog{tu: tu, s: s}
+	if r := tu.secrets; r != nil && r.Redactor != nil {
 		t.stream = r.Redactor.Stream()
 	}
 	return t
@@ -172,8 +166,8 @@ func (a *Agent) newTurnLog(s *liveSession) *turnLog {
 
 // usage sends a usage_update after a model response (see usageUpdate).
 func (t *turnLog) usage(u gateway.Usage) {
-	if up, ok := t.a.usageUpdate(t.s, u); ok {
-		t.a.update(t.s, acpsdk.SessionUpdate{UsageUpdate: &up})
+	if up, ok := t.tu.usageUpdate(t.s, u); ok {
+		t.tu.peer.update(t.s, acpsdk.SessionUpdate{UsageUpdate: &up})
 	}
 }
 
@@ -196,9 +190,9 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.usage(e.Usage)
 	case gateway.EventToolCallStarted:
 		t.flush()
-		t.a.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})
+		t.tu.peer.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})
 	case gateway.EventToolCallRunning:
-		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+		t.tu.peer.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 	case gateway.EventToolCallProgress:
 		if len(e.Progress.Content) == 0 {
 			t.progress(e)
@@ -207,7 +201,7 @@ func (t *turnLog) sink(e gateway.Event) {
 		// What the call shows while it runs (its terminal).
 		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID))
 		u.ToolCallUpdate.Content = toolContent(e.Progress.Content)
-		t.a.update(t.s, u)
+		t.tu.peer.update(t.s, u)
 	case gateway.EventToolCallFinished:
 		t.cards.finish(e.Call.ID)
 		status := acpsdk.ToolCallStatusCompleted
@@ -224,7 +218,7 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.record(acpsdk.SessionUpdate{ToolCall: final})
 		t.s.store.SyncSoon()
 		// The client gets the whole result.
-		t.a.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
+		t.tu.peer.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
 			acpsdk.WithUpdateContent(toolContent(e.Result.Content)), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))))
 	}
 }
@@ -259,7 +253,7 @@ func (t *turnLog) say(text string) {
 		return
 	}
 	t.text.WriteString(text)
-	t.a.update(t.s, chunk(t.kind, text))
+	t.tu.peer.update(t.s, chunk(t.kind, text))
 }
 
 // flush sends what the stream redactor holds back, then records the
@@ -278,29 +272,29 @@ func (t *turnLog) flush() {
 func (t *turnLog) record(u acpsdk.SessionUpdate) { t.persist(recUpdate, u) }
 
 func (t *turnLog) persist(kind string, v any) {
-	if r := t.a.opts.Secrets; r != nil && r.Redactor != nil {
+	if r := t.tu.secrets; r != nil && r.Redactor != nil {
 		// Resolved secrets never reach the disk either.
 		if data, err := json.Marshal(v); err == nil {
 			v = json.RawMessage(r.Redactor.RedactBytes(data))
 		}
 	}
 	if err := t.s.store.Append(kind, v); err != nil {
-		t.a.logger.Error("saving to the session log", "session", t.s.id, "err", err)
+		t.tu.logger.Error("saving to the session log", "session", t.s.id, "err", err)
 	}
 }
 
 // replay sends a stored session's updates to the client.
-func (a *Agent) replay(s *liveSession, records []session.Record) {
+func (tu *turns) replay(s *liveSession, records []session.Record) {
 	for _, r := range records {
 		if r.Kind != recUpdate {
 			continue
 		}
 		var u acpsdk.SessionUpdate
 		if err := json.Unmarshal(r.Data, &u); err != nil {
-			a.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
+			tu.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
 			continue
 		}
-		a.update(s, u)
+		tu.peer.update(s, u)
 	}
 }
 

@@ -33,9 +33,9 @@ func promptCommandName(server, prompt string) string { return server + "." + pro
 
 // promptCommands are the prompts of the session's servers as commands,
 // with their arguments as the input hint, in server and list order.
-func (a *Agent) promptCommands(s *liveSession) []acpsdk.AvailableCommand {
+func (co *commands) promptCommands(s *liveSession) []acpsdk.AvailableCommand {
 	var out []acpsdk.AvailableCommand
-	for _, p := range a.caller(s).Prompts() {
+	for _, p := range s.caller().Prompts() {
 		desc := strings.TrimSpace(p.Item.Description)
 		if desc == "" {
 			desc = p.Item.Title
@@ -69,17 +69,17 @@ func argumentHint(args []mcp.PromptArgument) string {
 
 // sessionCommands is what available_commands_update advertises to s: the
 // built-in commands and its servers' prompts.
-func (a *Agent) sessionCommands(s *liveSession) []acpsdk.AvailableCommand {
-	return append(commandList(), a.promptCommands(s)...)
+func (co *commands) sessionCommands(s *liveSession) []acpsdk.AvailableCommand {
+	return append(commandList(), co.promptCommands(s)...)
 }
 
 // advertiseCommands sends available_commands_update when the session's
 // prompt commands differ from those last sent (always when force), once
 // the client knows the session.
-func (a *Agent) advertiseCommands(s *liveSession, force bool) {
+func (co *commands) advertiseCommands(s *liveSession, force bool) {
 	s.res.advertising.Lock()
 	defer s.res.advertising.Unlock()
-	cmds := a.sessionCommands(s)
+	cmds := co.sessionCommands(s)
 	var key strings.Builder
 	for _, c := range cmds {
 		key.WriteString(c.Name + "\x00" + c.Description + "\x00")
@@ -101,7 +101,7 @@ func (a *Agent) advertiseCommands(s *liveSession, force bool) {
 	if same && !force {
 		return
 	}
-	a.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
+	co.peer.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
 }
 
 // promptCall is a prompt command the user typed.
@@ -114,7 +114,7 @@ type promptCall struct {
 // promptCommand recognises /<server>.<prompt> at the start of the
 // prompt's text, for a prompt of the session's servers (waiting for
 // servers still connecting when the word names none yet).
-func (a *Agent) promptCommand(ctx context.Context, s *liveSession, input []gateway.Content) (promptCall, bool) {
+func (co *commands) promptCommand(ctx context.Context, s *liveSession, input []gateway.Content) (promptCall, bool) {
 	if len(input) == 0 || input[0].Type != gateway.ContentText {
 		return promptCall{}, false
 	}
@@ -127,7 +127,7 @@ func (a *Agent) promptCommand(ctx context.Context, s *liveSession, input []gatew
 		return promptCall{}, false
 	}
 	find := func() (promptCall, bool) {
-		for _, p := range a.caller(s).Prompts() {
+		for _, p := range s.caller().Prompts() {
 			if promptCommandName(p.Server, p.Item.Name) == word {
 				return promptCall{server: p.Server, prompt: p.Item, rest: strings.TrimSpace(rest)}, true
 			}
@@ -137,7 +137,7 @@ func (a *Agent) promptCommand(ctx context.Context, s *liveSession, input []gatew
 	if pc, ok := find(); ok {
 		return pc, true
 	}
-	a.waitServers(ctx, s)
+	co.peer.waitServers(ctx, s)
 	return find()
 }
 
@@ -220,7 +220,7 @@ func completeMissing(ctx context.Context, c sessionCaller, pc promptCall, args m
 // the messages go to the model as the user's turn (the last user message
 // as the input, the ones before it as the conversation's), or, without
 // a model, are shown as agent messages.
-func (a *Agent) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc promptCall) gateway.StopReason {
+func (co *commands) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc promptCall) gateway.StopReason {
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
 	name := "/" + promptCommandName(pc.server, pc.prompt.Name)
 	args, err := parsePromptArgs(pc.prompt, pc.rest)
@@ -228,7 +228,7 @@ func (a *Agent) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc pr
 		say(fmt.Sprintf("%s: %v. Usage: %s %s", name, err, name, argumentHint(pc.prompt.Arguments)))
 		return gateway.StopEndTurn
 	}
-	c := a.caller(s)
+	c := s.caller()
 	missing, hints := completeMissing(ctx, c, pc, args)
 	if ctx.Err() != nil {
 		return gateway.StopCancelled
@@ -273,7 +273,7 @@ func (a *Agent) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc pr
 		msgs = append(msgs, gateway.Message{Role: gateway.RoleUser, Content: []gateway.Content{{Type: gateway.ContentText, Text: "Continue."}}})
 		last++
 	}
-	return a.modelTurn(ctx, s, t, msgs[last].Content, msgs[:last])
+	return co.turns.modelTurn(ctx, s, t, msgs[last].Content, msgs[:last])
 }
 
 // promptMessages converts a prompt's messages, merging consecutive ones

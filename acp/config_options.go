@@ -14,6 +14,10 @@ import (
 	"github.com/acpgate/acpgate/session"
 )
 
+// This file is session/set_config_option and session/set_mode: the model
+// picker (config option "model") and the permission mode ("mode"), and
+// what a session reports of both.
+
 // Models builds the models of sessions and lists what their endpoints
 // offer, for the session config option "model" (the model picker).
 // Implementations are safe for concurrent use.
@@ -69,37 +73,11 @@ func restorePicker(m session.Meta) picker {
 	return p
 }
 
-// settings returns the model settings in force for configuration sc (no
-// choice applied).
-func (a *Agent) settings(sc sessionConfig) config.Model {
-	if a.opts.Models != nil {
-		return a.opts.Models.Settings(sc.model)
-	}
-	return sc.model
-}
-
-// listModels starts listing the models of sc's endpoint, for at most
-// catalogWait; the channel gets the list (nil: unknown).
-func (a *Agent) listModels(ctx context.Context, sc sessionConfig) <-chan []gateway.ModelInfo {
-	ch := make(chan []gateway.ModelInfo, 1)
-	if a.opts.Models == nil {
-		ch <- nil
-		return ch
-	}
-	s := a.settings(sc)
-	go func() {
-		lctx, cancel := context.WithTimeout(ctx, gateway.DefaultCatalogTimeout)
-		defer cancel()
-		ch <- a.opts.Models.Listed(lctx, s)
-	}()
-	return ch
-}
-
 // current returns the session's model name ("" when none is configured)
 // and what is known of it: the context window and the pricing. The caller
 // holds s.mu.
-func (s *liveSession) current(a *Agent) (name string, window int, pricing *config.Pricing) {
-	set := a.settings(s.cfg)
+func (s *liveSession) current(su *setup) (name string, window int, pricing *config.Pricing) {
+	set := su.settings(s.cfg)
 	name, window, pricing = set.Model, set.ContextWindow, set.Pricing
 	if s.pick.chosen != "" && s.pick.chosen != set.Model {
 		name, pricing = s.pick.chosen, nil // the configured price is another model's
@@ -121,9 +99,9 @@ func (s *liveSession) current(a *Agent) (name string, window int, pricing *confi
 // modelValues returns the model picker's entries: the configured model,
 // model.choices, then the endpoint's list, each id once; the current
 // model is always among them. The caller holds s.mu.
-func (s *liveSession) modelValues(a *Agent) []acpsdk.SessionConfigSelectOption {
-	set := a.settings(s.cfg)
-	cur, _, _ := s.current(a)
+func (s *liveSession) modelValues(su *setup) []acpsdk.SessionConfigSelectOption {
+	set := su.settings(s.cfg)
+	cur, _, _ := s.current(su)
 	var out []acpsdk.SessionConfigSelectOption
 	seen := map[string]bool{}
 	add := func(id, name, desc string) {
@@ -158,12 +136,12 @@ func (s *liveSession) modelValues(a *Agent) []acpsdk.SessionConfigSelectOption {
 // configOptions returns the session's config options with their current
 // values: the model picker (when a model is configured) and the
 // permission mode.
-func (s *liveSession) configOptions(a *Agent) []acpsdk.SessionConfigOption {
+func (s *liveSession) configOptions(su *setup) []acpsdk.SessionConfigOption {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var opts []acpsdk.SessionConfigOption
-	if cur, _, _ := s.current(a); cur != "" {
-		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(a))
+	if cur, _, _ := s.current(su); cur != "" {
+		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(su))
 		opts = append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
 			Id: optModel, Name: "Model", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryModel),
 			Description:  acpsdk.Ptr("The model that answers this session's prompts, from the next prompt on"),
@@ -215,7 +193,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionC
 	case optMode:
 		err = a.setMode(s, value)
 		if err == nil {
-			a.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(value)}})
+			a.peer.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(value)}})
 		}
 	default:
 		err = invalidParams("unknown config option %q (acpgate's are %q and %q)", p.ValueId.ConfigId, optModel, optMode)
@@ -223,15 +201,15 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionC
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
-	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(a)}, nil
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(a.setup)}, nil
 }
 
 // setModel switches session s to model id, one of its model picker's
 // entries, and saves the choice.
 func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 	s.mu.Lock()
-	cur, _, _ := s.current(a)
-	values := s.modelValues(a)
+	cur, _, _ := s.current(a.setup)
+	values := s.modelValues(a.setup)
 	sc := s.cfg
 	s.mu.Unlock()
 	if cur == "" {
@@ -241,10 +219,10 @@ func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 		return invalidParams("config option %q: unknown model %q (offered: %s)", optModel, id, valueList(values))
 	}
 	chosen := id
-	if id == a.settings(sc).Model {
+	if id == a.setup.settings(sc).Model {
 		chosen = "" // back to the configured model: follows the configuration again
 	}
-	model := a.provider(ctx, sc, chosen)
+	model := a.setup.provider(ctx, sc, chosen)
 	s.mu.Lock()
 	s.pick.chosen, s.provider = chosen, model
 	s.mu.Unlock()
@@ -285,40 +263,4 @@ func (a *Agent) setMode(s *liveSession, mode string) error {
 		return internalError("saving the mode: %v", err)
 	}
 	return nil
-}
-
-// usageUpdate is the usage_update after a model response with usage u:
-// the tokens the conversation takes out of the model's context window and,
-// when the model's pricing is configured, the session's cost so far in its
-// currency (saved with the session). ok is false when the window is not
-// known (the update needs a size; acpgate does not guess one).
-func (a *Agent) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
-	s.mu.Lock()
-	_, window, pricing := s.current(a)
-	var cost *acpsdk.Cost
-	if pricing != nil {
-		cur := pricing.CurrencyCode()
-		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens)
-		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
-	}
-	costs := costMeta(s.pick.cost)
-	s.mu.Unlock()
-	if cost != nil {
-		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
-			a.logger.Warn("saving the session's cost", "session", s.id, "err", err)
-		}
-	}
-	if window <= 0 {
-		return update, false
-	}
-	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost}, true
-}
-
-// costMeta copies a session's costs for its metadata.
-func costMeta(m map[string]float64) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -1,0 +1,77 @@
+package acp
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// This file is the editor as every role sees it (peer): session/update,
+// the cards acpgate shows as tool calls of its own, and what the client
+// declared in initialize.
+
+// peer is the ACP client on the other end of the connection, shared by the
+// agent's roles: its connection (set once by Serve, before any request is
+// read), the frame writer, the card counter and the client's capabilities.
+// Safe for concurrent use.
+type peer struct {
+	conn   *acpsdk.AgentSideConnection
+	out    *lockedWriter
+	logger *slog.Logger
+	cards  atomic.Uint64 // numbers the cards of server requests
+
+	mu sync.Mutex
+	// caps is what the client said it can do, in initialize.
+	caps acpsdk.ClientCapabilities
+}
+
+// setCapabilities keeps what the client declared in initialize.
+func (pe *peer) setCapabilities(c acpsdk.ClientCapabilities) {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	pe.caps = c
+}
+
+func (pc *progressCards) card(id string) *progressCard {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.cards == nil {
+		pc.cards = map[string]*progressCard{}
+	}
+	c := pc.cards[id]
+	if c == nil {
+		c = &progressCard{every: progressEvery}
+		pc.cards[id] = c
+	}
+	return c
+}
+
+// cardStatus updates a card (or a tool call): its status and text.
+func (pe *peer) cardStatus(s *liveSession, id string, status acpsdk.ToolCallStatus, text string) {
+	pe.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))})))
+}
+
+// nextCard returns a new card id with prefix.
+func (pe *peer) nextCard(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, pe.cards.Add(1))
+}
+
+// capabilities returns what the client said it can do in initialize.
+func (pe *peer) capabilities() acpsdk.ClientCapabilities {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	return pe.caps
+}
+
+// clientElicitation returns what the client said in initialize about
+// elicitation (form and URL mode).
+func (pe *peer) clientElicitation() (form, url bool) {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	e := pe.caps.Elicitation
+	return e != nil && e.Form != nil, e != nil && e.Url != nil
+}

@@ -1,0 +1,54 @@
+// Package acp is acpgate's ACP translator: it implements the acp-go-sdk
+// Agent (and AgentLoader) on top of the session store, the MCP client
+// manager, the bridge and the gateway Runner. It speaks ACP only; MCP and
+// model logic live in the packages it calls.
+//
+// The translator is split by protocol role, one type each, and they meet
+// only through the fields the compiler sees:
+//
+//   - Agent: the ACP method surface and the session lifecycle. It owns
+//     the open sessions and the shared servers and hands work to the
+//     roles below.
+//   - turns: session/prompt, one turn at a time per session.
+//   - commands: slash commands and MCP prompts as commands.
+//   - permissions: asking the editor to approve a tool call; it sees a
+//     session only through permissionSession.
+//   - userRequests: what MCP servers ask of the user (elicitation,
+//     sampling, sign-in), with serverRequests routing each to its session.
+//   - setup: what the options and the configuration file make of a
+//     session.
+//   - peer: the editor as every role sees it (session/update, cards,
+//     capabilities).
+//   - liveSession: one open session's state.
+//
+// Where things are:
+//
+//	agent.go              Options, Serve, Agent, initialize, authenticate, JSON-RPC errors
+//	sessions.go           session/new, load, resume, list, close, cancel; opening and closing
+//	session.go            liveSession: a session's state and the questions roles ask of it
+//	config_options.go     session/set_config_option, session/set_mode: model picker, mode
+//	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
+//	usage.go              usage_update: context used, cost
+//	mentions.go           resources mentioned in a prompt: read, framed, subscribed
+//	commands.go           /mcp, /tools, /call, /resources, /reload
+//	prompt_commands.go    MCP prompts as slash commands
+//	permission.go         the editor is asked to approve a tool call
+//	server_requests.go    MCP server → user: userRequests, serverRequests, roots/list
+//	elicitation.go        an MCP server sends elicitation/create
+//	elicitation_schema.go checking a requestedSchema and the answers
+//	sampling.go           an MCP server sends sampling/createMessage
+//	signin.go             OAuth sign-in through the editor; logout
+//	servers.go            server status cards; waiting for connecting servers
+//	shared.go             servers configured shared: true
+//	sharedsubs.go         resource subscriptions counted across sessions
+//	resources.go          a session's resources: /resources, updates, subscriptions
+//	client.go             peer: session/update, cards, client capabilities
+//	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
+//	workspace.go          the workspace tools (through the editor or local)
+//	progress.go           progress of a tool call on its card
+//	stored.go             the bounded copy of a result in the session log
+//	convert.go            content between ACP and the gateway
+//	frames.go             the writer to the editor and the input filter
+//	input.go              what the input filter checks
+//	scope.go              the session an ACP elicitation belongs to
+package acp

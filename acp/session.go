@@ -1,0 +1,223 @@
+package acp
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/ratelimit"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/session"
+)
+
+// This file is a live session's state (liveSession) and the small
+// questions the roles ask of it: its turn, its policy, its permission
+// decisions, its roots, its modes and servers as reported to the editor.
+
+// liveSession is a session open on this connection.
+type liveSession struct {
+	id    string
+	cwd   string
+	dirs  []string // the client's additionalDirectories
+	store *session.Session
+	mgr   *mcpclient.Manager
+	sync  *bridge.Sync // the session's tools, derived from its servers' events
+	// access is what the session's tool calls go through, for the model's
+	// turns and /call alike: its tool view (sync), policy and approver.
+	access gateway.ToolAccess
+	ctx    context.Context // the session's life; cancelled by close
+	stop   context.CancelFunc
+
+	client []mcpclient.ServerSpec // the servers the client passed
+	// shared is the agent's shared servers (nil: none) and subs counts
+	// the sessions' subscriptions on them.
+	shared *mcpclient.Manager
+	subs   *sharedSubs
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	cfg      sessionConfig    // what the configuration says (replaced by /reload)
+	provider gateway.Provider // the model, chosen by cfg.model; nil: none
+	mode     string
+	always   map[string]string // tool name -> "allow" | "reject"
+	history  gateway.History
+	cancel   context.CancelFunc // of the running turn; nil when idle
+	turn     chan struct{}      // closed when the running turn ends
+	failed   map[string]bool    // servers whose failure card was sent
+	// announced is set once the client knows the session (after the
+	// session/new response); failure cards wait for it.
+	announced bool
+	closed    bool
+	// startBy is when the startup budget ends: prompts and /call wait for
+	// servers still connecting until then, no longer.
+	startBy time.Time
+	// waiting holds the servers whose "still connecting" card is open.
+	waiting map[string]bool
+	// known is closed once the client knows the session (announce):
+	// sign-in prompts wait for it. signIns are the sign-ins shown.
+	known   chan struct{}
+	signIns map[string]*signInState
+	// sampleLimits holds the servers' sampling rate limits.
+	sampleLimits map[string]*ratelimit.Window
+	// pick is the model picker's state (see config_options.go).
+	pick picker
+	// res is what the session knows of its mentioned resources and its
+	// advertised commands (resources.go).
+	res resourceState
+}
+
+// sessionPlace is where a session works: its cwd and the additional
+// directories the client gave (both absolute).
+type sessionPlace struct {
+	cwd  string
+	dirs []string
+}
+
+// takeTurn makes the caller's turn (cancel, turn) the session's running
+// one. A prompt sent while another runs supersedes it: the running turn is
+// cancelled (it ends with stopReason cancelled; acp-go-sdk has already
+// cancelled its context on receipt of the new prompt) and this one starts
+// once it has ended. ok is false when the session is closed (err says
+// so) or ctx ended while waiting (this prompt is cancelled too).
+func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return false, invalidParams("session %q is closed", s.id)
+		}
+		if s.cancel == nil {
+			s.cancel, s.turn = cancel, turn
+			s.mu.Unlock()
+			return true, nil
+		}
+		prevCancel, prevTurn := s.cancel, s.turn
+		s.mu.Unlock()
+		prevCancel()
+		select {
+		case <-prevTurn:
+		case <-ctx.Done():
+			return false, nil
+		}
+	}
+}
+
+// allowed is the session's tool policy: its allow/deny globs.
+func (s *liveSession) allowed(tool gateway.Tool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.policy.Allowed(tool.Name)
+}
+
+// roots are the session's directories as MCP roots: file:// URIs named
+// after the directory.
+func (s *liveSession) roots() []mcpclient.Root {
+	dirs := append([]string{s.cwd}, s.dirs...)
+	out := make([]mcpclient.Root, 0, len(dirs))
+	for _, d := range dirs {
+		u := url.URL{Scheme: "file", Path: filepath.ToSlash(d)}
+		out = append(out, mcpclient.Root{URI: u.String(), Name: filepath.Base(d)})
+	}
+	return out
+}
+
+// modes is the session's permission mode for clients of ACP's modes API
+// (kept in step with the config option "mode").
+func (s *liveSession) modes() *acpsdk.SessionModeState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.mode), AvailableModes: permissionModes()}
+}
+
+// serversMeta is the _meta of a session/new or load response: each
+// server's state and tool count.
+func (s *liveSession) serversMeta() map[string]any {
+	var list []map[string]any
+	for _, st := range s.mgr.Statuses() {
+		e := map[string]any{"name": st.Name, "transport": string(st.Transport), "state": string(st.State), "tools": st.Tools}
+		if st.Error != "" {
+			e["error"] = st.Error
+		}
+		if st.Warning != "" {
+			e["warning"] = st.Warning
+		}
+		list = append(list, e)
+	}
+	return map[string]any{"acpgate": map[string]any{"mcpServers": list}}
+}
+
+// remember keeps an "always" decision ("allow" or "reject") about key (a
+// tool name, or samplingKey of a server) for the session, and saves it.
+func (s *liveSession) remember(key, decision string) {
+	s.mu.Lock()
+	s.always[key] = decision
+	s.mu.Unlock()
+	if err := s.store.UpdateMeta(func(m *session.Meta) {
+		if m.Always == nil {
+			m.Always = map[string]string{}
+		}
+		m.Always[key] = decision
+	}); err != nil {
+		s.logger.Warn("saving a permission decision", "session", s.id, "err", err)
+	}
+}
+
+// setSignIn records the sign-in shown for server (nil: none).
+func (s *liveSession) setSignIn(server string, st *signInState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st == nil {
+		delete(s.signIns, server)
+		return
+	}
+	s.signIns[server] = st
+}
+
+// samplingLimiter returns the server's sampling rate limit in the session
+// (nil: none). Called with s.mu held.
+func (s *liveSession) samplingLimiter(server string, perMinute int) *ratelimit.Window {
+	if perMinute <= 0 {
+		return nil
+	}
+	if s.sampleLimits == nil {
+		s.sampleLimits = map[string]*ratelimit.Window{}
+	}
+	l, ok := s.sampleLimits[server]
+	if !ok {
+		l = ratelimit.New(perMinute, time.Minute)
+		s.sampleLimits[server] = l
+	}
+	return l
+}
+
+// The permission modes of a session.
+const (
+	modeAsk  = "ask"
+	modeAuto = "auto"
+)
+
+// sessionID implements permissionSession.
+func (s *liveSession) sessionID() string { return s.id }
+
+// decision implements permissionSession.
+func (s *liveSession) decision(key string) (mode, always string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode, s.always[key]
+}
+
+// autoApproved implements permissionSession: the configuration's policy.
+func (s *liveSession) autoApproved(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.policy.AutoApproved(tool)
+}
+
+var _ permissionSession = (*liveSession)(nil)

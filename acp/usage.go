@@ -1,0 +1,46 @@
+package acp
+
+import (
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/session"
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// This file is usage_update: the context window used and the session's
+// cost.
+
+// usageUpdate is the usage_update after a model response with usage u:
+// the tokens the conversation takes out of the model's context window and,
+// when the model's pricing is configured, the session's cost so far in its
+// currency (saved with the session). ok is false when the window is not
+// known (the update needs a size; acpgate does not guess one).
+func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
+	s.mu.Lock()
+	_, window, pricing := s.current(tu.setup)
+	var cost *acpsdk.Cost
+	if pricing != nil {
+		cur := pricing.CurrencyCode()
+		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens)
+		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
+	}
+	costs := costMeta(s.pick.cost)
+	s.mu.Unlock()
+	if cost != nil {
+		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
+			tu.logger.Warn("saving the session's cost", "session", s.id, "err", err)
+		}
+	}
+	if window <= 0 {
+		return update, false
+	}
+	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost}, true
+}
+
+// costMeta copies a session's costs for its metadata.
+func costMeta(m map[string]float64) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
