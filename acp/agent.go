@@ -49,15 +49,12 @@ type Options struct {
 	System string
 	// NoModelMessage answers prompts of sessions that have no model.
 	NoModelMessage string
-	// StartupBudget bounds how long session/new and session/load wait for
-	// the session's MCP servers (default 5 s); servers still connecting go
-	// on in the background.
+	// StartupBudget bounds how long, from a session's opening, what needs
+	// its tools (a prompt, /call, /tools, /resources, a prompt command)
+	// waits for its MCP servers still connecting (default 5 s); they go on
+	// connecting in the background. session/new and session/load never
+	// wait for servers.
 	StartupBudget time.Duration
-	// StartupGrace lets session/new and session/load answer before the
-	// budget ends: once one server is ready and no other has settled for
-	// this long (default DefaultStartupGrace; NoStartupGrace: wait for
-	// all).
-	StartupGrace time.Duration
 	// MCP is the template of every session's MCP client options (limits,
 	// close bounds). Logger, Cwd and OnEvent are set per session (the
 	// template's OnEvent, when set, observes every event of the sessions'
@@ -90,13 +87,6 @@ type Options struct {
 	// run_command runs; nil means acpgate's own.
 	WorkspaceEnv []string
 }
-
-// DefaultStartupGrace is Options.StartupGrace's default; NoStartupGrace
-// turns the grace off (session/new waits for every server, or the budget).
-const (
-	DefaultStartupGrace               = time.Second
-	NoStartupGrace      time.Duration = -1
-)
 
 // Agent serves one ACP connection: it is the ACP method surface and owns
 // the session lifecycle (sessions.go, config_options.go), and hands each
@@ -146,9 +136,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if opts.StartupBudget <= 0 {
 		opts.StartupBudget = 5 * time.Second
 	}
-	if opts.StartupGrace == 0 {
-		opts.StartupGrace = DefaultStartupGrace
-	}
 	if opts.MCP.ClientName == "" {
 		opts.MCP.ClientName = opts.Name
 	}
@@ -162,12 +149,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		return err
 	}
 	input := newInputFilter(in, a.peer.out, a.logger)
+	input.expect = a.peer.out.expect
 	a.peer.conn = acpsdk.NewAgentSideConnection(a, a.peer.out, input)
 	a.peer.conn.SetLogger(a.logger.With("component", "acp-sdk"))
 	input.start()
 	select {
 	case <-a.peer.conn.Done():
 		a.logger.Info("client closed the connection")
+		a.answerAll()
 	case <-a.peer.out.broken:
 		a.logger.Info("writing to the client failed; the client is gone")
 	case <-ctx.Done():
@@ -175,6 +164,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	stopShared()
 	return a.shutdown()
+}
+
+// answerAll waits, at most closeBound, until every request read before the
+// client closed its end has been answered: the SDK has cancelled their
+// contexts, so a prompt ends as cancelled and the rest finish quickly.
+func (a *Agent) answerAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
+	defer cancel()
+	if n := a.peer.out.drain(ctx); n > 0 {
+		a.logger.Warn("requests left unanswered at shutdown", "count", n)
+	}
 }
 
 // newAgent builds an agent and its roles on opts (defaulted by Serve);

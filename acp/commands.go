@@ -90,16 +90,15 @@ func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd
 	case "reload":
 		say(co.reload(ctx, s))
 	case "tools":
+		co.peer.waitServers(ctx, s)
 		say(co.toolsReport(s, arg))
 	case "resources":
 		co.peer.waitServers(ctx, s)
 		say(co.resourcesReport(s, arg))
 	case "call":
 		name, args := cutWord(arg)
-		if _, ok := s.sync.Current().Lookup(name); !ok {
-			// It may belong to a server that is still connecting.
-			co.peer.waitServers(ctx, s)
-		}
+		// It may belong to a server that is still connecting.
+		co.peer.waitFor(ctx, s, func() bool { _, ok := s.sync.Current().Lookup(name); return ok })
 		args = strings.TrimSpace(args)
 		if name == "" {
 			say("Usage: /call <tool> <json-arguments>, for example /call mcp__github__get_me {}. /tools lists the tools.")

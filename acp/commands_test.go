@@ -25,6 +25,7 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := resp.SessionId
+	h.settledServers(sid)
 	h.setMode(sid, "auto")
 	for _, tc := range []struct {
 		name, prompt string

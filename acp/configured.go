@@ -242,18 +242,6 @@ func (su *setup) bridgeBase(session string) bridge.Options {
 	return o
 }
 
-// startupGrace is the session's startup grace: the configured one (0 in
-// the file turns it off), else def.
-func (sc *sessionConfig) startupGrace(def time.Duration) time.Duration {
-	if g := sc.limits.StartupGrace; g != nil {
-		if *g == 0 {
-			return NoStartupGrace
-		}
-		return time.Duration(*g) * time.Millisecond
-	}
-	return def
-}
-
 // runOptions sets the session's tool search threshold and the model's
 // context window on a turn's options.
 func (sc *sessionConfig) runOptions(o *gateway.RunOptions) {

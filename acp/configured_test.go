@@ -2,7 +2,6 @@ package acp
 
 import (
 	"testing"
-	"time"
 
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -44,31 +43,6 @@ func TestZeroMeansOff(t *testing.T) {
 				t.Errorf("CallsPerMinute %d, want %d", mo.CallsPerMinute, tt.callsPerMin)
 			}
 		})
-	}
-}
-
-func TestStartupGraceFromConfig(t *testing.T) {
-	def := 700 * time.Millisecond
-	for _, tc := range []struct {
-		file string
-		want time.Duration
-	}{
-		{`{}`, def},
-		{`{"limits": {"startupGrace": 0}}`, -1},
-		{`{"limits": {"startupGrace": 250}}`, 250 * time.Millisecond},
-	} {
-		cfg, _, err := config.Parse([]byte(tc.file), "config.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		eff, err := cfg.Effective("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := sessionConfig{limits: eff.Limits}
-		if got := sc.startupGrace(def); got != tc.want {
-			t.Errorf("%s: grace %v, want %v", tc.file, got, tc.want)
-		}
 	}
 }
 

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -35,6 +36,9 @@ type lockedWriter struct {
 	// scoping counts the elicitations on their way out: while one is,
 	// frames go through scopeFrame.
 	scoping atomic.Int32
+	// unanswered holds the client's requests handed to the SDK whose
+	// responses have not been written yet (see expect and drain).
+	unanswered pendingSet
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
@@ -53,6 +57,11 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	}
 	if err != nil {
 		l.brokenOnce.Do(func() { close(l.broken) })
+	}
+	if err == nil && l.unanswered.waiting() {
+		if id, ok := responseID(p); ok {
+			l.unanswered.remove(id)
+		}
 	}
 	var fire func()
 	if len(l.watchs) > 0 && err == nil {
@@ -111,6 +120,9 @@ type inputFilter struct {
 	logger  *slog.Logger
 	line    []byte
 	pending []byte
+	// expect, when set, is told the id of each request handed to the SDK
+	// (lockedWriter.expect), before the SDK can read it.
+	expect func(id json.RawMessage)
 }
 
 // newInputFilter returns a filter that reads nothing until start is called
@@ -211,6 +223,9 @@ func (f *inputFilter) filter(line []byte) []byte {
 			return nil
 		}
 	}
+	if env.kind == kindRequest && f.expect != nil {
+		f.expect(env.id)
+	}
 	return canonical(fields, "jsonrpc", "id", "method", "params")
 }
 
@@ -249,4 +264,119 @@ func (f *inputFilter) reply(id json.RawMessage, e *acpsdk.RequestError) {
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	_, _ = f.out.Write(append(b, '\n'))
+}
+
+// expect records that the client's request id is on its way to the SDK,
+// which will answer it (drain waits for that).
+func (l *lockedWriter) expect(id json.RawMessage) { l.unanswered.add(id) }
+
+// drain waits until every request expect recorded has been answered, or
+// ctx ends; it returns how many are still unanswered.
+func (l *lockedWriter) drain(ctx context.Context) int { return l.unanswered.wait(ctx) }
+
+// pendingSet counts request ids (compacted JSON) until they are removed.
+// Safe for concurrent use.
+type pendingSet struct {
+	mu      sync.Mutex
+	ids     map[string]int
+	n       int
+	changed chan struct{} // closed at the next removal; nil when no one waits
+	active  atomic.Bool   // some id was ever added: writes look for responses
+}
+
+// idKey is the canonical form of a JSON-RPC id.
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+func (p *pendingSet) add(id json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]int{}
+	}
+	p.ids[idKey(id)]++
+	p.n++
+	p.active.Store(true)
+}
+
+// waiting reports whether responses are worth looking for.
+func (p *pendingSet) waiting() bool { return p.active.Load() }
+
+func (p *pendingSet) remove(id json.RawMessage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := idKey(id)
+	if p.ids[k] == 0 {
+		return // a response to a request the filter answered itself
+	}
+	if p.ids[k]--; p.ids[k] == 0 {
+		delete(p.ids, k)
+	}
+	p.n--
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
+	}
+}
+
+// wait blocks until the set is empty or ctx ends; it returns the ids left.
+func (p *pendingSet) wait(ctx context.Context) int {
+	for {
+		p.mu.Lock()
+		n := p.n
+		if n == 0 {
+			p.mu.Unlock()
+			return 0
+		}
+		if p.changed == nil {
+			p.changed = make(chan struct{})
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return n
+		}
+	}
+}
+
+// responseID returns the id of a frame the SDK writes when it is a
+// response (an id and no method). The SDK writes "jsonrpc", "id" and then
+// "method" or "result"/"error", in that order, so only the frame's first
+// members are read, however large its result.
+func responseID(frame []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(frame))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		switch key {
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil, false
+			}
+		case "method":
+			return nil, false
+		case "result", "error":
+			return id, id != nil
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
+			}
+		}
+	}
+	return nil, false
 }

@@ -320,8 +320,18 @@ func (h *harness) ctx() context.Context {
 
 // newSession creates a session in a fresh directory with servers and
 // waits for its announcement (the available_commands_update that follows
-// the response).
+// the response) and for its servers to settle (see settledServers).
 func (h *harness) newSession(servers ...acpsdk.McpServer) acpsdk.NewSessionResponse {
+	h.t.Helper()
+	resp := h.openSession(servers...)
+	if len(servers) > 0 && !settled(serversOf(resp.Meta)) {
+		h.settledServers(resp.SessionId)
+	}
+	return resp
+}
+
+// openSession is newSession without waiting for the servers.
+func (h *harness) openSession(servers ...acpsdk.McpServer) acpsdk.NewSessionResponse {
 	h.t.Helper()
 	resp, err := h.conn.NewSession(h.ctx(), acpsdk.NewSessionRequest{Cwd: h.t.TempDir(), McpServers: nonNil(servers)})
 	if err != nil {
@@ -329,6 +339,41 @@ func (h *harness) newSession(servers ...acpsdk.McpServer) acpsdk.NewSessionRespo
 	}
 	h.fc.rec.waitFor(h.t, 0, resp.SessionId, "available_commands_update", isCommands)
 	return resp
+}
+
+// settledServers waits for the session_info_update that reports none of
+// the session's servers connecting (session/new answers while they
+// connect) and returns the servers it lists.
+func (h *harness) settledServers(sid acpsdk.SessionId) []map[string]any {
+	h.t.Helper()
+	u := h.fc.rec.waitFor(h.t, 0, sid, "servers settled", func(u acpsdk.SessionUpdate) bool {
+		return u.SessionInfoUpdate != nil && settled(serversOf(u.SessionInfoUpdate.Meta))
+	})
+	return serversOf(u.SessionInfoUpdate.Meta)
+}
+
+// serversOf returns _meta.acpgate.mcpServers of a response or update.
+func serversOf(meta map[string]any) []map[string]any {
+	ag, _ := meta["acpgate"].(map[string]any)
+	list, _ := ag["mcpServers"].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// settled reports whether servers (as serversOf returns them) are all
+// past connecting.
+func settled(servers []map[string]any) bool {
+	for _, s := range servers {
+		if s["state"] == "connecting" {
+			return false
+		}
+	}
+	return len(servers) > 0
 }
 
 func nonNil(s []acpsdk.McpServer) []acpsdk.McpServer {

@@ -1,7 +1,10 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -111,8 +114,10 @@ func TestMethodErrors(t *testing.T) {
 }
 
 // TestNewSessionResponse: a new session starts in ask mode, offers both
-// modes, and its _meta lists its servers' states; the announcement lists
-// the slash commands.
+// modes, and its _meta lists its servers, connecting (session/new does not
+// wait for them); a session_info_update reports them ready with their
+// tools, and the announcement lists the slash commands, then the servers'
+// prompts too.
 func TestNewSessionResponse(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, acp.Options{}, nil)
@@ -124,19 +129,27 @@ func TestNewSessionResponse(t *testing.T) {
 		resp.Modes.AvailableModes[0].Id != "ask" || resp.Modes.AvailableModes[1].Id != "auto" {
 		t.Errorf("modes %+v", resp.Modes)
 	}
-	servers := resp.Meta["acpgate"].(map[string]any)["mcpServers"].([]any)
-	alpha := servers[0].(map[string]any)
-	if len(servers) != 1 || alpha["name"] != "alpha" || alpha["state"] != "ready" || alpha["transport"] != "stdio" || alpha["tools"].(float64) < 10 {
+	servers := serversOf(resp.Meta)
+	if len(servers) != 1 || servers[0]["name"] != "alpha" || servers[0]["state"] != "connecting" || servers[0]["transport"] != "stdio" {
 		t.Errorf("_meta servers %+v", servers)
 	}
-	cmds := h.fc.rec.waitFor(t, 0, resp.SessionId, "commands", isCommands).AvailableCommandsUpdate.AvailableCommands
-	var names []string
-	for _, c := range cmds {
-		names = append(names, c.Name)
+	servers = h.settledServers(resp.SessionId)
+	if alpha := servers[0]; len(servers) != 1 || alpha["name"] != "alpha" || alpha["state"] != "ready" || alpha["tools"].(float64) < 10 {
+		t.Errorf("servers after they settled %+v", servers)
 	}
-	if strings.Join(names, ",") != "mcp,tools,call,resources,reload,alpha.greet,alpha.plain" {
-		t.Errorf("commands %v", names)
+	names := func(u acpsdk.SessionUpdate) string {
+		var names []string
+		for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+			names = append(names, c.Name)
+		}
+		return strings.Join(names, ",")
 	}
+	if first := h.fc.rec.waitFor(t, 0, resp.SessionId, "commands", isCommands); !strings.HasPrefix(names(first), "mcp,tools,call,resources,reload") {
+		t.Errorf("commands %v", names(first))
+	}
+	h.fc.rec.waitFor(t, 0, resp.SessionId, "the prompts as commands", func(u acpsdk.SessionUpdate) bool {
+		return isCommands(u) && names(u) == "mcp,tools,call,resources,reload,alpha.greet,alpha.plain"
+	})
 }
 
 // TestSetMode: set_mode answers with current_mode_update, and the mode is
@@ -320,5 +333,50 @@ func TestLoadReplaysAndResumeRestores(t *testing.T) {
 	reqs = m.requests()
 	if last := reqs[len(reqs)-1]; len(last.Messages) != 7 {
 		t.Errorf("history after resume: %d messages", len(last.Messages))
+	}
+}
+
+// TestEveryRequestAnsweredBeforeExit: requests a client sends just before
+// closing its end (stdin EOF) are all answered before Serve returns:
+// initialize, session/new (with a server that never initializes),
+// session/list and two unknown methods, twenty times over.
+func TestEveryRequestAnsweredBeforeExit(t *testing.T) {
+	t.Parallel()
+	batch := func(cwd string) string {
+		stuck, _ := json.Marshal(stdioServer("stuck", "-init-hang").Stdio)
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}
+{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + mustJSON(cwd) + `,"mcpServers":[` + string(stuck) + `]}}
+{"jsonrpc":"2.0","id":"three","method":"session/list","params":{}}
+{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}
+{"jsonrpc":"2.0","id":5,"method":"_acpgate/unknown","params":{}}
+`
+	}
+	for i := range 20 {
+		p := startAgent(t, acp.Options{})
+		var out bytes.Buffer
+		read := make(chan error, 1)
+		go func() { _, err := io.Copy(&out, p.out); read <- err }()
+		if _, err := io.WriteString(p.in, batch(t.TempDir())); err != nil {
+			t.Fatal(err)
+		}
+		p.stop(t)
+		if err := <-read; err != nil {
+			t.Fatal(err)
+		}
+		answered := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal([]byte(line), &msg) == nil && msg.ID != nil && msg.Method == "" {
+				answered[string(msg.ID)] = true
+			}
+		}
+		for _, id := range []string{`1`, `2`, `"three"`, `4`, `5`} {
+			if !answered[id] {
+				t.Fatalf("run %d: request %s was not answered; output:\n%s", i, id, out.String())
+			}
+		}
 	}
 }

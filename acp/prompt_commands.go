@@ -137,7 +137,7 @@ func (co *commands) promptCommand(ctx context.Context, s *liveSession, input []g
 	if pc, ok := find(); ok {
 		return pc, true
 	}
-	co.peer.waitServers(ctx, s)
+	co.peer.waitFor(ctx, s, func() bool { _, ok := find(); return ok })
 	return find()
 }
 

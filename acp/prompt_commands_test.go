@@ -38,6 +38,9 @@ func hint(c *acpsdk.AvailableCommand) string {
 func TestPromptCommandsAdvertised(t *testing.T) {
 	h := newHarness(t, acp.Options{}, allowing())
 	sid := h.newSession(stdioServer("s", "-live")).SessionId
+	h.fc.rec.waitFor(t, 0, sid, "the prompts as commands", func(u acpsdk.SessionUpdate) bool {
+		return command([]acpsdk.SessionUpdate{u}, "s.greet") != nil
+	})
 	ups := h.fc.rec.since(0, sid)
 	if c := command(ups, "s.greet"); hint(c) != "name=…" || !strings.Contains(c.Description, "Greets someone by name.") {
 		t.Fatalf("s.greet: %+v (hint %q)", c, hint(c))

@@ -22,12 +22,49 @@ import (
 func (pe *peer) waitServers(ctx context.Context, s *liveSession) {
 	wctx, cancel := context.WithDeadline(ctx, s.startBy)
 	defer cancel()
-	if s.mgr.Wait(wctx) == nil || ctx.Err() != nil {
+	// Wait returns once the session's tool view has seen every change of
+	// the servers so far; the shared servers were launched at start-up
+	// and have usually settled long before.
+	err := s.mgr.Wait(wctx)
+	if s.shared != nil {
+		err = errors.Join(err, s.shared.Wait(wctx))
+	}
+	if err == nil || ctx.Err() != nil {
 		return
 	}
-	for _, st := range s.mgr.Statuses() {
+	for _, st := range s.statuses() {
 		if st.State == mcpclient.StateConnecting {
 			pe.connectingCard(s, st)
+		}
+	}
+}
+
+// waitFor waits, like waitServers, for the session's servers still
+// connecting, but only until found reports true (checked after each of
+// their events): /call of a tool, or a prompt command, whose server is
+// ready goes on while another server is still connecting.
+func (pe *peer) waitFor(ctx context.Context, s *liveSession, found func() bool) {
+	if found() {
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		pe.waitServers(wctx, s)
+	}()
+	for {
+		next := s.nextChange()
+		if found() {
+			cancel()
+			<-settled
+			return
+		}
+		select {
+		case <-next:
+		case <-settled:
+			return
 		}
 	}
 }
@@ -98,4 +135,27 @@ func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
 		acpsdk.WithStartRawOutput(map[string]any{"server": st.Name, "state": string(st.State), "error": st.Error, "stderr": st.Stderr}),
 	))
+}
+
+// serversInfo tells the client, once it knows the session, the states of
+// the session's servers as the session/new response's _meta gives them
+// (_meta.acpgate.mcpServers of a session_info_update) when they differ
+// from what it was last told: a server that was connecting when the
+// session opened is reported ready or failed when it settles. Updates are
+// serialised and each carries the state at its sending, so the last one
+// is never older than the last change.
+func (pe *peer) serversInfo(s *liveSession) {
+	s.info.Lock()
+	defer s.info.Unlock()
+	s.mu.Lock()
+	announced, closed := s.announced, s.closed
+	s.mu.Unlock()
+	if !announced || closed {
+		return
+	}
+	meta := s.serversMeta()
+	if key := metaKey(meta); key != s.infoSent {
+		s.infoSent = key
+		pe.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Meta: meta}})
+	}
 }

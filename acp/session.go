@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -66,6 +67,15 @@ type liveSession struct {
 	signIns map[string]*signInState
 	// sampleLimits holds the servers' sampling rate limits.
 	sampleLimits map[string]*ratelimit.Window
+	// change is closed at the next event of the session's servers (own
+	// or shared), once its tool view has seen it (see nextChange).
+	changeMu sync.Mutex
+	change   chan struct{}
+	// info serialises the session_info_updates that report the servers'
+	// states; infoSent is the last state reported (JSON), in the response
+	// or an update.
+	info     sync.Mutex
+	infoSent string
 	// pick is the model picker's state (see config_options.go).
 	pick picker
 	// res is what the session knows of its mentioned resources and its
@@ -136,10 +146,26 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.mode), AvailableModes: permissionModes()}
 }
 
-// serversMeta is the _meta of a session/new or load response: each
-// server's state and tool count.
+// responseMeta is serversMeta for a session/new, load or resume response,
+// kept as the state the client knows (see peer.serversInfo).
+func (s *liveSession) responseMeta() map[string]any {
+	s.info.Lock()
+	defer s.info.Unlock()
+	meta := s.serversMeta()
+	s.infoSent = metaKey(meta)
+	return meta
+}
+
+// metaKey is meta as JSON, to compare two states.
+func metaKey(meta map[string]any) string {
+	b, _ := json.Marshal(meta)
+	return string(b)
+}
+
+// serversMeta is the _meta of a session/new or load response (and of the
+// session_info_updates that follow): each server's state and tool count.
 func (s *liveSession) serversMeta() map[string]any {
-	var list []map[string]any
+	list := []map[string]any{}
 	for _, st := range s.mgr.Statuses() {
 		e := map[string]any{"name": st.Name, "transport": string(st.Transport), "state": string(st.State), "tools": st.Tools}
 		if st.Error != "" {
@@ -202,6 +228,42 @@ const (
 	modeAsk  = "ask"
 	modeAuto = "auto"
 )
+
+// statuses is the state of the session's servers, its own and then the
+// shared ones it sees (those its own do not shadow).
+func (s *liveSession) statuses() []mcpclient.Status {
+	out := s.mgr.Statuses()
+	if s.shared == nil {
+		return out
+	}
+	for _, st := range s.shared.Statuses() {
+		if _, own := s.mgr.Status(st.Name); !own {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// nextChange returns a channel closed at the next event of the session's
+// servers, once the session's tool view has taken it in.
+func (s *liveSession) nextChange() <-chan struct{} {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if s.change == nil {
+		s.change = make(chan struct{})
+	}
+	return s.change
+}
+
+// changed wakes those waiting on nextChange (after each server event).
+func (s *liveSession) changed() {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if s.change != nil {
+		close(s.change)
+		s.change = nil
+	}
+}
 
 // sessionID implements permissionSession.
 func (s *liveSession) sessionID() string { return s.id }

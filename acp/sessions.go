@@ -77,7 +77,7 @@ func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acp
 	// Failure cards and the command list follow the response, once the
 	// client knows the session.
 	a.peer.out.afterResponse(id, func() { a.announce(s) })
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.serversMeta()}, nil
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}, nil
 }
 
 // extraDirs is the session metadata key of its additional directories.
@@ -120,6 +120,11 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		return nil, invalidParams("%v", err)
 	}
 	s.mgr = mgr
+	budget := a.opts.StartupBudget
+	if sc.limits.StartupBudget != nil {
+		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
+	}
+	s.startBy = time.Now().Add(budget)
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
@@ -132,20 +137,10 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	// reaches the view by its event (sharedEvent), an earlier one by
 	// Attach's reading of the catalog.
 	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
-	budget := a.opts.StartupBudget
-	if sc.limits.StartupBudget != nil {
-		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
-	}
-	s.startBy = time.Now().Add(budget)
-	bctx, cancel := context.WithDeadline(ctx, s.startBy)
-	defer cancel()
-	// Answer once every server settled, or the budget ends, or one server
-	// is ready and the others have been quiet for the grace: servers still
-	// connecting go on, and their tools join later.
-	// WaitSettled returns once the tool view has seen every change so far.
+	// The servers connect in the background: the session is answered at
+	// once, showing them connecting, and what needs their tools waits for
+	// them within the startup budget (peer.waitServers).
 	mgr.Launch()
-	_ = mgr.WaitSettled(bctx, sc.startupGrace(a.opts.StartupGrace))
-	a.waitShared(bctx, sc.startupGrace(a.opts.StartupGrace))
 	models := <-listed
 	s.mu.Lock()
 	s.pick.listed = models
@@ -167,6 +162,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec,
 	observe := a.opts.MCP.OnEvent
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
+		s.changed()
 		a.serverEvent(s, e)
 		a.resourceEvent(s, e)
 		if observe != nil {
@@ -199,10 +195,12 @@ func (a *Agent) announce(s *liveSession) {
 			a.peer.failureCard(s, st)
 		}
 	}
+	a.peer.serversInfo(s)
 }
 
-// serverEvent reports servers that fail, at start or after restarts, and
-// closes the "still connecting" card of a server that settled.
+// serverEvent reports servers that fail, at start or after restarts,
+// closes the "still connecting" card of a server that settled, and tells
+// the client the servers' new states.
 func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 	if e.Kind != mcpclient.EventStatus {
 		return
@@ -214,6 +212,7 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 		a.peer.settledCard(s, e.Status)
 	}
 	a.asks.signInEvent(s, e.Status)
+	a.peer.serversInfo(s)
 }
 
 // update sends one session/update; failures are logged (the client is
@@ -233,8 +232,9 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 		return acpsdk.LoadSessionResponse{}, err
 	}
 	a.turns.replay(s, records)
+	meta := s.responseMeta() // what announce compares the servers' states with
 	a.announce(s)
-	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.serversMeta()}, nil
+	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: meta}, nil
 }
 
 // ResumeSession implements acpsdk.Agent: like load, without the replay.
@@ -243,8 +243,9 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
 	}
+	meta := s.responseMeta()
 	a.announce(s)
-	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.serversMeta()}, nil
+	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: meta}, nil
 }
 
 // reopen opens a stored session with the servers and directories of the

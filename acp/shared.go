@@ -20,7 +20,7 @@ const closeBound = 3 * time.Second
 // startShared starts the servers configured shared: true, one instance for
 // every session, in parallel and in the background (the client's first
 // request does not wait for them; a session waits for them within its own
-// startup budget, see waitShared), and keeps them in step with the
+// startup budget, see peer.waitServers), and keeps them in step with the
 // configuration until ctx ends: on each Options.ConfigChanged, the shared
 // servers whose spec changed are restarted, new ones started and removed
 // ones stopped. Without a configuration there is no shared manager.
@@ -49,16 +49,6 @@ func (a *Agent) startShared(ctx context.Context) error {
 	m.Launch()
 	go a.followShared(ctx)
 	return nil
-}
-
-// waitShared waits, until ctx ends, for the shared servers the way a
-// session waits for its own (see mcpclient.Manager.WaitSettled): they were
-// launched at start-up, so by the time a session opens they have usually
-// settled already.
-func (a *Agent) waitShared(ctx context.Context, grace time.Duration) {
-	if a.shared != nil {
-		_ = a.shared.WaitSettled(ctx, grace)
-	}
 }
 
 // sharedSpecs returns the configuration of the agent's profile and its
@@ -108,6 +98,7 @@ func (a *Agent) followShared(ctx context.Context) {
 func (a *Agent) sharedEvent(e mcpclient.Event) {
 	for _, s := range a.liveSessions() {
 		s.sync.OnEvent(e)
+		s.changed()
 		switch e.Kind {
 		case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
 			a.cmds.advertiseCommands(s, false)

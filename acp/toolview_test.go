@@ -23,7 +23,7 @@ func toolNamesWith(req gateway.ModelRequest, prefix string) []string {
 
 // TestToolViewFollowsEvents: a session's tools are the view its servers'
 // events keep: the first turn after session/new offers every tool the
-// response counted (no refresh needed after the start), a tool a server
+// servers' state update counted (no refresh needed after the start), a tool a server
 // adds reaches the session's next turn, and no session is offered
 // another's tools.
 func TestToolViewFollowsEvents(t *testing.T) {
@@ -33,8 +33,8 @@ func TestToolViewFollowsEvents(t *testing.T) {
 	resp := h.newSession(stdioServer("alpha"))
 	one := resp.SessionId
 	two := h.newSession(stdioServer("beta")).SessionId
-	servers := resp.Meta["acpgate"].(map[string]any)["mcpServers"].([]any)
-	counted := int(servers[0].(map[string]any)["tools"].(float64))
+	servers := h.settledServers(one)
+	counted := int(servers[0]["tools"].(float64))
 
 	h.prompt(one, "first")
 	if got := toolNamesWith(m.requests()[0], "mcp__alpha__"); len(got) != counted || counted == 0 {

@@ -261,6 +261,7 @@ func TestFailureCards(t *testing.T) {
 		if !isCommands(ups[0]) || len(toolUpdates(ups, "mcp-server-failed-good")) != 0 {
 			t.Errorf("updates %s", dump(ups))
 		}
+		h.settledServers(resp.SessionId)
 		_, ups = h.prompt(resp.SessionId, "/mcp")
 		if text := agentText(ups); !strings.Contains(text, "**bad** (stdio): failed, 0 tools") || !strings.Contains(text, "last error:") ||
 			!strings.Contains(text, "**good** (stdio): ready") || !strings.Contains(text, "protocol ") {
@@ -311,10 +312,9 @@ func TestFailureCards(t *testing.T) {
 func TestConnectingCard(t *testing.T) {
 	t.Parallel()
 	m := scripted(says("ok"))
-	// session/new answers once fast is ready (the grace is 1 ms); slow
-	// answers initialize 1 s after it gets it, well after the budget.
-	h := newHarness(t, acp.Options{Provider: m, StartupBudget: 500 * time.Millisecond, StartupGrace: time.Millisecond}, nil)
-	sid := h.newSession(stdioServer("slow", "-init-delay", "1s"), stdioServer("fast")).SessionId
+	// slow answers initialize 1 s after it gets it, well after the budget.
+	h := newHarness(t, acp.Options{Provider: m, StartupBudget: 500 * time.Millisecond}, nil)
+	sid := h.openSession(stdioServer("slow", "-init-delay", "1s"), stdioServer("fast")).SessionId
 	_, ups := h.prompt(sid, "hello")
 	card := toolUpdates(ups, "mcp-server-connecting-slow")
 	if len(card) != 1 || card[0].ToolCall == nil || card[0].ToolCall.Status != acpsdk.ToolCallStatusInProgress || card[0].ToolCall.Title != "MCP server slow is still connecting" {

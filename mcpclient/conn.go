@@ -119,9 +119,13 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 	}
 	if err := s.handshake(life, ctx, c); err != nil {
 		// A server that died during the handshake: say so, with its exit.
-		select {
-		case <-p.Exited():
-		case <-time.After(200 * time.Millisecond):
+		// A handshake cut short by the server's stop (the session closes,
+		// acpgate exits) has nothing to explain: stop it at once.
+		if life.Err() == nil {
+			select {
+			case <-p.Exited():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		select {
 		case <-p.Exited():

@@ -49,6 +49,9 @@ func (c *Config) models() []located[*Model] {
 // document, skipping the values the schema rejected; it settles each
 // server's Transport and Enabled from the "type" and "disabled" keys.
 func (r *report) check(c *Config) {
+	if c.Limits.StartupGrace != nil {
+		r.warn([]string{"limits", "startupGrace"}, "retired: no effect (session/new answers at once; prompts wait for servers within limits.startupBudget)")
+	}
 	for _, set := range c.serverSets() {
 		for _, name := range sortedKeys(set.v) {
 			if loc := child(set.loc, name); !r.isBad(loc) {

@@ -63,7 +63,7 @@ type Model struct {
 
 // Limits bounds what a session may use. A nil field is not set (the caller
 // applies its default); 0 means off and is accepted for CallsPerMinute,
-// ToolSearchThreshold and StartupGrace only; the other fields are positive. Durations are in milliseconds. A
+// ToolSearchThreshold (and the retired StartupGrace) only; the other fields are positive. Durations are in milliseconds. A
 // Limits value is plain data: not safe for concurrent modification.
 type Limits struct {
 	// MaxServers bounds the MCP servers started per session (> 0).
@@ -81,10 +81,12 @@ type Limits struct {
 	// MaxStoredResultBytes bounds the copy of one tool result kept in the
 	// session log (> 0); the client still sees the whole result live.
 	MaxStoredResultBytes *int `json:"maxStoredResultBytes,omitempty"`
-	// StartupBudget is how long a new session waits for its servers (> 0 ms).
+	// StartupBudget is how long, from a session's opening, its prompts and
+	// commands wait for servers still connecting (> 0 ms).
 	StartupBudget *int `json:"startupBudget,omitempty"`
-	// StartupGrace is how long a new session, once one server is ready,
-	// waits for another to settle before answering (>= 0 ms; 0: off).
+	// StartupGrace is retired: it has no effect since session/new stopped
+	// waiting for servers. It is still accepted (with a warning) so that
+	// existing files load.
 	StartupGrace *int `json:"startupGrace,omitempty"`
 	// ConnectTimeout is the default connect timeout of a server (> 0 ms).
 	ConnectTimeout *int `json:"connectTimeout,omitempty"`

@@ -238,6 +238,8 @@ func TestWarnings(t *testing.T) {
 				"agents.list[0].limits: unknown key",
 				"mcpServers.fs.envFile: unknown key",
 			}},
+		{"retired startupGrace", `{"limits": {"startupGrace": 1000}}`,
+			[]string{"limits.startupGrace: retired: no effect (session/new answers at once; prompts wait for servers within limits.startupBudget)"}},
 		{"literal credentials", `{"model": {"apiKey": "sk-123", "headers": {"X-Api-Key": "abc", "X-Title": "t"}},
 			"mcpServers": {"gh": {"command": "x", "env": {"GITHUB_TOKEN": "ghp_1", "PATH": "/bin", "DB_PASSWORD": "secret://env/DB", "MY_SECRET": "${S}", "AUTH_KEY": "pre${S}", "EMPTY_TOKEN": ""}},
 			               "r": {"url": "https://h/", "headers": {"Authorization": "Bearer abc"}}},

@@ -54,7 +54,7 @@ func TestConfigProfilesPolicyAndSecrets(t *testing.T) {
 				t.Fatal(err)
 			}
 			sid := resp.SessionId
-			meta := mustJSON(resp.Meta)
+			meta := a.serversUntil(t, resp, "servers settled", settled)
 			if !containsFields(meta, `"name":"base","state":"ready"`) || !containsFields(meta, `"name":"extra","state":"ready"`) {
 				t.Fatalf("servers: %s", meta)
 			}
@@ -250,8 +250,8 @@ func TestSharedServer(t *testing.T) {
 // TestSharedServersOffInitializePath: the shared servers start in the
 // background. With one that never answers initialize and a startup budget
 // of an hour, initialize is still answered at once (startAgent gives it
-// 10 s), and session/new once the healthy one is ready and the grace has
-// passed, with the healthy one's tools callable.
+// 10 s), and so is session/new; /call of the healthy one's tool waits for
+// that tool only, not for the stuck one.
 func TestSharedServersOffInitializePath(t *testing.T) {
 	cfg := writeConfig(t, `{"mcpServers": {
 	  "ok": {"command": "SERVER", "args": ["-name", "ok"], "shared": true},

@@ -61,8 +61,11 @@ func TestSessionServersCommandsAndClose(t *testing.T) {
 		}
 		break
 	}
-	// The budget (2 s) was enough for the good ones; "stuck" is still connecting.
-	meta := mustJSON(resp.Meta)
+	// session/new answered at once; the good ones settle, "stuck" is
+	// still connecting.
+	meta := a.serversUntil(t, resp, "the good servers settled", func(st map[string]string) bool {
+		return st["local"] == "ready" && st["remote"] == "ready" && st["legacy"] == "ready" && st["broken"] == "failed"
+	})
 	for _, want := range []string{`"name":"local","state":"ready"`, `"name":"remote","state":"ready"`, `"name":"legacy","state":"ready"`, `"name":"broken","state":"failed"`, `"name":"stuck","state":"connecting"`} {
 		if !containsFields(meta, want) {
 			t.Errorf("_meta lacks %s: %s", want, meta)

@@ -152,6 +152,31 @@ func (c *client) waitUpdate(t *testing.T, what string, match func(acpsdk.Session
 	}
 }
 
+// serversUntil waits until the session's servers, as the session/new
+// response or a later session_info_update reports them
+// (_meta.acpgate.mcpServers), meet ok (states by name), and returns that
+// _meta as JSON. session/new answers while its servers connect.
+func (a *agent) serversUntil(t *testing.T, resp acpsdk.NewSessionResponse, what string, ok func(states map[string]string) bool) string {
+	t.Helper()
+	if ok(serverStates(t, resp.Meta)) {
+		return mustJSON(resp.Meta)
+	}
+	u := a.client.waitUpdate(t, what, func(u acpsdk.SessionUpdate) bool {
+		return u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Meta != nil && ok(serverStates(t, u.SessionInfoUpdate.Meta))
+	})
+	return mustJSON(u.SessionInfoUpdate.Meta)
+}
+
+// settled reports whether none of the servers is connecting.
+func settled(states map[string]string) bool {
+	for _, st := range states {
+		if st == "connecting" {
+			return false
+		}
+	}
+	return len(states) > 0
+}
+
 // agentText is the concatenated agent message text of the updates.
 func agentText(ns []acpsdk.SessionNotification) string {
 	var b strings.Builder

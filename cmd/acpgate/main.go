@@ -41,8 +41,10 @@ type cliConfig struct {
 	model, baseURL, apiKey                 string
 	configPath, profile                    string
 	workspaceTools                         config.WorkspaceTools // "": the file's
-	startupBudget, startupGrace            time.Duration
-	showVersion                            bool
+	startupBudget                          time.Duration
+	// graceSet: the retired --startup-grace was given (logged at start).
+	graceSet    bool
+	showVersion bool
 }
 
 func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
@@ -54,8 +56,14 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.model, "model", getenv("ACPGATE_MODEL"), "model name (env ACPGATE_MODEL); none: prompts explain how to configure one")
 	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "OpenAI-compatible API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+")")
-	fs.DurationVar(&c.startupBudget, "startup-budget", 5*time.Second, "how long session/new waits for the session's MCP servers before answering (the rest keep connecting)")
-	fs.DurationVar(&c.startupGrace, "startup-grace", time.Second, "session/new answers early once a server is ready and the others have been quiet this long (0: wait for all or the budget)")
+	fs.DurationVar(&c.startupBudget, "startup-budget", 5*time.Second, "how long after a session opens its prompts and commands wait for MCP servers still connecting (they keep connecting)")
+	fs.Func("startup-grace", "retired: no effect (session/new no longer waits for servers); accepted so that existing settings still start", func(s string) error {
+		if _, err := time.ParseDuration(s); err != nil {
+			return err
+		}
+		c.graceSet = true
+		return nil
+	})
 	fs.StringVar(&c.configPath, "config", "", "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json; a missing default file is fine)")
 	fs.StringVar(&c.profile, "profile", "", "agent profile (agents.list[].id) for sessions that name none in _meta.profile")
 	fs.Func("workspace-tools", "where the workspace tools work: client (through the editor, for what it offers), local (locally where the editor cannot) or off (default: the file's workspaceTools, else client)", func(s string) error {
@@ -150,6 +158,9 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	defer guard.close(logger)
 	cfg, warnings, cfgPath, err := loadConfig(c.configPath)
 	logWarnings(logger, warnings)
+	if c.graceSet {
+		logger.Warn("--startup-grace is retired and has no effect: session/new answers at once and prompts wait for connecting servers within --startup-budget")
+	}
 	if err != nil {
 		logger.Error("configuration", "file", cfgPath, "err", err)
 		return 1
@@ -181,7 +192,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	opts := acp.Options{
 		Name: "acpgate", Version: version,
 		Store: store, Models: models, Logger: logger,
-		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget, StartupGrace: startupGrace(c.startupGrace),
+		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 		WorkspaceTools: c.workspaceTools, WorkspaceEnv: commandEnv(os.Environ()),
 	}
@@ -215,15 +226,6 @@ func openStore(dir string) (*session.Store, string, error) {
 	}
 	store, err := session.Open(dir)
 	return store, dir, err
-}
-
-// startupGrace maps the flag to acp.Options.StartupGrace, where zero means
-// the default: a flag of 0 turns the grace off.
-func startupGrace(d time.Duration) time.Duration {
-	if d <= 0 {
-		return acp.NoStartupGrace
-	}
-	return d
 }
 
 const noModelMessage = "No model is configured, so I cannot answer prompts. Start acpgate with a model: " +

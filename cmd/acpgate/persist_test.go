@@ -217,6 +217,36 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	}
+	// waitInfo reads the notifications that follow until a
+	// session_info_update whose _meta (as JSON) meets ok, and returns it.
+	waitInfo := func(ok func(meta string) bool) string {
+		t.Helper()
+		for {
+			var l string
+			select {
+			case got, open := <-lines:
+				if !open {
+					t.Fatal("the agent closed stdout before reporting its servers")
+				}
+				l = got
+			case <-time.After(20 * time.Second): // a hang guard
+				t.Fatal("no session_info_update reporting the servers")
+			}
+			var m struct {
+				Params struct {
+					Update struct {
+						Kind string         `json:"sessionUpdate"`
+						Meta map[string]any `json:"_meta"`
+					} `json:"update"`
+				} `json:"params"`
+			}
+			if json.Unmarshal([]byte(l), &m) == nil && m.Params.Update.Kind == "session_info_update" && m.Params.Update.Meta != nil {
+				if meta := mustJSON(m.Params.Update.Meta); ok(meta) {
+					return meta
+				}
+			}
+		}
+	}
 	errOf := func(m map[string]any) (float64, string) {
 		e, _ := m["error"].(map[string]any)
 		if e == nil {
@@ -277,7 +307,10 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s\n  -> %s, want code %v mentioning %q", tc.line, mustJSON(m), tc.code, tc.text)
 		}
 		if tc.code == 0 && strings.Contains(tc.line, `"name":"bare"`) {
-			meta := mustJSON(m["result"])
+			// Each shape decodes to the server it names: all four become
+			// ready (session/new answers while they connect; the update
+			// that reports them follows).
+			meta := waitInfo(func(meta string) bool { return !strings.Contains(meta, `"state":"connecting"`) })
 			for _, name := range []string{"bare", "typed", "envobj", "web"} {
 				if !containsFields(meta, `"name":"`+name+`","state":"ready"`) {
 					t.Errorf("server %s not ready: %s", name, meta)

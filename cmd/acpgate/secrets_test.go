@@ -53,8 +53,8 @@ func TestModelRepeatsSecretInChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !containsFields(mustJSON(resp.Meta), `"name":"keyed","state":"ready"`) {
-		t.Fatalf("servers: %s", mustJSON(resp.Meta))
+	if meta := a.serversUntil(t, resp, "servers settled", settled); !containsFields(meta, `"name":"keyed","state":"ready"`) {
+		t.Fatalf("servers: %s", meta)
 	}
 	prompt(t, a, resp.SessionId, "what is my token?")
 	if got, want := agentText(a.client.all()), "Your token: [REDACTED]; and again:[REDACTED]"; got != want {

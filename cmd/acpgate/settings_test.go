@@ -195,9 +195,11 @@ func TestServersSeeTheBinaryVersion(t *testing.T) {
 	version := strings.TrimSpace(strings.TrimPrefix(string(out), "acpgate "))
 	rec, record := recordFile(t)
 	a := startAgent(t, t.TempDir())
-	if _, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("v", "-record", rec)}}); err != nil {
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("v", "-record", rec)}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	a.serversUntil(t, resp, "the server ready", settled)
 	if want := "client acpgate " + version; !slices.Contains(strings.Split(record(), "\n"), want) {
 		t.Errorf("record:\n%s\nwant the line %q", record(), want)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 )
 
@@ -65,8 +66,11 @@ func ModuleRoot() string {
 
 // Main is a TestMain body: it builds each package of bins (module-relative
 // path -> where to store the binary's path), runs the tests and removes the
-// binaries. It does not return.
+// binaries. It does not return. The processes the tests start get
+// GORACE=atexit_sleep_ms=0: a race-built binary otherwise sleeps a second
+// before it exits, which every teardown would wait out.
 func Main(m interface{ Run() int }, bins map[string]*string) {
+	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	b, err := New()
 	for pkg, dst := range bins {
 		if err != nil {
