@@ -34,6 +34,7 @@ type auth struct {
 	started chan struct{} // closed and replaced when a sign-in starts
 	autos   int           // sign-ins started on their own since the server was last ready
 	noAuto  bool          // after Logout: no sign-in without Login
+	closed  bool          // close was called: no new client
 }
 
 // signInRun is one sign-in; err is set before done closes.
@@ -62,6 +63,9 @@ func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
 	}{spec.URL, cfg}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.closed {
+		return nil, fmt.Errorf("server %q: %w", spec.Name, ErrClosed)
+	}
 	if a.client != nil && reflect.DeepEqual(a.key, key) {
 		return a.client, nil
 	}
@@ -72,6 +76,7 @@ func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
 		Store:           o.OAuthStore,
 		Secrets:         o.OAuthSecret,
 		RedirectTimeout: o.SignInTimeout,
+		Timeouts:        o.OAuthTimeouts,
 		Logger:          a.s.logger,
 		CheckURL:        func(u string) error { return CheckURL(u, allowInsecure) },
 		ClientName:      o.ClientName,
@@ -79,8 +84,25 @@ func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server %q: %w", spec.Name, err)
 	}
+	if a.client != nil {
+		// Quick: it cancels the old client's token flight and waits for
+		// its goroutine to see it.
+		_ = a.client.Close()
+	}
 	a.client, a.key = c, key
 	return c, nil
+}
+
+// close closes the oauth.Client, ending its token flight, if any; no
+// other is made after it. Idempotent.
+func (a *auth) close() {
+	a.mu.Lock()
+	c := a.client
+	a.client, a.key, a.closed = nil, nil, true
+	a.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 }
 
 // current returns the oauth.Client made last (nil if none).

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // signInHook is an Options.SignIn that hands each prompt to the test and
@@ -230,5 +232,60 @@ func TestSSEServerSignsIn(t *testing.T) {
 	}
 	if st, _ := m.Status("remote"); st.Transport != mcpclient.TransportSSE {
 		t.Fatalf("transport %s", st.Transport)
+	}
+}
+
+// A token endpoint that accepts the refresh and never answers: the calls
+// that need the token fail at their own timeout with an error that names
+// the token endpoint (the request never reached the server), the server
+// stays ready, another server answers meanwhile, the refresh gives up at
+// its bound with nothing left blocked, and once the endpoint answers
+// again the first call refreshes and succeeds.
+func TestHungTokenEndpoint(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{RefreshTokens: true})
+	hook := newSignInHook()
+	opts, events := authOpts(t, hook)
+	opts.OAuthTimeouts = oauth.Timeouts{Token: 2 * time.Second}
+	remote := mcpclient.ServerSpec{Name: "remote", URL: s.MCPURL(), CallTimeout: 300 * time.Millisecond}
+	m := start(t, opts, remote, stdio("local"))
+	follow(t, hook.next(t))
+	events.wait(t, "ready", inState("remote", mcpclient.StateReady))
+	call(t, m, "remote", "echo", nil)
+
+	s.Revoke()
+	hung, release := s.HangToken()
+	defer release()
+	first := make(chan error, 1)
+	go func() {
+		_, err := m.CallTool(context.Background(), "remote", "echo", nil)
+		first <- err
+	}()
+	<-hung
+	if got := text(t, call(t, m, "local", "echo", map[string]any{"text": "meanwhile"})); got != "meanwhile" {
+		t.Fatalf("the other server answered %q while the token endpoint hangs", got)
+	}
+	_, second := m.CallTool(context.Background(), "remote", "echo", nil)
+	for _, err := range []error{<-first, second} {
+		var ue *oauth.UnansweredError
+		want := s.Issuer() + "/token"
+		if !errors.Is(err, mcpclient.ErrCallTimeout) || !errors.Is(err, oauth.ErrNoAnswer) || !errors.As(err, &ue) || ue.Endpoint != want {
+			t.Fatalf("call while the token endpoint hangs: %v", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "no answer or progress") {
+			t.Fatalf("the error does not blame the token endpoint: %v", err)
+		}
+	}
+	mustReady(t, m, "remote")
+
+	testbin.WaitFor(t, "the refresh's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines() == 0 })
+	if n := len(s.Requests("token")); n != 2 {
+		t.Fatalf("%d token requests, want the sign-in's and one refresh for both calls", n)
+	}
+	release()
+	if got := text(t, call(t, m, "remote", "echo", map[string]any{"text": "back"})); got != "echo:back" {
+		t.Fatalf("echo %q", got)
+	}
+	if reqs := s.Requests("token"); len(reqs) != 3 || reqs[2].Form.Get("grant_type") != "refresh_token" {
+		t.Fatalf("%d token requests, want a refresh once the endpoint answers", len(reqs))
 	}
 }

@@ -171,6 +171,17 @@ func (s *server) authFailed(c *conn, err error) {
 
 // callErr turns an error of a request on c into one that says what happened.
 func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
+	if tokErr := noToken(err); tokErr != nil {
+		// The request was never sent: its token did not come. Not the
+		// server's fault, nor the link's.
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("MCP server %q: %s: %w: %w", s.spec.Name, what, ctx.Err(), tokErr)
+		case errors.Is(context.Cause(callCtx), errTimeout):
+			return fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout, tokErr)
+		}
+		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, tokErr)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, ctx.Err())
@@ -190,6 +201,26 @@ func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err
 		}
 	}
 	return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
+}
+
+// noToken returns the oauth error inside err when err says that a request
+// got no token because an authorization server did not answer in time
+// (it wraps oauth.ErrNoAnswer): the *oauth.Error of a failed token
+// flight, else the *oauth.UnansweredError of a request that stopped
+// waiting for one. Nil otherwise.
+func noToken(err error) error {
+	if !errors.Is(err, oauth.ErrNoAnswer) {
+		return nil
+	}
+	var fe *oauth.Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	var ue *oauth.UnansweredError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	return nil
 }
 
 // isTransportErr reports whether err was raised below JSON-RPC (the

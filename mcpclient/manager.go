@@ -125,6 +125,12 @@ type Options struct {
 	// SignInTimeout bounds the user's part of one sign-in (default
 	// oauth.DefaultRedirectTimeout).
 	SignInTimeout time.Duration
+	// OAuthTimeouts bound the requests to authorization servers (connect,
+	// headers, whole request) and each token refresh (see oauth.Timeouts;
+	// zero fields: the defaults). A call that waits for a token longer
+	// than its own timeout fails naming the token endpoint (it wraps
+	// ErrCallTimeout and oauth.ErrNoAnswer).
+	OAuthTimeouts oauth.Timeouts
 	// Elicitor, Sampler and Roots answer the requests servers send
 	// (elicitation/create, sampling/createMessage, roots/list; see
 	// requests.go for how a request is attributed to a call). Each
@@ -480,6 +486,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	if first {
 		m.cancel()
 		go func() {
+			for _, s := range m.list().servers {
+				s.auth.close() // ends token flights, which outlive their requests
+			}
 			m.wg.Wait()
 			m.events.close()
 			close(m.closed)

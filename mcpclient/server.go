@@ -201,14 +201,14 @@ func withinWindow(ts []time.Time, now time.Time, window time.Duration) []time.Ti
 	return ts[i:]
 }
 
-// stop stops a running server and waits until it is down (a no-op for one
-// never started).
+// stop stops a running server and waits until it is down, then closes its
+// oauth.Client, if any.
 func (s *server) stop() {
-	if s.cancel == nil {
-		return
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
 	}
-	s.cancel()
-	<-s.done
+	s.auth.close()
 }
 
 // setRestarts records the restart count and when the next attempt starts.

@@ -29,26 +29,7 @@ func TestSignInThroughTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	card := a.client.waitUpdate(t, "sign-in card", func(u acpsdk.SessionUpdate) bool {
-		return u.ToolCall != nil && strings.HasPrefix(string(u.ToolCall.ToolCallId), "mcp-signin-prot-")
-	})
-	var text string
-	for _, c := range card.ToolCall.Content {
-		if c.Content != nil && c.Content.Content.Text != nil {
-			text += c.Content.Content.Text.Text
-		}
-	}
-	link := signInLink.FindStringSubmatch(text)
-	if link == nil {
-		t.Fatalf("no link in the card: %q", text)
-	}
-	if err := oauthtest.Follow(ctx30(t), link[1]); err != nil {
-		t.Fatal(err)
-	}
-	a.client.waitUpdate(t, "completed sign-in card", func(u acpsdk.SessionUpdate) bool {
-		return u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == card.ToolCall.ToolCallId &&
-			u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusCompleted
-	})
+	followSignInCard(t, a, "prot")
 	prompt(t, a, resp.SessionId, "/call mcp__prot__echo {\"text\":\"hi\"}")
 	if out := agentText(a.client.all()); strings.Contains(out, "Cannot call") {
 		t.Fatalf("call after sign-in: %s", out)
@@ -78,5 +59,62 @@ func TestSignInThroughTheBinary(t *testing.T) {
 	prompt(t, b, resp2.SessionId, "/mcp logout prot")
 	if files, _ := filepath.Glob(filepath.Join(state, "oauth", "*.json")); len(files) != 0 {
 		t.Fatalf("token files after logout: %v", files)
+	}
+}
+
+// followSignInCard waits for the sign-in card of server, follows its link
+// as a browser would, and waits for the card to complete.
+func followSignInCard(t *testing.T, a *agent, server string) {
+	t.Helper()
+	card := a.client.waitUpdate(t, "sign-in card", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCall != nil && strings.HasPrefix(string(u.ToolCall.ToolCallId), "mcp-signin-"+server+"-")
+	})
+	var text string
+	for _, c := range card.ToolCall.Content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			text += c.Content.Content.Text.Text
+		}
+	}
+	link := signInLink.FindStringSubmatch(text)
+	if link == nil {
+		t.Fatalf("no link in the card: %q", text)
+	}
+	if err := oauthtest.Follow(ctx30(t), link[1]); err != nil {
+		t.Fatal(err)
+	}
+	a.client.waitUpdate(t, "completed sign-in card", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == card.ToolCall.ToolCallId &&
+			u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusCompleted
+	})
+}
+
+// TestHungTokenEndpointThroughTheBinary: when the token endpoint accepts
+// the refresh and never answers, /call fails at the server's tool timeout
+// with a result that names the token endpoint, not the MCP server; the
+// agent still exits promptly (the refresh is ended, not waited for).
+func TestHungTokenEndpointThroughTheBinary(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Config{RefreshTokens: true})
+	cfg := writeConfig(t, `{"agents": {"defaults": {"mcp": {"servers": {
+  "prot": {"transport": "http", "url": "`+srv.MCPURL()+`", "toolTimeout": 500}}},
+  "tools": {"autoApprove": ["mcp__prot__echo"]}}}}`)
+	a := startAgent(t, t.TempDir(), "--config", cfg)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followSignInCard(t, a, "prot")
+	prompt(t, a, resp.SessionId, "/call mcp__prot__echo {\"text\":\"hi\"}")
+	if out := mustJSON(a.client.all()); !strings.Contains(out, "echo:hi") {
+		t.Fatalf("call after sign-in: %s", out)
+	}
+
+	srv.Revoke()
+	_, release := srv.HangToken()
+	defer release()
+	before := len(a.client.all())
+	prompt(t, a, resp.SessionId, "/call mcp__prot__echo {\"text\":\"again\"}")
+	out := mustJSON(a.client.all()[before:]) // the card and the result
+	if !strings.Contains(out, srv.Issuer()+"/token") || strings.Contains(out, "no answer or progress") {
+		t.Fatalf("the call's result does not name the token endpoint:\n%s", out)
 	}
 }

@@ -19,8 +19,10 @@ const refreshSkew = 30 * time.Second
 const maxStepUps = 2
 
 // Client signs in to one server URL and authorizes its requests. Create it
-// with New. All methods are safe for concurrent use; one SignIn runs at a
-// time (a second waits for the first, then signs in again).
+// with New; Close it to end its token flight, if one runs. All methods are
+// safe for concurrent use; one SignIn runs at a time (a second waits for
+// the first, then signs in again), and one token flight (see
+// Timeouts.Token).
 type Client struct {
 	serverURL string // canonical: the store key and default resource
 	resource  string
@@ -35,8 +37,14 @@ type Client struct {
 	ch      challenge  // last challenge the server sent
 	stepUps int        // step-up sign-ins so far
 	reason  error      // why the token was dropped, for the next NeedsAuthError
+	flight  *flight    // the token flight under way; nil: none
+	closed  bool       // Close was called: no new flight
 
-	tokenMu  sync.Mutex // one refresh or machine grant at a time
+	life    context.Context // the flights' parent; ends at Close
+	stop    context.CancelFunc
+	flights sync.WaitGroup // the flight goroutine
+	ownHTTP bool           // opts.HTTP is the Client's own
+
 	signInMu sync.Mutex // one sign-in at a time
 }
 
@@ -54,7 +62,8 @@ func New(serverURL string, cfg Config, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: server URL %q: %w", ErrConfig, serverURL, err)
 	}
-	c := &Client{serverURL: res, resource: res, cfg: cfg, opts: opts.withDefaults()}
+	c := &Client{serverURL: res, resource: res, cfg: cfg, opts: opts.withDefaults(), ownHTTP: opts.HTTP == nil}
+	c.life, c.stop = context.WithCancel(context.Background())
 	c.name = c.opts.Name
 	if c.name == "" {
 		c.name = res

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -48,6 +49,71 @@ const (
 // DefaultRedirectTimeout bounds one interactive sign-in: the wait for the
 // redirect (or, for the device grant, for the user to enter the code).
 const DefaultRedirectTimeout = 5 * time.Minute
+
+// The defaults of Timeouts.
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultHeaderTimeout  = 30 * time.Second
+	DefaultRequestTimeout = 60 * time.Second
+	DefaultTokenTimeout   = 60 * time.Second
+)
+
+// Timeouts bound a Client's requests to authorization servers and its
+// token flights. A zero (or negative) field means its default: none can be
+// turned off.
+type Timeouts struct {
+	// Connect bounds connecting to an authorization server: the TCP
+	// connection and the TLS handshake, each (default
+	// DefaultConnectTimeout).
+	Connect time.Duration
+	// Header bounds the wait for an answer's headers once a request is
+	// sent (default DefaultHeaderTimeout): a server that accepts a request
+	// and never answers is given up on after it.
+	Header time.Duration
+	// Request bounds one whole request, its answer's body included
+	// (default DefaultRequestTimeout).
+	Request time.Duration
+	// Token bounds one token flight: a refresh, or a new token by a
+	// machine grant with the discovery it needs (default
+	// DefaultTokenTimeout). The flight runs on a context of its own;
+	// the requests that wait for its token leave when their own contexts
+	// end, and it goes on, at most this long, so that a token the
+	// authorization server does send (a rotated refresh token with it) is
+	// kept.
+	Token time.Duration
+}
+
+// withDefaults returns t with its zero fields defaulted.
+func (t Timeouts) withDefaults() Timeouts {
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&t.Connect, DefaultConnectTimeout}, {&t.Header, DefaultHeaderTimeout}, {&t.Request, DefaultRequestTimeout}, {&t.Token, DefaultTokenTimeout}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	return t
+}
+
+// newHTTPClient returns the client for requests to authorization servers,
+// bounded by t (which has its defaults), with a transport of its own.
+func newHTTPClient(t Timeouts) *http.Client {
+	dialer := &net.Dialer{Timeout: t.Connect, KeepAlive: 30 * time.Second}
+	return &http.Client{
+		Timeout: t.Request,
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          10,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   t.Connect,
+			ResponseHeaderTimeout: t.Header,
+			ExpectContinueTimeout: time.Second,
+		},
+	}
+}
 
 // Config is a server's `oauth` configuration. Every field is optional: the
 // zero Config signs in with the authorization code grant, a dynamically
@@ -157,10 +223,16 @@ type Options struct {
 	// Store keeps tokens and registered clients across Clients and
 	// processes. Nil: in memory only, for this Client.
 	Store *Store
-	// HTTP is the client for requests to authorization servers and for
-	// metadata (default: http.DefaultClient). The Client never puts the
-	// server's token on these requests.
+	// HTTP is the client for every request to authorization servers:
+	// metadata, registration, token and device authorization. Default: a
+	// client of the Client's own, bounded by Timeouts, whose idle
+	// connections Close closes. A client given here is used as it is (its
+	// own timeouts, or none). The Client never puts the server's token on
+	// these requests.
 	HTTP *http.Client
+	// Timeouts bound those requests and the token flights (zero fields:
+	// the defaults).
+	Timeouts Timeouts
 	// Secrets, if set, is told each token and secret the Client holds
 	// (access and refresh tokens, client secrets, assertions), before it
 	// is used, so that a redactor can hide them. It must be safe for
@@ -186,8 +258,9 @@ type Options struct {
 
 // withDefaults returns o with its zero fields defaulted.
 func (o Options) withDefaults() Options {
+	o.Timeouts = o.Timeouts.withDefaults()
 	if o.HTTP == nil {
-		o.HTTP = http.DefaultClient
+		o.HTTP = newHTTPClient(o.Timeouts)
 	}
 	if o.Secrets == nil {
 		o.Secrets = func(string) {}

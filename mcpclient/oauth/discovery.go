@@ -204,9 +204,9 @@ func (c *Client) getJSON(ctx context.Context, u string, v any) (found bool, err 
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("MCP-Protocol-Version", protocolVersion)
-	resp, err := c.opts.HTTP.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s unreachable: %w", ErrMetadata, u, err)
+		return false, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel errors. A failed sign-in returns an *Error naming the step,
@@ -48,6 +49,13 @@ var (
 	// ErrNoSignIn: the sign-in needs the user and no way to reach them was
 	// given (a nil PresentFunc).
 	ErrNoSignIn = errors.New("no interactive sign-in possible")
+	// ErrNoAnswer: an authorization server (its token endpoint, most
+	// often) did not answer in time: a request gave up waiting for a
+	// token, or a request of the Client's was timed out. An
+	// *UnansweredError wraps it and names the endpoint.
+	ErrNoAnswer = errors.New("no answer from the authorization server")
+	// ErrClosed: the Client was closed, so it gets no new token.
+	ErrClosed = errors.New("oauth client closed")
 )
 
 // Step names a step of a sign-in.
@@ -115,6 +123,52 @@ func (e *NeedsAuthError) Unwrap() []error {
 		return []error{ErrNeedsAuth, e.Reason}
 	}
 	return []error{ErrNeedsAuth}
+}
+
+// UnansweredError says that an authorization server endpoint did not
+// answer in time. The RoundTripper returns it (unwrapped) for a request
+// whose context ended while it waited for a token flight: the request was
+// never sent to the server. A request of the Client's own that timed out
+// wraps it too (inside an *Error from a token flight or a sign-in). It
+// wraps ErrNoAnswer and Err.
+type UnansweredError struct {
+	// Server names the server the token is for ("" inside an *Error,
+	// which names it).
+	Server string
+	// Endpoint is the URL of the request that was not answered (the token
+	// endpoint, or metadata a machine grant needs first); "" when the
+	// flight had sent none yet.
+	Endpoint string
+	// Waited is how long the request waited.
+	Waited time.Duration
+	// Err is why the wait ended: the cause of the waiting request's
+	// context, or the HTTP client's timeout error.
+	Err error
+}
+
+// Error implements error.
+func (e *UnansweredError) Error() string {
+	var b strings.Builder
+	if e.Server != "" {
+		fmt.Fprintf(&b, "%s: no token: ", e.Server)
+	}
+	at := e.Endpoint
+	if at == "" {
+		at = "the authorization server"
+	}
+	fmt.Fprintf(&b, "%v: %s unanswered after %s", ErrNoAnswer, at, e.Waited.Round(time.Millisecond))
+	if e.Err != nil {
+		fmt.Fprintf(&b, " (%v)", e.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNoAnswer and Err.
+func (e *UnansweredError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrNoAnswer, e.Err}
+	}
+	return []error{ErrNoAnswer}
 }
 
 // TokenError is an OAuth error response (RFC 6749 §5.2) from a token, device

@@ -123,11 +123,12 @@ func (c *Client) postToken(ctx context.Context, endpoint string, form url.Values
 }
 
 // doJSON sends req and decodes a 2xx JSON answer into v; anything else is
-// a *TokenError of kind.
+// a *TokenError of kind, or an error wrapping kind (and, for a timeout, an
+// *UnansweredError).
 func (c *Client) doJSON(req *http.Request, kind error, v any) error {
-	resp, err := c.opts.HTTP.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", kind, req.URL.Redacted(), err)
+		return fmt.Errorf("%w: %w", kind, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -189,4 +190,21 @@ func (c *Client) applyToken(r *record, tr *tokenResponse, requested []string) er
 // auth returns the client authentication of r at its token endpoint.
 func (c *Client) auth(r *record) clientAuth {
 	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: c.signer, audience: r.Issuer}
+}
+
+// send sends req with the HTTP client, noting its URL in the flight it is
+// made for, if any. A failure names the URL; a timeout is an
+// *UnansweredError.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	noteURL(ctx, req.URL.Redacted())
+	start := time.Now()
+	resp, err := c.opts.HTTP.Do(req)
+	if err == nil {
+		return resp, nil
+	}
+	if timedOut(ctx, err) {
+		return nil, &UnansweredError{Endpoint: req.URL.Redacted(), Waited: time.Since(start), Err: err}
+	}
+	return nil, fmt.Errorf("%s: %w", req.URL.Redacted(), err)
 }

@@ -23,9 +23,12 @@ import (
 // can help it returns a *NeedsAuthError (wrapping ErrNeedsAuth) instead of
 // the response, having recorded the challenge for SignIn; where nothing
 // can help (the scope was asked for already, or the step-ups are used up),
-// an error wrapping ErrInsufficientScope. A request body without GetBody
-// is read into memory so that it can be sent again. Safe for concurrent
-// use.
+// an error wrapping ErrInsufficientScope. A request that waits for a new
+// token waits for the Client's token flight (one at a time, shared by
+// every request that needs it) until its own context ends, then fails with
+// an *UnansweredError naming the endpoint the flight waits on; it is not
+// sent. A request body without GetBody is read into memory so that it can
+// be sent again. Safe for concurrent use.
 func (c *Client) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -172,10 +175,20 @@ func (c *Client) accessToken(ctx context.Context) (string, error) {
 // recoverToken replaces stale, a token that is expiring or was refused: by
 // one another request got meanwhile, one a refresh gets, or (machine
 // grants) a new one. "" means only a sign-in can help; c.reason then says
-// why the token went.
+// why the token went. The work is a token flight (see fly): when ctx ends
+// first, the error is an *UnansweredError.
 func (c *Client) recoverToken(ctx context.Context, stale string, ch challenge) (string, error) {
-	c.tokenMu.Lock()
-	defer c.tokenMu.Unlock()
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
+	if r != nil && r.AccessToken != "" && r.AccessToken != stale && c.fresh(r) {
+		return r.AccessToken, nil // refreshed meanwhile
+	}
+	return c.fly(ctx, false, func(ctx context.Context) (string, error) { return c.recoverNow(ctx, stale, ch) })
+}
+
+// recoverNow is recoverToken's flight.
+func (c *Client) recoverNow(ctx context.Context, stale string, ch challenge) (string, error) {
 	c.mu.Lock()
 	r := c.rec
 	c.mu.Unlock()
@@ -237,7 +250,7 @@ func (c *Client) storedNewer(r *record, stale string) *record {
 
 // refresh refreshes r's token. A refresh the server refuses drops the
 // token (the next request needs a sign-in); other failures are errors.
-// Called with c.tokenMu held.
+// Called in a flight.
 func (c *Client) refresh(ctx context.Context, r *record) (string, error) {
 	form := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {r.RefreshToken}, "resource": {r.Resource}}
 	tr, err := c.postToken(ctx, r.TokenEndpoint, form, c.auth(r))
@@ -290,13 +303,11 @@ func (c *Client) stepUp(ctx context.Context, ch challenge) (string, error) {
 	if !c.cfg.machine() {
 		return "", nil
 	}
-	c.tokenMu.Lock()
-	defer c.tokenMu.Unlock()
-	return c.machineToken(ctx, ch, true)
+	return c.fly(ctx, true, func(ctx context.Context) (string, error) { return c.machineToken(ctx, ch, true) })
 }
 
-// machineToken obtains a token by the configured machine grant. Called
-// with c.tokenMu held.
+// machineToken obtains a token by the configured machine grant. Called in
+// a flight.
 func (c *Client) machineToken(ctx context.Context, ch challenge, stepUp bool) (string, error) {
 	c.mu.Lock()
 	d := c.disc

@@ -149,16 +149,8 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	req := s.record("token", r)
 	cfg := s.config()
-	if cfg.HoldToken != nil {
-		select {
-		case cfg.Holding <- struct{}{}:
-		default:
-		}
-		select {
-		case <-cfg.HoldToken:
-		case <-r.Context().Done():
-			return
-		}
+	if cfg.HoldToken != nil && !s.hold(r, cfg) {
+		return
 	}
 	f := req.Form
 	clientID, ok := s.authenticate(r, f, cfg)
@@ -186,6 +178,29 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		return // answered
 	}
 	s.issue(w, g, cfg)
+}
+
+// hold keeps a token request waiting until cfg.HoldToken is closed (true)
+// or the request ends (false), counting it in Hanging.
+func (s *Server) hold(r *http.Request, cfg Config) bool {
+	s.mu.Lock()
+	s.hanging++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.hanging--
+		s.mu.Unlock()
+	}()
+	select {
+	case cfg.Holding <- struct{}{}:
+	default:
+	}
+	select {
+	case <-cfg.HoldToken:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // issue answers a token request with a new token for g.

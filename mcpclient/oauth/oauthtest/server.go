@@ -113,6 +113,7 @@ type Server struct {
 	devices map[string]*device // by device code
 	jags    map[string]*grant  // identity assertion grants issued by the IdP
 	approve chan struct{}      // closed and replaced when a device is approved
+	hanging int                // token requests held now
 }
 
 // Request is one request a server received, for the test to inspect.
@@ -212,6 +213,32 @@ func (s *Server) record(kind string, r *http.Request) Request {
 	s.log = append(s.log, req)
 	s.mu.Unlock()
 	return req
+}
+
+// HangToken makes the token endpoint accept requests and answer none:
+// each waits until its client gives up, or until release is called, which
+// makes the endpoint answer again (the requests still waiting too). hung
+// receives a value for each request that starts waiting (it is dropped
+// when the buffer of 16 is full). Calling release again does nothing.
+func (s *Server) HangToken() (hung <-chan struct{}, release func()) {
+	hold, holding := make(chan struct{}), make(chan struct{}, 16)
+	s.Set(func(c *Config) { c.HoldToken, c.Holding = hold, holding })
+	var once sync.Once
+	return holding, func() {
+		once.Do(func() {
+			s.Set(func(c *Config) { c.HoldToken, c.Holding = nil, nil })
+			close(hold)
+		})
+	}
+}
+
+// Hanging reports how many token requests are waiting for an answer (see
+// HangToken and Config.HoldToken): 0 once every client that sent one gave
+// up.
+func (s *Server) Hanging() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hanging
 }
 
 // Revoke invalidates every access token issued so far.
