@@ -139,10 +139,16 @@ func sweepAdopted(logger *slog.Logger, wd *watchdog.Watchdog) {
 }
 
 // runWatchdog is the body of the watchdog process: its stdin is the pipe
-// from acpgate. Terminal signals are for acpgate, not for it.
+// from acpgate. Terminal signals are for acpgate, not for it. Its
+// environment may ask for a snapshot log (watchdog.SnapshotLogEnv); one
+// that cannot be written is reported and done without.
 func runWatchdog() int {
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGPIPE)
-	stopped, err := watchdog.Run(os.Stdin, watchdog.Parent())
+	opts, err := watchdog.EnvOptions()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acpgate watchdog:", err)
+	}
+	stopped, err := watchdog.Run(os.Stdin, watchdog.Parent(), opts)
 	for _, s := range stopped {
 		fmt.Fprintf(os.Stderr, "acpgate watchdog: acpgate died; stopped MCP server %s\n", s)
 	}

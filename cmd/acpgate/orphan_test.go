@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -217,6 +219,11 @@ func TestClientStopsReading(t *testing.T) {
 	if _, err := io.CopyN(io.Discard, r, 200_000); err != nil {
 		t.Fatal(err)
 	}
+	// The server that is answering has recorded its start.
+	testbin.WaitFor(t, "the server recorded", func() bool { return len(pids(record())) > 0 })
+	if got := pids(record()); len(got) != 1 {
+		t.Fatalf("recorded pids %v, want the one server", got)
+	}
 	_ = stdin.Close()
 	select {
 	case <-exited:
@@ -254,11 +261,13 @@ func parentOf(pid int) int {
 }
 
 // TestTokenlessEscapeeStopped: such a process is stopped when acpgate
-// exits, and by the watchdog when acpgate is killed.
+// exits, and by the watchdog when acpgate is killed — killed once the
+// watchdog's snapshot log shows it noted the escapee.
 func TestTokenlessEscapeeStopped(t *testing.T) {
 	for _, how := range []string{"EOF", "SIGKILL"} {
 		t.Run(how, func(t *testing.T) {
-			a := startAgent(t, t.TempDir())
+			snapLog := filepath.Join(t.TempDir(), "snapshots")
+			a := startAgentEnv(t, t.TempDir(), []string{watchdog.SnapshotLogEnv + "=" + snapLog})
 			rec, record := recordFile(t)
 			if _, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{tokenlessServer("s", rec)}}); err != nil {
 				t.Fatal(err)
@@ -272,9 +281,15 @@ func TestTokenlessEscapeeStopped(t *testing.T) {
 			case "EOF":
 				_ = a.stdin.Close()
 			case "SIGKILL":
-				// The watchdog notes acpgate's children periodically: give
-				// it two periods to see the adopted one (nothing to wait on).
-				time.Sleep(2 * watchdog.SnapshotInterval)
+				// The watchdog notes acpgate's children periodically: wait
+				// for a pass that noted the adopted one.
+				testbin.WaitFor(t, "a watchdog snapshot noting the escapee", func() bool {
+					snaps, err := watchdog.ReadSnapshotLog(snapLog)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return slices.ContainsFunc(snaps, func(s watchdog.Snapshot) bool { return slices.Contains(s.Pids, escapee) })
+				})
 				_ = a.cmd.Process.Kill()
 			}
 			waitExit(t, a)

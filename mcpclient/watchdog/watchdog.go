@@ -17,11 +17,14 @@ package watchdog
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,6 +151,94 @@ type record struct {
 // SnapshotInterval is how often Run notes the children of the agent.
 const SnapshotInterval = 250 * time.Millisecond
 
+// Options configure Run. A nil *Options is the zero value: no hook.
+type Options struct {
+	// OnSnapshot, when set, is called after each snapshot pass, on Run's
+	// snapshot goroutine (one call at a time, none after Run returns); it
+	// should not block, as the next pass waits for it.
+	OnSnapshot func(Snapshot)
+}
+
+// Snapshot is one completed snapshot pass of Run and the children of the
+// agent it noted: Run kills those of the last pass that looked which still
+// run at EOF.
+type Snapshot struct {
+	// Seq numbers the passes from 1.
+	Seq int
+	// Pids are the children of the agent noted in this pass, ascending;
+	// none when the pass did not look (the parent given to Run is 0, 1
+	// or not the watchdog's parent, or it died during the pass).
+	Pids []int
+}
+
+// SnapshotLogEnv is the environment variable that, in the watchdog
+// process's environment (Start passes the agent's on), names a file to
+// which the Options of EnvOptions append a line per snapshot pass: a
+// snapshot a test (or a person diagnosing) can wait on, from another
+// process (see ReadSnapshotLog). Unset, nothing is written.
+const SnapshotLogEnv = "ACPGATE_WATCHDOG_SNAPSHOTS"
+
+// EnvOptions returns the Options the watchdog process's environment asks
+// for (see SnapshotLogEnv). Its error says why the snapshot log cannot be
+// written; the Options returned with it are still usable (without it).
+func EnvOptions() (*Options, error) {
+	path := os.Getenv(SnapshotLogEnv)
+	if path == "" {
+		return &Options{}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return &Options{}, fmt.Errorf("watchdog: snapshot log: %w", err)
+	}
+	// The file stays open for the life of the watchdog process.
+	return &Options{OnSnapshot: func(s Snapshot) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "snapshot %d", s.Seq)
+		for _, pid := range s.Pids {
+			fmt.Fprintf(&b, " %d", pid)
+		}
+		b.WriteByte('\n')
+		_, _ = f.WriteString(b.String()) // one write: a whole line
+	}}, nil
+}
+
+// ReadSnapshotLog returns the snapshots logged so far in the file at path
+// (see SnapshotLogEnv), in order; a line still being written is left out.
+// A file not yet created holds none.
+func ReadSnapshotLog(path string) ([]Snapshot, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, '\n')
+	if i < 0 {
+		return nil, nil
+	}
+	var out []Snapshot
+	for _, line := range strings.Split(string(b[:i]), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "snapshot" {
+			return out, fmt.Errorf("watchdog: snapshot log: bad line %q", line)
+		}
+		s := Snapshot{}
+		if s.Seq, err = strconv.Atoi(f[1]); err != nil {
+			return out, fmt.Errorf("watchdog: snapshot log: bad line %q", line)
+		}
+		for _, p := range f[2:] {
+			pid, err := strconv.Atoi(p)
+			if err != nil {
+				return out, fmt.Errorf("watchdog: snapshot log: bad line %q", line)
+			}
+			s.Pids = append(s.Pids, pid)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // Run is the watchdog process's body: it reads records from r until EOF
 // (the agent closed the pipe or died), then stops every server still
 // recorded: SIGKILL to its group and to every process carrying its token,
@@ -158,10 +249,14 @@ const SnapshotInterval = 250 * time.Millisecond
 // the agent, a child subreaper, adopted — descendants of servers that left
 // their group and dropped their token — or what it was running. A parent of
 // 0 or 1, or one that is not the watchdog's parent, is never looked at: the
-// children of a reaper that inherited the watchdog belong to others. It
-// returns what it had to stop, for the log.
-func Run(r io.Reader, parent int) ([]string, error) {
+// children of a reaper that inherited the watchdog belong to others. Each
+// pass, looking or not, is reported to opts.OnSnapshot (opts may be nil).
+// It returns what it had to stop, for the log.
+func Run(r io.Reader, parent int, opts *Options) ([]string, error) {
 	snap := newSnapshots(parent)
+	if opts != nil {
+		snap.hook = opts.OnSnapshot
+	}
 	go snap.loop()
 	live := readRecords(r)
 	strays := snap.stop()
@@ -215,6 +310,7 @@ type snapshots struct {
 	self   int
 	done   chan struct{}
 	ended  chan struct{}
+	hook   func(Snapshot) // nil, or called after each pass by loop
 
 	mu   sync.Mutex
 	seen startTimes
@@ -231,8 +327,11 @@ func (s *snapshots) loop() {
 	defer close(s.ended)
 	t := time.NewTicker(SnapshotInterval)
 	defer t.Stop()
-	for {
-		s.take()
+	for seq := 1; ; seq++ {
+		pids := s.take()
+		if s.hook != nil {
+			s.hook(Snapshot{Seq: seq, Pids: pids})
+		}
 		select {
 		case <-s.done:
 			return
@@ -242,20 +341,22 @@ func (s *snapshots) loop() {
 }
 
 // take notes the parent's children now (only the current ones: a child
-// that died is forgotten).
-func (s *snapshots) take() {
+// that died is forgotten) and returns their pids, ascending; nil when it
+// did not look.
+func (s *snapshots) take() []int {
 	if s.parent <= 1 || os.Getppid() != s.parent {
-		return
+		return nil
 	}
 	kids, err := proctree.ChildrenOf(s.parent)
 	// The parent may have died while its children were read, and its pid
 	// been reused: only a read that began and ended under it counts.
 	if err != nil || os.Getppid() != s.parent {
-		return
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := make(startTimes, len(kids))
+	pids := make([]int, 0, len(kids))
 	for _, pid := range kids {
 		if pid == s.self {
 			continue
@@ -265,8 +366,11 @@ func (s *snapshots) take() {
 		} else {
 			now[pid] = proctree.StartOf(pid)
 		}
+		pids = append(pids, pid)
 	}
 	s.seen = now
+	slices.Sort(pids)
+	return pids
 }
 
 // stop ends the loop and returns what was noted.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,7 +26,12 @@ const helperEnv = "ACPGATE_WATCHDOG_TEST_HELPER"
 // one (Start re-runs it with helperEnv set).
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
-		if _, err := watchdog.Run(os.Stdin, watchdog.Parent()); err != nil {
+		opts, err := watchdog.EnvOptions()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if _, err := watchdog.Run(os.Stdin, watchdog.Parent(), opts); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -68,6 +75,9 @@ func victim(t *testing.T, token string) (int, []int) {
 func startWatchdog(t *testing.T) *watchdog.Watchdog {
 	t.Helper()
 	t.Setenv(helperEnv, "1")
+	// A race-enabled binary sleeps a second at exit unless told not to;
+	// Close waits for the watchdog's exit.
+	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	d, err := watchdog.Start([]string{os.Args[0]}, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
@@ -121,15 +131,34 @@ func TestUnwatchedServersAreLeftAlone(t *testing.T) {
 	}
 }
 
+// waitSnapshotOf waits until the snapshot log at path shows a pass that
+// noted pid.
+func waitSnapshotOf(t *testing.T, path string, pid int) {
+	t.Helper()
+	testbin.WaitFor(t, fmt.Sprintf("a snapshot noting pid %d", pid), func() bool {
+		snaps, err := watchdog.ReadSnapshotLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range snaps {
+			if slices.Contains(s.Pids, pid) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // TestAgentChildrenDieWithTheAgent: a child of the agent that no record
 // names (one it adopted) is killed, with its descendants, when the agent
-// ends.
+// ends. The agent ends only once the watchdog has noted the child: the
+// test waits for that snapshot in the watchdog's snapshot log.
 func TestAgentChildrenDieWithTheAgent(t *testing.T) {
-	_, pids := victim(t, "") // children of this test: the "agent"
+	_, pids := victim(t, "") // pids[0], a child of this test: the "agent"
+	log := filepath.Join(t.TempDir(), "snapshots")
+	t.Setenv(watchdog.SnapshotLogEnv, log)
 	d := startWatchdog(t)
-	// The watchdog notes the agent's children every SnapshotInterval;
-	// there is nothing to wait on but the period itself.
-	time.Sleep(2 * watchdog.SnapshotInterval)
+	waitSnapshotOf(t, log, pids[0])
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -142,21 +171,34 @@ func TestAgentChildrenDieWithTheAgent(t *testing.T) {
 // looked belongs to a reaper (init, a CI runner, a subreaper); the
 // children of that process are none of its business. Run is given a pid
 // that is not its parent (this test process, whose children are the
-// victims) and must leave them running.
+// victims) and must leave them running — after at least one snapshot
+// pass ran while they existed, which noted none of them.
 func TestForeignParentIsNeverSwept(t *testing.T) {
 	_, pids := victim(t, "")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	snaps := make(chan watchdog.Snapshot, 1)
 	done := make(chan error, 1)
 	go func() {
-		_, err := watchdog.Run(r, os.Getpid())
+		_, err := watchdog.Run(r, os.Getpid(), &watchdog.Options{OnSnapshot: func(s watchdog.Snapshot) {
+			select {
+			case snaps <- s:
+			default: // the test reads the first only
+			}
+		}})
 		done <- err
 	}()
-	// Several snapshot periods pass with the pipe open, as in a real
-	// watchdog; nothing signals that a snapshot was (not) taken.
-	time.Sleep(2 * watchdog.SnapshotInterval)
+	var first watchdog.Snapshot
+	select {
+	case first = <-snaps:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no snapshot pass")
+	}
+	if first.Seq != 1 || len(first.Pids) != 0 {
+		t.Errorf("first snapshot %+v, want pass 1 noting nothing (the pid given is not the watchdog's parent)", first)
+	}
 	_ = w.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -165,6 +207,26 @@ func TestForeignParentIsNeverSwept(t *testing.T) {
 		if !testbin.Alive(pid) {
 			t.Errorf("pid %d, a child of a process that is not the watchdog's parent, was killed", pid)
 		}
+	}
+}
+
+// TestSnapshotLog: a snapshot log holds only whole lines; a line being
+// written is left out, and no file is no snapshot.
+func TestSnapshotLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "snapshots")
+	if snaps, err := watchdog.ReadSnapshotLog(path); err != nil || snaps != nil {
+		t.Fatalf("no file: %v, %v", snaps, err)
+	}
+	if err := os.WriteFile(path, []byte("snapshot 1\nsnapshot 2 10 20\nsnapshot 3 1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := watchdog.ReadSnapshotLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []watchdog.Snapshot{{Seq: 1}, {Seq: 2, Pids: []int{10, 20}}}
+	if !reflect.DeepEqual(snaps, want) {
+		t.Errorf("snapshots %+v, want %+v", snaps, want)
 	}
 }
 

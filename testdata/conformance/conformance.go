@@ -90,10 +90,11 @@ func (r Result) Score() (passed, total int) {
 	return passed, total
 }
 
-// Passed reports whether the scenario passed: it ran and no check failed
-// or warned.
+// Passed reports whether the scenario passed: it ran, made at least one
+// check, and no check failed or warned. A scenario that checked nothing
+// proved nothing: it did not pass.
 func (r Result) Passed() bool {
-	if r.Missing {
+	if r.Missing || len(r.Checks) == 0 {
 		return false
 	}
 	for _, c := range r.Checks {

@@ -75,6 +75,28 @@ func tail(path string, n int) string {
 	return string(b)
 }
 
+// TestPassed: a scenario passes when it ran, made a check, and none of its
+// checks failed or warned; one that made no check did not pass.
+func TestPassed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    conformance.Result
+		want bool
+	}{
+		{"success", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusSuccess}}}, true},
+		{"success and info", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusSuccess}, {Status: conformance.StatusInfo}, {Status: conformance.StatusSkipped}}}, true},
+		{"a failure", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusSuccess}, {Status: conformance.StatusFailure}}}, false},
+		{"a warning", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusWarning}}}, false},
+		{"no checks", conformance.Result{}, false},
+		{"empty checks", conformance.Result{Checks: []conformance.Check{}}, false},
+		{"missing", conformance.Result{Missing: true}, false},
+	} {
+		if got := tc.r.Passed(); got != tc.want {
+			t.Errorf("%s: Passed() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestMismatches checks the comparison of results with the table: an
 // unlisted failure, a listed pass (stale entry) and a listed scenario the
 // suite does not have are reported; a listed failure and an unlisted pass
@@ -89,6 +111,7 @@ func TestMismatches(t *testing.T) {
 		{Scenario: "fail-unlisted", Checks: bad},
 		{Scenario: "warn-unlisted", Checks: warn},
 		{Scenario: "missing-unlisted", Missing: true},
+		{Scenario: "empty-unlisted", Checks: []conformance.Check{}},
 		{Scenario: "pass-listed", Checks: ok},
 	}
 	expected := map[string]string{"fail-listed": "r", "pass-listed": "r", "gone": "r"}
@@ -96,7 +119,7 @@ func TestMismatches(t *testing.T) {
 	for _, m := range conformance.Mismatches(results, expected) {
 		got = append(got, m.Scenario)
 	}
-	want := []string{"fail-unlisted", "warn-unlisted", "missing-unlisted", "pass-listed", "gone"}
+	want := []string{"fail-unlisted", "warn-unlisted", "missing-unlisted", "empty-unlisted", "pass-listed", "gone"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("mismatches %q, want %q", got, want)
 	}
@@ -105,7 +128,7 @@ func TestMismatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(report.String()), "\n")
-	if len(lines) != len(results)+1 || lines[len(lines)-1] != "2/6 scenarios, 4/7 checks" {
-		t.Errorf("report:\n%s\nwant a line per scenario, then %q", report.String(), "2/6 scenarios, 4/7 checks")
+	if len(lines) != len(results)+1 || lines[len(lines)-1] != "2/7 scenarios, 4/7 checks" {
+		t.Errorf("report:\n%s\nwant a line per scenario, then %q", report.String(), "2/7 scenarios, 4/7 checks")
 	}
 }

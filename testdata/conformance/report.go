@@ -47,6 +47,9 @@ func failedChecks(r Result) string {
 	if r.Missing {
 		return ": the suite wrote no checks (see " + r.Dir + ")"
 	}
+	if len(r.Checks) == 0 {
+		return ": the suite's checks.json has no checks (see " + r.Dir + ")"
+	}
 	s := ""
 	for _, c := range r.Checks {
 		if c.Status == StatusFailure || c.Status == StatusWarning {
