@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // spanClock is time.Now that remembers the first and last time it was read.
@@ -162,4 +163,67 @@ func TestResponseTooLarge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A server writing non-JSON stdout lines and stderr lines beyond the log
+// budget — at 200 lines a second each, or as fast as it can — answers the
+// calls sent to it meanwhile and then the call that flooded: its reader is
+// slowed, its responses wait behind the junk but none is lost.
+func TestFloodingServerLosesNoResponse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"200 lines a second", map[string]any{"kind": "both", "lines": 400, "per_second": 200}, "flooded 400"},
+		{"flat out", map[string]any{"kind": "both", "lines": 5000, "size": 1024}, "flooded 5000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, logs := fastOpts(t)
+			m := start(t, opts, stdio("f"))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			flooded := make(chan string, 1)
+			go func() {
+				res, err := m.CallTool(ctx, "f", "flood", tc.args)
+				if err != nil {
+					flooded <- err.Error()
+					return
+				}
+				flooded <- firstText(res)
+			}()
+			testbin.WaitFor(t, "lines dropped", func() bool { return strings.Contains(logs.String(), dropMsg) })
+			var wg sync.WaitGroup
+			errs := make(chan error, 20)
+			for i := range cap(errs) {
+				wg.Go(func() {
+					want := fmt.Sprintf("call %d", i)
+					res, err := m.CallTool(ctx, "f", "echo", map[string]any{"text": want})
+					if err == nil && firstText(res) != want {
+						err = fmt.Errorf("answered %+v", res.Content)
+					}
+					if err != nil {
+						errs <- fmt.Errorf("%s: %w", want, err)
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if got := <-flooded; got != tc.want {
+				t.Errorf("the flooding call answered %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// firstText is the text of res's first content block, or "".
+func firstText(res *mcp.CallToolResult) string {
+	if len(res.Content) == 0 {
+		return ""
+	}
+	tc, _ := res.Content[0].(mcp.TextContent)
+	return tc.Text
 }

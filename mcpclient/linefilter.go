@@ -19,8 +19,15 @@ import (
 // handed on is ended with a newline (the transport cannot parse it and
 // skips it), the rest is only scanned,
 // and if the message was a response, a made-up error response for its id
-// takes its place, so the request fails at once (see tooLargeIDs). Not safe
-// for concurrent use (the transport has a single reader).
+// takes its place, so the request fails at once (see tooLargeIDs).
+//
+// Junk beyond the log budget slows the reading of this stdout only: once a
+// junk line is refused a token, further junk lines are dropped without
+// asking (no clock read per line), what is already read is still handed
+// on, and the next read of the pipe waits for the budget's next token, so
+// a server flooding junk blocks on its own full pipe. Messages are never
+// dropped for the budget, only read later. Not safe for concurrent use
+// (the transport has a single reader).
 type jsonLines struct {
 	lr       *lines.Reader
 	max      int
@@ -34,6 +41,8 @@ type jsonLines struct {
 	scan    idScanner
 	head    []byte // the start of a skipped non-JSON line, for the warning
 	logJunk bool   // the rate limit lets the warning for this line through
+	over    bool   // a junk line was refused a token: wait before reading more
+	dropped int    // junk lines dropped since then without asking for a token
 	nl      []byte // a newline, to hand out from
 }
 
@@ -71,9 +80,16 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 // is handed on (possibly nothing). Fragments are slices of lr's buffer,
 // valid until the next step.
 func (j *jsonLines) step() {
+	if j.over && j.lr.Buffered() == 0 {
+		j.logs.drop(j.dropped)
+		j.logs.wait()
+		j.over, j.dropped = false, 0
+	}
 	frag, ended, err := j.lr.Next()
 	if err != nil {
 		j.err = err
+		j.logs.drop(j.dropped)
+		j.dropped = 0
 	}
 	if j.mode == lineStart {
 		frag = bytes.TrimLeft(frag, " \t\r\n")
@@ -86,7 +102,7 @@ func (j *jsonLines) step() {
 		default:
 			j.mode, j.n = lineJunk, 0
 			j.head = j.head[:0]
-			j.logJunk = j.logs.allow()
+			j.junkLine()
 		}
 	}
 	j.n += len(frag)
@@ -120,6 +136,18 @@ func (j *jsonLines) step() {
 	if ended {
 		j.endSkipped()
 	}
+}
+
+// junkLine decides whether the junk line starting now is logged: while
+// over the budget it is only counted, otherwise it asks for a token.
+func (j *jsonLines) junkLine() {
+	if j.over {
+		j.logJunk = false
+		j.dropped++
+		return
+	}
+	j.logJunk = j.logs.allow()
+	j.over = !j.logJunk
 }
 
 // endingNewline is 1 when frag ends its line with a newline, else 0.

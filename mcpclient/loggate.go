@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,12 +30,16 @@ const maxLogLine = 64 << 10
 // rate-limits the lines of one server with a token bucket shared by the
 // three paths: rate lines per second, up to burst at once. While it drops,
 // one record a second says how many lines were dropped. Deciding to drop
-// costs a lock and a clock read, nothing else. Safe for concurrent use.
+// a line costs a lock and a clock read; a reader over the budget instead
+// skips what it reads in bulk (drop) and waits for the next token (wait)
+// before reading more, so that a flooding server is slowed by its own full
+// pipe rather than costing acpgate CPU. Safe for concurrent use.
 type logGate struct {
 	logger *slog.Logger
 	redact func([]byte) []byte // nil: none
 	now    func() time.Time
-	rate   int64 // tokens per second; <= 0: no limit
+	sleep  func(time.Duration) // how wait waits: time.Sleep
+	rate   int64               // tokens per second; <= 0: no limit
 	burst  int64
 
 	mu       sync.Mutex
@@ -51,7 +56,7 @@ const token = int64(time.Second)
 // off; now is the clock the bucket reads.
 func newLogGate(logger *slog.Logger, redact func([]byte) []byte, rate, burst int, now func() time.Time) *logGate {
 	return &logGate{
-		logger: logger, redact: redact, now: now,
+		logger: logger, redact: redact, now: now, sleep: time.Sleep,
 		rate: int64(rate), burst: int64(burst), tokens: int64(burst) * token, last: now(),
 	}
 }
@@ -65,26 +70,77 @@ func (g *logGate) allow() bool {
 	}
 	g.mu.Lock()
 	now := g.now()
-	if dt := now.Sub(g.last); dt > 0 {
-		dt = min(dt, time.Duration(g.burst)*time.Second) // a full bucket; no overflow
-		g.tokens = min(g.burst*token, g.tokens+int64(dt)*g.rate)
-		g.last = now
-	}
+	g.refill(now)
 	ok := g.tokens >= token
 	if ok {
 		g.tokens -= token
 	} else {
 		g.dropped++
 	}
-	var report int
-	if g.dropped > 0 && (g.reported.IsZero() || now.Sub(g.reported) >= time.Second) {
-		report, g.dropped, g.reported = g.dropped, 0, now
-	}
+	report := g.due(now)
 	g.mu.Unlock()
 	if report > 0 {
 		g.reportDropped(report)
 	}
 	return ok
+}
+
+// drop counts n lines dropped without asking for tokens: lines a reader
+// over the budget skipped in bulk. It reads the clock once.
+func (g *logGate) drop(n int) {
+	if n <= 0 || g.rate <= 0 {
+		return
+	}
+	g.mu.Lock()
+	now := g.now()
+	g.dropped += n
+	report := g.due(now)
+	g.mu.Unlock()
+	if report > 0 {
+		g.reportDropped(report)
+	}
+}
+
+// maxWait bounds one wait for a token, so that a reader waiting at a low
+// rate still notices soon that its stream has ended.
+const maxWait = 100 * time.Millisecond
+
+// wait blocks until the bucket holds a token again (at most maxWait). A
+// reader over the budget calls it before its next read, so that a server
+// writing more than the budget finds its pipe full and its writes blocked,
+// instead of acpgate reading lines only to drop them.
+func (g *logGate) wait() {
+	if g.rate <= 0 {
+		return
+	}
+	g.mu.Lock()
+	g.refill(g.now())
+	need := token - g.tokens
+	g.mu.Unlock()
+	if need <= 0 {
+		return
+	}
+	g.sleep(min(time.Duration((need+g.rate-1)/g.rate), maxWait))
+}
+
+// refill adds the tokens earned since last; g.mu is held.
+func (g *logGate) refill(now time.Time) {
+	if dt := now.Sub(g.last); dt > 0 {
+		dt = min(dt, time.Duration(g.burst)*time.Second) // a full bucket; no overflow
+		g.tokens = min(g.burst*token, g.tokens+int64(dt)*g.rate)
+		g.last = now
+	}
+}
+
+// due returns the count of dropped lines to report now, if any: the first
+// drop, then at most one report a second. g.mu is held.
+func (g *logGate) due(now time.Time) int {
+	if g.dropped == 0 || !g.reported.IsZero() && now.Sub(g.reported) < time.Second {
+		return 0
+	}
+	n := g.dropped
+	g.dropped, g.reported = 0, now
+	return n
 }
 
 // flush reports the lines dropped and not yet reported.
@@ -164,35 +220,82 @@ func (g *logGate) serverLog(level slog.Level, mcpLevel, name string, data any) {
 // whole (a line longer than maxLogLine: its first 2×maxLogLine bytes, so a
 // secret of up to maxLogLine bytes across the cut is still caught), then
 // cut to maxLogLine, written to tail and, as the rate limit allows, logged.
+// Once a line is dropped, what the pipe holds is skipped in one piece
+// (skipChunk) and the next read waits for a token: over the budget, stderr
+// is read one buffer per token, not one line per read.
 func (g *logGate) stderrLines(r io.Reader, tail *tailBuffer) {
 	defer g.flush()
 	lr := lines.NewReader(r, 64<<10)
 	var buf []byte
+	inLine := false // a skipped chunk ended inside a line
 	for {
+		if inLine { // the rest of that line is dropped too
+			_, n, err := lr.Line(buf, 0)
+			if err == nil || n > 0 {
+				g.drop(1)
+			}
+			if err != nil {
+				return
+			}
+			inLine = false
+		}
 		line, n, err := lr.Line(buf, 2*maxLogLine)
-		if n > 0 {
-			g.stderrLine(tail, line, n-len(line))
+		logged := true
+		if n > 0 { // empty lines are neither logged nor kept
+			logged = g.stderrLine(tail, line, n-len(line))
 		}
 		if err != nil {
 			return
 		}
 		buf = line
+		if !logged {
+			chunk, err := lr.Skip()
+			if err != nil {
+				return
+			}
+			inLine = g.skipChunk(chunk, tail)
+			g.wait()
+		}
 	}
 }
 
+// skipChunk drops the lines of a chunk of stderr that begins at a line
+// start: it counts them and writes the last whole ones (redacted) to tail.
+// It reports whether the chunk ends inside a line.
+func (g *logGate) skipChunk(chunk []byte, tail *tailBuffer) (inLine bool) {
+	n := bytes.Count(chunk, []byte{'\n'})
+	g.drop(n)
+	whole := chunk[:bytes.LastIndexByte(chunk, '\n')+1]
+	from := len(whole) // the last lines, tail.size bytes of them or more
+	for from > 0 && len(whole)-from < tail.size {
+		from = bytes.LastIndexByte(whole[:from-1], '\n') + 1
+	}
+	for l := range bytes.Lines(whole[from:]) {
+		l = bytes.TrimSuffix(bytes.TrimSuffix(l, []byte{'\n'}), []byte{'\r'})
+		if len(l) == 0 {
+			continue
+		}
+		clean, _ := g.clean(l, maxLogLine)
+		tail.Write(clean)
+		tail.Write([]byte{'\n'})
+	}
+	return len(whole) < len(chunk)
+}
+
 // stderrLine handles one stderr line; skipped is how many bytes of it were
-// not read into line.
-func (g *logGate) stderrLine(tail *tailBuffer, line []byte, skipped int) {
+// not read into line. It reports whether the rate limit let it be logged.
+func (g *logGate) stderrLine(tail *tailBuffer, line []byte, skipped int) bool {
 	clean, cut := g.clean(line, maxLogLine)
 	cut += skipped
 	tail.Write(clean)
 	tail.Write([]byte{'\n'})
 	if !g.allow() {
-		return
+		return false
 	}
 	if cut > 0 {
 		g.logger.Info("server stderr", "line", string(clean), "cut_bytes", cut)
-		return
+		return true
 	}
 	g.logger.Info("server stderr", "line", string(clean))
+	return true
 }

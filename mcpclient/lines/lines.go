@@ -35,6 +35,28 @@ func (r *Reader) Next() (frag []byte, ended bool, err error) {
 	return frag, true, err
 }
 
+// Skip discards what the stream has ready without looking for lines: what
+// is buffered or, when nothing is, what one read returns (at most the
+// buffer size). It returns the discarded bytes, a slice of the Reader's
+// buffer valid until the next call, which may begin or end inside a line;
+// err is the read error (io.EOF at the end) when nothing was left to
+// discard. It is how a reader that drops what it reads skips a flood at
+// the cost of one read per buffer instead of one per line.
+func (r *Reader) Skip() (chunk []byte, err error) {
+	if r.br.Buffered() == 0 {
+		if _, err := r.br.Peek(1); err != nil {
+			return nil, err
+		}
+	}
+	chunk, _ = r.br.Peek(r.br.Buffered())
+	_, _ = r.br.Discard(len(chunk))
+	return chunk, nil
+}
+
+// Buffered is how many bytes have been read from the stream and not yet
+// returned: while it is 0, the next call reads the stream.
+func (r *Reader) Buffered() int { return r.br.Buffered() }
+
 // Line reads the rest of the current line and returns it without its line
 // end ("\n" or "\r\n"), appended to buf[:0] but never longer than max
 // bytes; n is the line's full length (without the line end), so n >

@@ -66,3 +66,29 @@ func TestNextBoundsFragments(t *testing.T) {
 		t.Fatalf("after the last line: ended=%v err=%v, want EOF", ended, err)
 	}
 }
+
+// Skip hands out what is buffered in one piece, whatever its lines, then
+// one read at a time; Line goes on where it stopped.
+func TestSkip(t *testing.T) {
+	r := NewReader(io.MultiReader(strings.NewReader("a\nbb\ncc"), strings.NewReader("c\nd\n")), 16)
+	if line, _, err := r.Line(nil, 100); string(line) != "a" || err != nil {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	if r.Buffered() != len("bb\ncc") {
+		t.Fatalf("buffered %d", r.Buffered())
+	}
+	var got []string
+	for {
+		chunk, err := r.Skip()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, string(chunk))
+	}
+	if strings.Join(got, "|") != "bb\ncc|c\nd\n" {
+		t.Fatalf("chunks %q", got)
+	}
+}

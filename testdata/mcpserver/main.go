@@ -163,12 +163,19 @@
 //	    and returns "logged". level must be an MCP level (debug ... emergency).
 //	stderr {text: string}        Writes text plus "\n" to stderr in one write
 //	    and returns "written <len(text)>".
-//	flood {kind: string, lines: integer}  Writes lines lines "flood line <i>"
-//	    (i = 1..lines) as fast as it can, then returns "flooded <lines>".
+//	flood {kind: string, lines: integer, size?: integer, ms?: integer,
+//	    per_second?: integer}  Writes lines lines "flood line <i>"
+//	    (i = 1..lines) as fast as it can, then returns "flooded <n>" (n:
+//	    the lines written; with kind both, those written to stderr).
 //	    kind stderr: to stderr; stdout (stdio only): to stdout, as non-JSON
-//	    lines; notify: as notifications/message {level "info", logger
-//	    <-name>, data "flood line <i>"}. stdout and notify lines are
-//	    written before the result, on the same stream.
+//	    lines, each in one write; both (stdio only): stdout and stderr at
+//	    once, lines lines each; notify: as notifications/message {level
+//	    "info", logger <-name>, data "flood line <i>"}. stdout and notify
+//	    lines are written before the result, on the same stream. size > 0
+//	    pads each line with 'x' to size bytes (its newline included); ms > 0
+//	    stops writing after ms milliseconds (lines 0: no bound on the
+//	    count); per_second > 0 paces the lines: line i is written no
+//	    earlier than (i-1)/per_second seconds after the first.
 //	tool_<i> {}                  (-tools) returns text "tool_<i>".
 //	usr1_tool {}                 Added (once) on SIGUSR1, in every mode; the
 //	    server writes "usr1_tool added" to stderr the first time. Returns text

@@ -280,14 +280,24 @@ func (a *app) addTools() {
 	})
 
 	s.AddTool(mcp.NewTool("flood",
-		mcp.WithDescription("Writes lines lines to stderr, stdout (as junk) or as log notifications, as fast as it can."),
-		mcp.WithString("kind", mcp.Required(), mcp.Enum("stderr", "stdout", "notify"), mcp.Description("Where to write.")),
-		mcp.WithInteger("lines", mcp.Required(), mcp.Min(0), mcp.Description("How many lines.")),
+		mcp.WithDescription("Writes lines lines to stderr, stdout (as junk), both or as log notifications, as fast as it can or paced."),
+		mcp.WithString("kind", mcp.Required(), mcp.Enum("stderr", "stdout", "both", "notify"), mcp.Description("Where to write.")),
+		mcp.WithInteger("lines", mcp.Required(), mcp.Min(0), mcp.Description("How many lines (0 with ms: no bound).")),
+		mcp.WithInteger("size", mcp.Min(0), mcp.Description("Pad each line with 'x' to this many bytes.")),
+		mcp.WithInteger("ms", mcp.Min(0), mcp.Description("Stop after this many milliseconds.")),
+		mcp.WithInteger("per_second", mcp.Min(0), mcp.Description("Write at most this many lines a second.")),
 	), a.floodTool)
 
 	for i := range a.cfg.tools {
 		a.addNamedTool(fmt.Sprintf("tool_%d", i))
 	}
+}
+
+// floodPlan is what a flood call asks for: how many lines (0: no bound,
+// with until), how long each is, by when to stop and at what pace.
+type floodPlan struct {
+	lines, size, perSecond int
+	until                  time.Time // zero: no time bound
 }
 
 func (a *app) floodTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -299,30 +309,67 @@ func (a *app) floodTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	var write func(line string) error
+	plan := floodPlan{lines: n, size: req.GetInt("size", 0), perSecond: req.GetInt("per_second", 0)}
+	if ms := req.GetInt("ms", 0); ms > 0 {
+		plan.until = time.Now().Add(time.Duration(ms) * time.Millisecond)
+	} else if n == 0 {
+		return text("flooded 0"), nil
+	}
+	toStderr := func(line string) error { _, err := os.Stderr.WriteString(line); return err }
+	toStdout := func(line string) error { _, err := a.out.Write([]byte(line)); return err }
+	var written int
 	switch kind {
 	case "stderr":
-		write = func(line string) error { _, err := os.Stderr.WriteString(line + "\n"); return err }
-	case "stdout":
+		written, err = plan.run(toStderr)
+	case "stdout", "both":
 		if a.out == nil {
 			return mcp.NewToolResultError("stdout flood needs stdio"), nil
 		}
-		write = func(line string) error { _, err := a.out.Write([]byte(line + "\n")); return err }
-	case "notify":
-		write = func(line string) error {
-			return a.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
-				"level": "info", "logger": a.cfg.name, "data": line,
-			})
+		if kind == "stdout" {
+			written, err = plan.run(toStdout)
+			break
 		}
+		done := make(chan error, 1)
+		go func() { _, err := plan.run(toStdout); done <- err }()
+		written, err = plan.run(toStderr)
+		err = errors.Join(err, <-done)
+	case "notify":
+		written, err = plan.run(func(line string) error {
+			return a.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
+				"level": "info", "logger": a.cfg.name, "data": strings.TrimSuffix(line, "\n"),
+			})
+		})
 	default:
 		return mcp.NewToolResultError("unknown kind " + kind), nil
 	}
-	for i := 1; i <= n; i++ {
-		if err := write(fmt.Sprintf("flood line %d", i)); err != nil {
-			return mcp.NewToolResultError("flood: " + err.Error()), nil
+	if err != nil {
+		return mcp.NewToolResultError("flood: " + err.Error()), nil
+	}
+	return text(fmt.Sprintf("flooded %d", written)), nil
+}
+
+// run writes the plan's lines "flood line <i>" (padded to size, newline
+// included) with write, and returns how many it wrote.
+func (p floodPlan) run(write func(line string) error) (int, error) {
+	start := time.Now()
+	i := 0
+	for p.lines == 0 || i < p.lines {
+		if !p.until.IsZero() && !time.Now().Before(p.until) {
+			break
+		}
+		if p.perSecond > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(p.perSecond))))
+		}
+		i++
+		line := fmt.Sprintf("flood line %d", i)
+		if pad := p.size - len(line) - 1; pad > 0 {
+			line += strings.Repeat("x", pad)
+		}
+		if err := write(line + "\n"); err != nil {
+			return i - 1, err
 		}
 	}
-	return text(fmt.Sprintf("flooded %d", n)), nil
+	return i, nil
 }
 
 // addNamedTool registers a no-argument tool that returns its own name.
