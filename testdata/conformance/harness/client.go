@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient"
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -41,10 +42,15 @@ type client struct {
 	urls   []error                               // the outcome of each URL followed, in order of completion
 	urlsCh chan struct{}                         // closed and replaced when urls grows
 	done   int                                   // elicitation/complete notifications received
+	// state is the scenario's server's state as the last
+	// session_info_update reported it ("": none yet); stateCh is closed
+	// and replaced when it changes.
+	state   mcpclient.State
+	stateCh chan struct{}
 }
 
 func newClient(log *slog.Logger, timeout time.Duration) *client {
-	c := &client{log: log, calls: map[acp.ToolCallId]acp.ToolCallStatus{}, urlsCh: make(chan struct{})}
+	c := &client{log: log, calls: map[acp.ToolCallId]acp.ToolCallStatus{}, urlsCh: make(chan struct{}), stateCh: make(chan struct{})}
 	c.http = &http.Client{
 		Timeout: timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -83,8 +89,38 @@ func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 	case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
 		c.calls[u.ToolCallUpdate.ToolCallId] = *u.ToolCallUpdate.Status
 		c.log.Info("tool call update", "id", u.ToolCallUpdate.ToolCallId, "status", *u.ToolCallUpdate.Status, "output", u.ToolCallUpdate.RawOutput)
+	case u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Meta != nil:
+		if st := serverState(u.SessionInfoUpdate.Meta); st != "" && st != c.state {
+			c.state = st
+			close(c.stateCh)
+			c.stateCh = make(chan struct{})
+			c.log.Info("server state", "state", st)
+		}
 	}
 	return nil
+}
+
+// settledState returns the server's state once it is past connecting, as
+// session_info_updates report it after session/new (which answers while
+// the server connects; from is the response's state), or the last state
+// reported when ctx ends.
+func (c *client) settledState(ctx context.Context, from mcpclient.State) mcpclient.State {
+	for {
+		c.mu.Lock()
+		st, ch := c.state, c.stateCh
+		c.mu.Unlock()
+		if st == "" {
+			st = from
+		}
+		if st != mcpclient.StateConnecting {
+			return st
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return st
+		}
+	}
 }
 
 // turnDone logs the agent text of the turn that ended and returns the

@@ -50,8 +50,8 @@ const (
 // stopGrace is how long acpgate gets to exit after its stdin closes.
 const stopGrace = 10 * time.Second
 
-// startupBudget is acpgate's --startup-budget: how long session/new (and a
-// /call) wait for the server. Longer than acpgate's default, because the
+// startupBudget is acpgate's --startup-budget: how long a /call waits for
+// the server (and the harness for its state after session/new). Longer than acpgate's default, because the
 // suite runs every scenario at once: on a loaded machine a local server
 // can take seconds to connect.
 const startupBudget = 15 * time.Second
@@ -191,7 +191,11 @@ func open(ctx context.Context, conn *acp.ClientSideConnection, c *client, opts o
 	if err != nil {
 		return "", fmt.Errorf("session/new: %w", err)
 	}
-	state := serverState(resp.Meta)
+	// session/new answers while the server connects; its state follows
+	// in session_info_updates (within the startup budget).
+	sctx, cancel := context.WithTimeout(ctx, startupBudget)
+	state := c.settledState(sctx, serverState(resp.Meta))
+	cancel()
 	log.Info("session opened", "session", resp.SessionId, "server_state", state, "meta", resp.Meta)
 	if p.signIn && awaitsSignIn(state) {
 		if _, err := c.waitFollowed(ctx, 1); err != nil {

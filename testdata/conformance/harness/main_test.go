@@ -13,12 +13,15 @@ import (
 )
 
 // fakeAgent answers initialize and session/new (reporting the server in
-// state, and then asking for a sign-in with a URL elicitation when url is
-// set); any other method is not expected (the embedded nil Agent panics).
+// state, then, when then is set, in state then with a
+// session_info_update, and then asking for a sign-in with a URL
+// elicitation when url is set, completed once the client has answered
+// it); any other method is not expected (the embedded nil Agent panics).
 type fakeAgent struct {
 	acp.Agent
 	conn  *acp.AgentSideConnection
 	state string
+	then  string
 	url   string
 }
 
@@ -27,17 +30,30 @@ func (a *fakeAgent) Initialize(context.Context, acp.InitializeRequest) (acp.Init
 }
 
 func (a *fakeAgent) NewSession(context.Context, acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	if a.url != "" {
-		// As acpgate would: the sign-in starts once the server is known to
-		// need it, after session/new has answered.
-		go func() {
+	go func() {
+		// As acpgate would: the server's new state and the sign-in follow
+		// session/new's answer.
+		if a.then != "" {
+			_ = a.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: "s1", Update: acp.SessionUpdate{
+				SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Meta: serversMeta(a.then)},
+			}})
+		}
+		if a.url != "" {
 			req := acp.NewUnstableCreateElicitationRequestUrl("sign-in-1", a.url)
-			_, _ = a.conn.UnstableCreateElicitation(context.Background(), req)
-		}()
-	}
-	return acp.NewSessionResponse{SessionId: "s1", Meta: map[string]any{"acpgate": map[string]any{
-		"mcpServers": []any{map[string]any{"name": serverName, "state": a.state, "tools": 0}},
-	}}}, nil
+			if _, err := a.conn.UnstableCreateElicitation(context.Background(), req); err == nil {
+				// The sign-in completed (open need not wait out its bound).
+				_ = a.conn.UnstableCompleteElicitation(context.Background(), acp.UnstableCompleteElicitationNotification{ElicitationId: "sign-in-1"})
+			}
+		}
+	}()
+	return acp.NewSessionResponse{SessionId: "s1", Meta: serversMeta(a.state)}, nil
+}
+
+// serversMeta is acpgate's _meta reporting the scenario's server in state.
+func serversMeta(state string) map[string]any {
+	return map[string]any{"acpgate": map[string]any{
+		"mcpServers": []any{map[string]any{"name": serverName, "state": state, "tools": 0}},
+	}}
 }
 
 // openWith runs open against a fakeAgent and returns open's error.
@@ -73,29 +89,34 @@ func TestOpenWaitsForSignIn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p, _ := planFor("auth/metadata-default", "")
-	if err := openWith(t, ctx, &fakeAgent{state: "needs-auth", url: listener.URL + "/callback"}, p); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-hit:
-	default:
-		t.Fatal("open returned before the sign-in URL was followed")
+	for _, a := range []*fakeAgent{
+		{state: "needs-auth", url: listener.URL + "/callback"},
+		{state: "connecting", then: "needs-auth", url: listener.URL + "/callback"},
+	} {
+		if err := openWith(t, ctx, a, p); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-hit:
+		default:
+			t.Fatalf("open returned before the sign-in URL was followed (state %s, then %q)", a.state, a.then)
+		}
 	}
 }
 
 // TestOpenNoSignInWait: open does not wait for a sign-in when the server
-// is ready, connecting (a /call waits for it) or failed, nor for a
-// scenario without an interactive sign-in.
+// is ready (at once, or after connecting) or failed, nor for a scenario
+// without an interactive sign-in.
 func TestOpenNoSignInWait(t *testing.T) {
 	auth, _ := planFor("auth/metadata-default", "")
 	machine, _ := planFor("auth/client-credentials-basic", `{"name":"auth/client-credentials-basic","client_id":"c","client_secret":"s"}`)
 	for _, tc := range []struct {
-		state string
-		p     plan
-	}{{"ready", auth}, {"connecting", auth}, {"failed", auth}, {"needs-auth", machine}} {
+		state, then string
+		p           plan
+	}{{"ready", "", auth}, {"connecting", "ready", auth}, {"connecting", "failed", auth}, {"failed", "", auth}, {"needs-auth", "", machine}} {
 		// Nothing will be followed: a wait would end with this context.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := openWith(t, ctx, &fakeAgent{state: tc.state}, tc.p); err != nil {
+		if err := openWith(t, ctx, &fakeAgent{state: tc.state, then: tc.then}, tc.p); err != nil {
 			t.Errorf("state %s, signIn %v: %v", tc.state, tc.p.signIn, err)
 		}
 		cancel()
