@@ -116,9 +116,9 @@ func (pe *peer) updateSpliced(s *liveSession, u acpsdk.SessionUpdate, sp *splice
 	}
 }
 
-// json returns v encoded as encoding/json encodes it, with its held
-// strings in place: v is encoded without them, then they are written
-// into a buffer of the whole's size.
+// json returns v, an SDK type, encoded as json.Marshal encodes it, with
+// its held strings in place: v is encoded without them, then they are
+// written into a buffer of the whole's size.
 func (sp *splicer) json(v any) (json.RawMessage, error) {
 	skeleton, err := json.Marshal(v)
 	if err != nil || len(sp.texts) == 0 {
@@ -137,7 +137,8 @@ func (sp *splicer) json(v any) (json.RawMessage, error) {
 }
 
 // write writes frame to w with each placeholder (a JSON string of its
-// own) replaced by its text, JSON-encoded as encoding/json encodes it.
+// own) replaced by its text, JSON-encoded as the SDK encodes it (see
+// stringEncoder).
 // A placeholder the frame lacks (the field was not sent) is skipped.
 func (sp *splicer) write(w io.Writer, frame []byte) error {
 	type at struct{ pos, text int }

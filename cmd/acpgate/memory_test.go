@@ -4,7 +4,9 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -159,38 +161,40 @@ func startBigAgent(t testing.TB, n int) *bigAgent {
 			t.Fatal(err)
 		}
 		b.sessions[i] = resp.SessionId
-		b.call(t, b.sessions[i], 1000)
+		if err := b.call(ctx30(t), b.sessions[i], 1000); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return b
 }
 
 // call runs /call of the big tool for size bytes in session sid and
-// checks that the editor got the whole result.
-func (b *bigAgent) call(t testing.TB, sid acpsdk.SessionId, size int) {
-	t.Helper()
-	resp, err := b.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{
+// checks that the editor got the whole result. Calls of at most 1 MiB
+// (read by the test's client) must not run concurrently.
+func (b *bigAgent) call(ctx context.Context, sid acpsdk.SessionId, size int) error {
+	resp, err := b.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{
 		acpsdk.TextBlock(fmt.Sprintf(`/call mcp__s__big {"bytes":%d}`, size))}})
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("/call of %d bytes: %w", size, err)
 	}
 	if resp.StopReason != acpsdk.StopReasonEndTurn {
-		t.Fatalf("stop reason %q", resp.StopReason)
+		return fmt.Errorf("/call of %d bytes: stop reason %q", size, resp.StopReason)
 	}
 	if size > 1<<20 {
 		if got := b.big.last(sid); got != size {
-			t.Fatalf("the editor did not get the %d-byte result (got %d)", size, got)
+			return fmt.Errorf("the editor did not get the %d-byte result (got %d)", size, got)
 		}
-		return
+		return nil
 	}
 	b.client.mu.Lock()
 	defer b.client.mu.Unlock()
 	for _, n := range b.client.updates {
 		if u := n.Update.ToolCallUpdate; n.SessionId == sid && u != nil && u.Status != nil && *u.Status == acpsdk.ToolCallStatusCompleted {
 			b.client.updates = nil
-			return
+			return nil
 		}
 	}
-	t.Fatalf("no result for the %d-byte call", size)
+	return fmt.Errorf("no result for the %d-byte call", size)
 }
 
 // peakGrowth runs a call for size bytes in each session at once and
@@ -200,11 +204,15 @@ func (b *bigAgent) peakGrowth(t testing.TB, size int) uint64 {
 	pid := b.cmd.Process.Pid
 	resetPeak(t, pid)
 	base := procStatus(t, pid, "VmHWM")
+	errs := make([]error, len(b.sessions))
 	var wg sync.WaitGroup
-	for _, sid := range b.sessions {
-		wg.Go(func() { b.call(t, sid, size) })
+	for i, sid := range b.sessions {
+		wg.Go(func() { errs[i] = b.call(ctx30(t), sid, size) })
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	return procStatus(t, pid, "VmHWM") - base
 }
 
