@@ -185,7 +185,11 @@ func newAgent(opts Options, out io.Writer) *Agent {
 		logger:   opts.Logger,
 		sessions: map[string]*liveSession{},
 	}
-	a.peer = &peer{out: newLockedWriter(redacting(out, opts.Secrets)), logger: opts.Logger}
+	var redactor *secrets.Redactor
+	if opts.Secrets != nil {
+		redactor = opts.Secrets.Redactor
+	}
+	a.peer = &peer{out: newLockedWriter(out, redactor), logger: opts.Logger}
 	a.runner = gateway.NewRunner(gateway.RunnerOptions{
 		System:         opts.System,
 		NoModelMessage: opts.NoModelMessage,
@@ -198,16 +202,6 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
 	a.turns.cmds = a.cmds
 	return a
-}
-
-// redacting wraps out so that every resolved secret is redacted from each
-// frame sent to the client: responses, updates, errors, cards. The SDK
-// writes each frame with one Write, so no value is split across two.
-func redacting(out io.Writer, r *secrets.Resolver) io.Writer {
-	if r == nil || r.Redactor == nil {
-		return out
-	}
-	return r.Redactor.Writer(out)
 }
 
 // shutdown closes every session, in parallel, hurrying servers that are

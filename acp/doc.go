@@ -49,6 +49,7 @@
 //	stored.go             the bounded copy of a result in the session log
 //	convert.go            content between ACP and the gateway
 //	frames.go             the writer to the editor and the input filter
+//	large_update.go       an update with large texts (a whole result), written in pieces
 //	input.go              what the input filter checks
 //	scope.go              the session an ACP elicitation belongs to
 package acp

@@ -9,20 +9,24 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/mcpclient/lines"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
 // This file is the wire: the writer every frame to the editor goes
-// through (one frame per write, redacted, with a hook after a response)
-// and the input filter that checks each frame before the SDK reads it.
+// through (one frame per write, or one frame in pieces, redacted, with a
+// hook after a response) and the input filter that checks each frame
+// before the SDK reads it.
 
 // maxFrame is the largest message passed to the SDK: its reader stops the
 // whole connection on a longer line, so longer ones are refused here.
 const maxFrame = 10<<20 - 1
 
 // lockedWriter serialises whole-message writes to the client. The SDK
-// writes each message with one Write; so does the input filter.
+// writes each message with one Write; so does the input filter; a large
+// update is written in pieces under one lock (writeStream). Every resolved
+// secret is redacted from each frame: responses, updates, errors, cards.
 // It can also run a function once the response that creates a session has
 // gone out, so that notifications about the session follow it.
 // A failed write means the client is gone: broken is closed, and Serve
@@ -30,8 +34,10 @@ const maxFrame = 10<<20 - 1
 type lockedWriter struct {
 	mu         sync.Mutex
 	w          io.Writer
-	watchs     map[string]func() // session id -> run after its creating response
-	broken     chan struct{}     // closed at the first failed write
+	redactor   *secrets.Redactor     // nil: nothing to redact
+	stream     *secrets.StreamWriter // writeStream's redaction, reused; guarded by mu
+	watchs     map[string]func()     // session id -> run after its creating response
+	broken     chan struct{}         // closed at the first failed write
 	brokenOnce sync.Once
 	// scoping counts the elicitations on their way out: while one is,
 	// frames go through scopeFrame.
@@ -41,8 +47,10 @@ type lockedWriter struct {
 	unanswered pendingSet
 }
 
-func newLockedWriter(w io.Writer) *lockedWriter {
-	return &lockedWriter{w: w, broken: make(chan struct{})}
+// newLockedWriter returns a writer to w redacting r's values (r nil:
+// none).
+func newLockedWriter(w io.Writer, r *secrets.Redactor) *lockedWriter {
+	return &lockedWriter{w: w, redactor: r, broken: make(chan struct{})}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -50,12 +58,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.scoping.Load() > 0 {
 		frame = scopeFrame(p)
 	}
+	if l.redactor != nil {
+		frame = l.redactor.RedactBytes(frame)
+	}
 	l.mu.Lock()
 	n, err := l.w.Write(frame)
+	if err == nil && n < len(frame) {
+		err = io.ErrShortWrite
+	}
 	if err == nil {
 		n = len(p)
-	}
-	if err != nil {
+	} else {
+		n = 0
 		l.brokenOnce.Do(func() { close(l.broken) })
 	}
 	if err == nil && l.unanswered.waiting() {
@@ -75,6 +89,34 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		go fire()
 	}
 	return n, err
+}
+
+// writeStream writes one frame in pieces: write writes them, in order, to
+// the writer it is given, and nothing else is written to the client
+// meanwhile. The frame is redacted as a whole (a value split across two
+// pieces is caught), so it must be one message and must not be a
+// response that creates a session or an elicitation/create (whose
+// frames this writer rewrites).
+func (l *lockedWriter) writeStream(write func(io.Writer) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.w
+	if l.redactor != nil {
+		if l.stream == nil {
+			l.stream = l.redactor.StreamWriter(l.w)
+		}
+		w = l.stream
+	}
+	err := write(w)
+	if l.stream != nil {
+		if ferr := l.stream.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	if err != nil {
+		l.brokenOnce.Do(func() { close(l.broken) })
+	}
+	return err
 }
 
 // createdSession decodes a frame written to the client and returns the

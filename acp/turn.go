@@ -203,24 +203,37 @@ func (t *turnLog) sink(e gateway.Event) {
 		u.ToolCallUpdate.Content = toolContent(e.Progress.Content)
 		t.tu.peer.update(t.s, u)
 	case gateway.EventToolCallFinished:
-		t.cards.finish(e.Call.ID)
-		status := acpsdk.ToolCallStatusCompleted
-		if e.Failed {
-			status = acpsdk.ToolCallStatusFailed
-		}
-		// The session log gets a bounded copy, written before the client
-		// sees the call end (so a crash loses no call the client saw
-		// completed), and on disk within the store's sync delay.
-		stored, cut := storedCopy(*e.Result, t.s.maxStoredResultBytes())
-		final := toolCallStart(e.Call)
-		final.Status, final.Content, final.RawOutput = status, toolContent(stored.Content), rawOutput(stored, cut)
-		final.Locations = locations(stored.Content)
-		t.record(acpsdk.SessionUpdate{ToolCall: final})
-		t.s.store.SyncSoon()
-		// The client gets the whole result.
-		t.tu.peer.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
-			acpsdk.WithUpdateContent(toolContent(e.Result.Content)), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))))
+		t.finished(e)
 	}
+}
+
+// finished records a finished call and sends it to the client. A large
+// result is never copied whole: its large texts are written in pieces
+// (large_update.go), both to the session log and to the client.
+func (t *turnLog) finished(e gateway.Event) {
+	t.cards.finish(e.Call.ID)
+	status := acpsdk.ToolCallStatusCompleted
+	if e.Failed {
+		status = acpsdk.ToolCallStatusFailed
+	}
+	// The session log gets a bounded copy, written before the client
+	// sees the call end (so a crash loses no call the client saw
+	// completed), and on disk within the store's sync delay.
+	stored, cut := storedCopy(*e.Result, t.s.maxStoredResultBytes())
+	sp := newSplicer()
+	final := toolCallStart(e.Call)
+	final.Status, final.Content, final.RawOutput = status, toolContent(sp.content(stored.Content)), rawOutput(stored, cut)
+	final.Locations = locations(stored.Content)
+	if data, err := sp.json(acpsdk.SessionUpdate{ToolCall: final}); err != nil {
+		t.tu.logger.Error("saving to the session log", "session", t.s.id, "err", err)
+	} else {
+		t.persist(recUpdate, data)
+	}
+	t.s.store.SyncSoon()
+	// The client gets the whole result.
+	sp = newSplicer()
+	t.tu.peer.updateSpliced(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent(toolContent(sp.content(e.Result.Content))), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))), sp)
 }
 
 func chunk(kind gateway.EventKind, text string) acpsdk.SessionUpdate {
@@ -274,7 +287,14 @@ func (t *turnLog) record(u acpsdk.SessionUpdate) { t.persist(recUpdate, u) }
 func (t *turnLog) persist(kind string, v any) {
 	if r := t.tu.secrets; r != nil && r.Redactor != nil {
 		// Resolved secrets never reach the disk either.
-		if data, err := json.Marshal(v); err == nil {
+		data, ok := v.(json.RawMessage)
+		if !ok {
+			var err error
+			if data, err = json.Marshal(v); err != nil {
+				data = nil
+			}
+		}
+		if data != nil {
 			v = json.RawMessage(r.Redactor.RedactBytes(data))
 		}
 	}

@@ -48,11 +48,11 @@ func (s *StreamRedactor) Write(chunk string) string {
 		return s.pending + chunk
 	}
 	buf := s.pending + chunk
-	hold := m.openPrefix(buf)
-	out, end := emit(m, buf, s.covered, hold)
+	hold := openPrefix(m, buf)
+	out, end := emit(nil, m, buf, s.covered, hold)
 	s.pending = strings.Clone(buf[hold:]) // do not keep a large chunk alive
 	s.covered = max(0, end-hold)
-	return out
+	return string(out)
 }
 
 // Flush returns the held-back text, redacted, and empties the stream; the
@@ -64,18 +64,18 @@ func (s *StreamRedactor) Flush() string {
 	if m == nil {
 		return buf[covered:]
 	}
-	out, _ := emit(m, buf, covered, len(buf))
-	return out
+	out, _ := emit(nil, m, buf, covered, len(buf))
+	return string(out)
 }
 
 // openPrefix returns the first position i such that buf[i:] is a proper
 // prefix of a pattern, so that a match could still start there once more
 // text arrives; len(buf) if there is none.
-func (m *matcher) openPrefix(buf string) int {
+func openPrefix[T ~string | ~[]byte](m *matcher, buf T) int {
 	for i := max(0, len(buf)-m.maxLen+1); i < len(buf); i++ {
 		rest := buf[i:]
 		for _, p := range m.byFirst[buf[i]] {
-			if len(p) > len(rest) && p[:len(rest)] == rest {
+			if len(p) > len(rest) && p[:len(rest)] == string(rest) {
 				return i
 			}
 		}
@@ -83,13 +83,13 @@ func (m *matcher) openPrefix(buf string) int {
 	return len(buf)
 }
 
-// emit returns buf[covered:end] redacted, and end, for the smallest end ≥
-// max(covered, hold) that no match crosses. Matches before hold are
-// complete (none could grow: a longer pattern starting there would have put
-// hold before them); the bytes before covered were returned earlier as part
-// of a redaction, so a match reaching into them extends that redaction
-// silently rather than adding a second [Redacted].
-func emit(m *matcher, buf string, covered, hold int) (string, int) {
+// emit appends buf[covered:end] redacted to dst and returns it and end,
+// for the smallest end ≥ max(covered, hold) that no match crosses. Matches
+// before hold are complete (none could grow: a longer pattern starting
+// there would have put hold before them); the bytes before covered were
+// returned earlier as part of a redaction, so a match reaching into them
+// extends that redaction silently rather than adding a second [Redacted].
+func emit[T ~string | ~[]byte](dst []byte, m *matcher, buf T, covered, hold int) ([]byte, int) {
 	spans := findSpans(m, buf, false)
 	end := max(covered, hold)
 	for _, sp := range spans { // spans are ordered and do not overlap
@@ -97,25 +97,23 @@ func emit(m *matcher, buf string, covered, hold int) (string, int) {
 			end = sp.end
 		}
 	}
-	var b strings.Builder
 	last := covered
 	for _, sp := range spans {
 		switch {
 		case sp.end <= last:
 			continue // inside what was returned already
 		case sp.start >= end:
-			b.WriteString(buf[last:end])
-			return b.String(), end
+			return append(dst, buf[last:end]...), end
 		case sp.start < last:
 			last = sp.end // continues a redaction already returned
 			continue
 		}
-		b.WriteString(buf[last:sp.start])
-		b.WriteString(Redacted)
+		dst = append(dst, buf[last:sp.start]...)
+		dst = append(dst, Redacted...)
 		last = sp.end
 	}
 	if last < end {
-		b.WriteString(buf[last:end])
+		dst = append(dst, buf[last:end]...)
 	}
-	return b.String(), end
+	return dst, end
 }

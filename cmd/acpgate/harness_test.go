@@ -229,13 +229,21 @@ type agentSetup struct {
 	ws *wsclient.Workspace
 	// noInit leaves initialize to the test.
 	noInit bool
+	// bin is the acpgate binary to run ("": agentBin).
+	bin string
+	// stdout, when set, wraps the agent's stdout before the client (and
+	// agent.stdout) sees it.
+	stdout func(io.Reader) io.Reader
 }
 
 // startAgentWith is startAgent with the setup s.
 func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string) *agent {
 	t.Helper()
-	env := s.env
-	cmd := exec.Command(agentBin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "10s"}, args...)...)
+	env, bin := s.env, s.bin
+	if bin == "" {
+		bin = agentBin
+	}
+	cmd := exec.Command(bin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "10s"}, args...)...)
 	// No configuration file unless a test gives one.
 	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	stdin, err := cmd.StdinPipe()
@@ -253,7 +261,11 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(a.exited) }()
-	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, io.TeeReader(stdout, a.stdout))
+	var out io.Reader = stdout
+	if s.stdout != nil {
+		out = s.stdout(stdout)
+	}
+	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, io.TeeReader(out, a.stdout))
 	a.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		_ = stdin.Close()

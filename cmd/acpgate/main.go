@@ -145,7 +145,13 @@ func run(args []string) int {
 	// Libraries that log through the default logger (mcp-go does) must
 	// not reach stdout, which is the protocol.
 	slog.SetDefault(logger)
-	return serve(c, redactor, logger)
+	code := serve(c, redactor, logger)
+	if path := os.Getenv(memProfileEnv); path != "" {
+		if err := writeMemProfile(path); err != nil {
+			logger.Error("memory profile", "err", err)
+		}
+	}
+	return code
 }
 
 // serve loads the configuration and the store and runs the agent on

@@ -19,6 +19,9 @@ type Builder struct {
 	dir  string
 	mu   sync.Mutex
 	bins map[string]string
+	// plain builds without the race detector whatever the test binary
+	// runs with (see NewPlain).
+	plain bool
 }
 
 // New returns a Builder writing into a fresh temporary directory. Call
@@ -31,9 +34,21 @@ func New() (*Builder, error) {
 	return &Builder{dir: dir, bins: map[string]string{}}, nil
 }
 
+// NewPlain is New for binaries built without the race detector even when
+// the test binary runs with it: for measuring a process's memory, which
+// the detector's shadow memory multiplies.
+func NewPlain() (*Builder, error) {
+	b, err := New()
+	if b != nil {
+		b.plain = true
+	}
+	return b, err
+}
+
 // Build compiles the package at pkg (relative to the module root, e.g.
 // "./testdata/mcpserver") and returns the binary's path; when the test
-// binary runs with the race detector, so does the built one. Repeated calls
+// binary runs with the race detector, so does the built one (unless the
+// Builder comes from NewPlain). Repeated calls
 // return the first build.
 func (b *Builder) Build(pkg string) (string, error) {
 	b.mu.Lock()
@@ -43,7 +58,7 @@ func (b *Builder) Build(pkg string) (string, error) {
 	}
 	out := filepath.Join(b.dir, filepath.Base(pkg))
 	args := []string{"build", "-o", out}
-	if raceEnabled {
+	if raceEnabled && !b.plain {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command("go", append(args, pkg)...)
@@ -54,6 +69,10 @@ func (b *Builder) Build(pkg string) (string, error) {
 	b.bins[pkg] = out
 	return out, nil
 }
+
+// Race reports whether this test binary runs with the race detector (and
+// so, unless from NewPlain, the binaries it builds).
+func Race() bool { return raceEnabled }
 
 // Cleanup removes the built binaries.
 func (b *Builder) Cleanup() { _ = os.RemoveAll(b.dir) }

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+)
+
+// memProfileEnv names the environment variable of a debugging hook: when
+// it is set, acpgate writes a heap profile (pprof format) to the file it
+// names as it exits after serving. Its alloc_space sample counts every
+// allocation since the start by the code that made it, which is how the
+// copies of a large result were found (docs/benchmarks.md, "Memory per
+// result through the binary"):
+//
+//	ACPGATE_MEMPROFILE=/tmp/heap.pprof acpgate ...
+//	go tool pprof -sample_index=alloc_space -top acpgate /tmp/heap.pprof
+const memProfileEnv = "ACPGATE_MEMPROFILE"
+
+// writeMemProfile writes the heap profile to path.
+func writeMemProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", memProfileEnv, err)
+	}
+	runtime.GC() // the in-use figures as of now, not as of the last collection
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("%s: writing the heap profile: %w", memProfileEnv, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", memProfileEnv, err)
+	}
+	return nil
+}
