@@ -153,25 +153,33 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	a.peer.conn = acpsdk.NewAgentSideConnection(a, a.peer.out, input)
 	a.peer.conn.SetLogger(a.logger.With("component", "acp-sdk"))
 	input.start()
+	// Shutting down, answering the last requests included, takes at most
+	// closeBound: servers not gone by then are killed at once.
+	var bound context.Context
+	var cancel context.CancelFunc
 	select {
 	case <-a.peer.conn.Done():
 		a.logger.Info("client closed the connection")
-		a.answerAll()
+		bound, cancel = context.WithTimeout(context.Background(), closeBound)
+		defer cancel()
+		a.answerAll(bound)
 	case <-a.peer.out.broken:
 		a.logger.Info("writing to the client failed; the client is gone")
 	case <-ctx.Done():
 		a.logger.Info("shutting down", "cause", context.Cause(ctx))
 	}
+	if bound == nil {
+		bound, cancel = context.WithTimeout(context.Background(), closeBound)
+		defer cancel()
+	}
 	stopShared()
-	return a.shutdown()
+	return a.shutdown(bound)
 }
 
-// answerAll waits, at most closeBound, until every request read before the
-// client closed its end has been answered: the SDK has cancelled their
+// answerAll waits, until ctx ends, for every request read before the
+// client closed its end to be answered: the SDK has cancelled their
 // contexts, so a prompt ends as cancelled and the rest finish quickly.
-func (a *Agent) answerAll() {
-	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
-	defer cancel()
+func (a *Agent) answerAll(ctx context.Context) {
 	if n := a.peer.out.drain(ctx); n > 0 {
 		a.logger.Warn("requests left unanswered at shutdown", "count", n)
 	}
@@ -205,10 +213,8 @@ func newAgent(opts Options, out io.Writer) *Agent {
 }
 
 // shutdown closes every session, in parallel, hurrying servers that are
-// not gone within closeBound.
-func (a *Agent) shutdown() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeBound)
-	defer cancel()
+// not gone when ctx ends.
+func (a *Agent) shutdown(ctx context.Context) error {
 	a.mu.Lock()
 	a.closing = true
 	all := make([]*liveSession, 0, len(a.sessions))
