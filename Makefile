@@ -33,7 +33,7 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 	@touch $@
 
 test: npm cross
-	$(GO) test -race -count=1 ./... $(TESTDATA_PKGS)
+	$(GO) test -race -count=1 -parallel 4 ./... $(TESTDATA_PKGS)
 
 # conformance: the MCP conformance suite's client scenarios against acpgate
 # (through ACP, testdata/conformance/harness): one line per scenario and

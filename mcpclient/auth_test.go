@@ -71,6 +71,7 @@ func inState(name string, state mcpclient.State) func(mcpclient.Event) bool {
 // up); the sign-in prompt reaches the hook, the user follows it, and the
 // server becomes ready with its tools.
 func TestServerNeedsAuthThenSignsIn(t *testing.T) {
+	t.Parallel()
 	s := oauthtest.New(t, oauthtest.Config{})
 	hook := newSignInHook()
 	opts, events := authOpts(t, hook)
@@ -104,6 +105,7 @@ func TestServerNeedsAuthThenSignsIn(t *testing.T) {
 // Without a sign-in hook the server waits; Login with a hook-less Manager
 // fails, sign-in off makes the 401 an ordinary failure.
 func TestNeedsAuthWithoutHookAndDisabled(t *testing.T) {
+	t.Parallel()
 	s := oauthtest.New(t, oauthtest.Config{})
 	opts, events := authOpts(t, nil)
 	m := start(t, opts, mcpclient.ServerSpec{Name: "remote", URL: s.MCPURL()},
@@ -126,6 +128,7 @@ func TestNeedsAuthWithoutHookAndDisabled(t *testing.T) {
 // Logout removes the token and sends the server back to needs-auth
 // without a new prompt; Login signs in again.
 func TestLoginLogout(t *testing.T) {
+	t.Parallel()
 	s := oauthtest.New(t, oauthtest.Config{})
 	hook := newSignInHook()
 	opts, events := authOpts(t, hook)
@@ -166,6 +169,7 @@ func TestLoginLogout(t *testing.T) {
 // A call that needs more scope waits for a step-up sign-in and is made
 // again.
 func TestCallStepUp(t *testing.T) {
+	t.Parallel()
 	s := oauthtest.New(t, oauthtest.Config{ChallengeScope: "mcp:basic", ToolScopes: map[string]string{"admin": "mcp:admin"}})
 	hook := newSignInHook()
 	opts, events := authOpts(t, hook)
@@ -220,6 +224,7 @@ func TestCloseDuringSignIn(t *testing.T) {
 
 // The legacy SSE transport signs in the same way.
 func TestSSEServerSignsIn(t *testing.T) {
+	t.Parallel()
 	s := oauthtest.New(t, oauthtest.Config{RootMetadata: true})
 	hook := newSignInHook()
 	opts, events := authOpts(t, hook)

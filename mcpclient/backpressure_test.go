@@ -74,6 +74,7 @@ func droppedTotal(logs string) int {
 // and skips what the pipe held in one piece, with a few clock reads, not
 // one per line; every line is logged or counted as dropped.
 func TestStderrOverBudgetFillsThePipe(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +168,7 @@ func (l *lineByLine) Read(p []byte) (int, error) {
 // handed on, whole and in order; junk lines are logged or counted, never
 // one clock read each.
 func TestStdoutJunkOverBudgetWaits(t *testing.T) {
+	t.Parallel()
 	var in []string
 	const junk = 300
 	for i := range 3 * junk {

@@ -15,6 +15,7 @@ import (
 // every kind of result exactly as mcp.ParseCallToolResult does, in place
 // and not, and leaves to mcp-go what it does not take.
 func TestDecodeCallResultMatchesMCPGo(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		raw  string
 		take bool
@@ -69,6 +70,7 @@ func TestDecodeCallResultMatchesMCPGo(t *testing.T) {
 // response's own bytes, and that a small text beside a large block is
 // copied (so it does not keep the response alive).
 func TestDecodeCallResultInPlace(t *testing.T) {
+	t.Parallel()
 	within := func(s string, buf []byte) bool {
 		p, b := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(&buf[0]))
 		return p >= b && p < b+uintptr(len(buf))

@@ -93,6 +93,7 @@ const noticeWindow = 300 * time.Millisecond
 // (libraryCancels) to add the notice exactly where it is missing. If this
 // fails after an upgrade of mcp-go, change libraryCancels to the new rule.
 func TestLibraryCancelNotice(t *testing.T) {
+	t.Parallel()
 	plain := newFakeTransport()
 	httpLike := newFakeTransport()
 	for _, tc := range []struct {
@@ -137,6 +138,7 @@ func noticeWindowFor(expected bool) time.Duration {
 // (mcp-go has HTTP-only branches beyond cancellation), and with mcp-go's
 // client on top, every cancelled request gets exactly one notice.
 func TestWrapTransportKinds(t *testing.T) {
+	t.Parallel()
 	own := wrapTransport(newStdioTransport(nil, nil, nil), &rawSchemas{}, newNotices(context.Background()))
 	if _, ok := own.(transport.HTTPConnection); ok {
 		t.Error("wrapped stdio transport is a transport.HTTPConnection")

@@ -63,6 +63,7 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 func TestClientTasksUnknownID(t *testing.T) {
+	t.Parallel()
 	ct, _ := newTestTable(t)
 	for _, method := range []mcp.MCPMethod{mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksCancel} {
 		_, ok, err := ct.serve(context.Background(), string(method), map[string]any{"taskId": "nope"})
@@ -76,6 +77,7 @@ func TestClientTasksUnknownID(t *testing.T) {
 // TestClientTasksTTL: a task is kept for its TTL (the server's, capped at
 // maxClientTaskTTL), then forgotten; a still-running one is cancelled.
 func TestClientTasksTTL(t *testing.T) {
+	t.Parallel()
 	ct, clock := newTestTable(t)
 	ms := int64(1000)
 	done, err := ct.create(context.Background(), &ms, answers("ok"))
@@ -111,6 +113,7 @@ func TestClientTasksTTL(t *testing.T) {
 // TestClientTasksCap: at most maxClientTasks tasks; a finished one is
 // forgotten to make room, running ones are not.
 func TestClientTasksCap(t *testing.T) {
+	t.Parallel()
 	ct, _ := newTestTable(t)
 	first, err := ct.create(context.Background(), nil, answers("ok"))
 	if err != nil {
@@ -141,6 +144,7 @@ func TestClientTasksCap(t *testing.T) {
 // TestClientTasksCancel: tasks/cancel ends the handler; cancelling a task
 // that has ended is an error (invalid params), and changes nothing.
 func TestClientTasksCancel(t *testing.T) {
+	t.Parallel()
 	ct, _ := newTestTable(t)
 	started, ended := make(chan struct{}), make(chan struct{})
 	task, err := ct.create(context.Background(), nil, blocks(started, ended))
@@ -176,6 +180,7 @@ func TestClientTasksCancel(t *testing.T) {
 // TestClientTasksClose: closing the table (the connection) ends every
 // handler before it returns, and refuses new tasks.
 func TestClientTasksClose(t *testing.T) {
+	t.Parallel()
 	ct := newClientTasks(context.Background(), slog.New(slog.DiscardHandler))
 	var endeds []chan struct{}
 	for range 3 {
@@ -203,6 +208,7 @@ func TestClientTasksClose(t *testing.T) {
 // is forgotten when its TTL passes (while still running) ends with
 // errUnknownTask instead of waiting for the connection to close.
 func TestClientTasksResultOfExpired(t *testing.T) {
+	t.Parallel()
 	ct, clock := newTestTable(t)
 	ms := int64(1000)
 	started, ended := make(chan struct{}), make(chan struct{})

@@ -221,6 +221,7 @@ func statusesOf(sr scriptResult) []string {
 // told "completed" and tasks/result returns the Sampler's answer with the
 // related-task _meta; tasks/get and tasks/list show the completed task.
 func TestClientTaskSampling(t *testing.T) {
+	t.Parallel()
 	h := &handlers{SampleFunc: func(ctx context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 		if ctx.Value(ctxKey{}) != "turn-1" || r.Origin != (mcpclient.Origin{Server: "tasks", Tool: "ask"}) {
 			t.Errorf("the handler runs without the call's values or origin: %+v", r.Origin)
@@ -266,6 +267,7 @@ func TestClientTaskSampling(t *testing.T) {
 // TestClientTaskElicitation: an elicitation's task is input_required while
 // the user is asked, then completed with the answer.
 func TestClientTaskElicitation(t *testing.T) {
+	t.Parallel()
 	h := &handlers{ElicitFunc: func(ctx context.Context, r mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"name": "Ada"}}, nil
 	}}
@@ -290,6 +292,7 @@ func TestClientTaskElicitation(t *testing.T) {
 // cancelling it again, or asking for an unknown task, is invalid params
 // (-32602); its tasks/result is the cancellation error.
 func TestClientTaskCancel(t *testing.T) {
+	t.Parallel()
 	stopped := make(chan struct{})
 	h := &handlers{SampleFunc: func(ctx context.Context, _ mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 		defer close(stopped)
@@ -326,6 +329,7 @@ func TestClientTaskCancel(t *testing.T) {
 // its task's handler ends; so do those of a closed Manager, before Close
 // returns.
 func TestClientTasksEndWithTheConnection(t *testing.T) {
+	t.Parallel()
 	starts := make(chan chan struct{}, 2) // each handler's end, when it starts
 	h := &handlers{SampleFunc: func(ctx context.Context, _ mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 		e := make(chan struct{})
@@ -368,6 +372,7 @@ func TestClientTasksEndWithTheConnection(t *testing.T) {
 // tools to a client that declares task-augmented sampling and elicitation,
 // and they complete through acpgate's tasks (the server polls every 1 s).
 func TestReferenceServerAsyncRequests(t *testing.T) {
+	t.Parallel()
 	needEverything(t)
 	h := &handlers{
 		SampleFunc: func(_ context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
@@ -418,6 +423,7 @@ func TestReferenceServerAsyncRequests(t *testing.T) {
 // in the 2025-11-25 handshake only; on 2026-07-28 (capabilities in every
 // request's _meta) it is not.
 func TestNoTaskCapabilityOn20260728(t *testing.T) {
+	t.Parallel()
 	h := &handlers{}
 	rec, lines := recordFile(t)
 	opts, _ := fastOpts(t)

@@ -60,6 +60,7 @@ func everythingNet(t *testing.T, mode string) string {
 }
 
 func TestReferenceServerEverything(t *testing.T) {
+	t.Parallel()
 	needEverything(t)
 	specs := []mcpclient.ServerSpec{
 		{Name: "stdio", Command: "node", Args: []string{everythingJS, "stdio"}, Cwd: everythingDir},

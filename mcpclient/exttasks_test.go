@@ -22,6 +22,7 @@ func extServer(args ...string) mcpclient.ServerSpec {
 // A tool answered with a CreateTaskResult is followed to its result: each
 // poll's status message is reported, in order, with the task's id.
 func TestExtTaskCompletes(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, extServer())
 	log := newProgressLog()
@@ -61,6 +62,7 @@ func extServerOver(t *testing.T, tr string, args ...string) mcpclient.ServerSpec
 // the call, once (the server shows the key again after the tasks/update),
 // and its answer reaches the result; over stdio and streamable HTTP.
 func TestExtTaskInput(t *testing.T) {
+	t.Parallel()
 	for _, tr := range []string{"stdio", "http"} {
 		t.Run(tr, func(t *testing.T) { testExtTaskInput(t, tr) })
 	}
@@ -103,6 +105,7 @@ func testExtTaskInput(t *testing.T, tr string) {
 
 // A failed task fails the call with its JSON-RPC error.
 func TestExtTaskFailed(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, extServer())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -117,6 +120,7 @@ func TestExtTaskFailed(t *testing.T) {
 // Cancelling the call's context cancels the task with tasks/cancel, and
 // sends no notifications/cancelled.
 func TestExtTaskCancel(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	m := start(t, opts, extServer("-record", rec))
@@ -148,6 +152,7 @@ func TestExtTaskCancel(t *testing.T) {
 // A CreateTaskResult whose task has already completed carries no result:
 // one tasks/get fetches it.
 func TestExtTaskCompletedAtOnce(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, extServer())
 	if got := text(t, call(t, m, "s", "ext_job", map[string]any{"steps": 2, "instant": true})); got != "job done 2" {
@@ -157,6 +162,7 @@ func TestExtTaskCompletedAtOnce(t *testing.T) {
 
 // A task that outlives the call timeout without news is left running.
 func TestExtTaskOutlivesTimeout(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	opts.Elicitor = &handlers{ElicitFunc: func(ctx context.Context, _ mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		<-ctx.Done() // the user never answers
@@ -175,6 +181,7 @@ func TestExtTaskOutlivesTimeout(t *testing.T) {
 // A server that needs a capability acpgate does not declare (here
 // elicitation, without an Elicitor) refuses with -32021, which names it.
 func TestExtTaskMissingCapability(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, extServer())
 	_, err := m.CallTool(context.Background(), "s", "ext_job", map[string]any{"ask": true})
@@ -187,6 +194,7 @@ func TestExtTaskMissingCapability(t *testing.T) {
 // A CreateTaskResult answering a request other than tools/call fails it
 // as an invalid response, and the server stays ready.
 func TestExtTaskInvalidAnswer(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, extServer())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -203,6 +211,7 @@ func TestExtTaskInvalidAnswer(t *testing.T) {
 // A connection on 2025-11-25 does not declare the extension in initialize
 // (it is of 2026-07-28 requests only).
 func TestExtTasksNotDeclaredOnLegacy(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	m := start(t, opts, stdio("s", "-record", rec))

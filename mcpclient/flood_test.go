@@ -104,6 +104,7 @@ func TestFloodingServerIsRateLimited(t *testing.T) {
 // A stderr line longer than any read buffer is redacted whole: a secret
 // across byte 8192 does not escape in pieces, in the log or the stderr tail.
 func TestStderrSecretAcrossCut(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-live-0123456789abcdef0123456789"
 	opts, logs := fastOpts(t)
 	opts.Redact = func(b []byte) []byte { return []byte(strings.ReplaceAll(string(b), secret, "[REDACTED]")) }
@@ -135,6 +136,7 @@ func TestStderrSecretAcrossCut(t *testing.T) {
 // ErrResponseTooLarge, and the server stays usable (over legacy SSE, whose
 // one stream carries every answer, after it reconnected).
 func TestResponseTooLarge(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		mode   string
 		stream bool // over http: the answer is an event stream

@@ -11,6 +11,7 @@ import (
 )
 
 func TestJSONLinesFilter(t *testing.T) {
+	t.Parallel()
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1}`,
 		`this is not json`,
@@ -40,6 +41,7 @@ func TestJSONLinesFilter(t *testing.T) {
 }
 
 func TestJSONLinesBoundsMemory(t *testing.T) {
+	t.Parallel()
 	// 64 MiB of junk with no newline must be skipped with a small buffer.
 	huge := io.LimitReader(repeatReader('z'), 64<<20)
 	r := io.MultiReader(huge, strings.NewReader("\n{\"ok\":true}\n"))
@@ -66,6 +68,7 @@ func (r repeatReader) Read(p []byte) (int, error) {
 }
 
 func TestTailBuffer(t *testing.T) {
+	t.Parallel()
 	tb := newTailBuffer(16)
 	tb.Write([]byte("first line\n"))
 	if got := tb.String(); got != "first line" {
@@ -82,6 +85,7 @@ func TestTailBuffer(t *testing.T) {
 }
 
 func TestDefaultBackoff(t *testing.T) {
+	t.Parallel()
 	want := []time.Duration{1, 2, 4, 8, 16, 30, 30}
 	for i, w := range want {
 		if got := DefaultBackoff(i + 1); got != w*time.Second {

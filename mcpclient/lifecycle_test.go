@@ -38,6 +38,7 @@ func TestFailedNewLeavesNoGoroutine(t *testing.T) {
 // A Reconfigure that is still stopping the old servers when Close begins
 // must not start the new ones afterwards.
 func TestReconfigureDuringCloseStartsNothing(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	recA, linesA := recordFile(t)
 	recB, linesB := recordFile(t)
@@ -75,6 +76,7 @@ func TestReconfigureDuringCloseStartsNothing(t *testing.T) {
 // quiet for the grace, while a server that never initializes goes on
 // connecting.
 func TestWaitSettledReturnsBeforeSlowServers(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m, err := mcpclient.New([]mcpclient.ServerSpec{stdio("ok"), stdio("stuck", "-init-hang")}, opts)
 	if err != nil {
@@ -99,6 +101,7 @@ func TestWaitSettledReturnsBeforeSlowServers(t *testing.T) {
 // from events relies on: Wait returns only once OnEvent has returned from
 // the event of the change it waited for, even while OnEvent is slow.
 func TestWaitReturnsAfterOnEventSawTheChange(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var seenReady atomic.Bool

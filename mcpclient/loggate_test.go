@@ -23,6 +23,7 @@ func (c *fakeClock) add(d time.Duration)    { c.t = c.t.Add(d) }
 func countRecords(logs, msg string) (n int) { return strings.Count(logs, "msg=\""+msg+"\"") }
 
 func TestLogGateTokenBucket(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	clock := &fakeClock{t: time.Unix(1000, 0)}
 	g := newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 10, 5, clock.now)
@@ -72,6 +73,7 @@ func TestLogGateTokenBucket(t *testing.T) {
 }
 
 func TestStderrLinesRedactWholeLines(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-THIS-IS-THE-SECRET-VALUE"
 	redact := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(secret), []byte("[REDACTED]")) }
 	for _, tc := range []struct {
@@ -108,6 +110,7 @@ func TestStderrLinesRedactWholeLines(t *testing.T) {
 }
 
 func TestTailBufferBigWrite(t *testing.T) {
+	t.Parallel()
 	tb := newTailBuffer(16)
 	tb.Write(bytes.Repeat([]byte("x"), 1<<20))
 	tb.Write([]byte("\nend\n"))
@@ -120,6 +123,7 @@ func TestTailBufferBigWrite(t *testing.T) {
 }
 
 func TestIDScanner(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in     string
 		id     string // "" = not a response with an id
@@ -160,6 +164,7 @@ func TestIDScanner(t *testing.T) {
 // An over-long response is replaced by a made-up error for its id, and the
 // part already handed on is ended so the transport skips it.
 func TestJSONLinesOverLongResponse(t *testing.T) {
+	t.Parallel()
 	const max = 100 << 10
 	big := `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + strings.Repeat("a", 300<<10) + `"}]},"id":7}`
 	in := big + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
@@ -205,6 +210,7 @@ func TestJSONLinesOverLongResponse(t *testing.T) {
 // no part of it); one byte more is over the limit, and only then is the
 // made-up error sent.
 func TestJSONLinesLimitIsTheMessage(t *testing.T) {
+	t.Parallel()
 	msg := `{"jsonrpc":"2.0","id":7,"result":{"x":"` + strings.Repeat("a", 100<<10) + `"}}`
 	for _, tc := range []struct {
 		max     int

@@ -22,6 +22,7 @@ import (
 )
 
 func TestStdioCallsPassThrough(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("s"))
 	mustReady(t, m, "s")
@@ -77,6 +78,7 @@ func TestStdioCallsPassThrough(t *testing.T) {
 }
 
 func TestResourcesAndPrompts(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("s"))
 	var uris []string
@@ -110,6 +112,7 @@ func TestResourcesAndPrompts(t *testing.T) {
 }
 
 func TestPaginationAndTools(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("paged", "-page-size", "2", "-tools", "5"))
 	var names []string
@@ -124,6 +127,7 @@ func TestPaginationAndTools(t *testing.T) {
 }
 
 func TestHTTPTransports(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		mode      string
@@ -178,6 +182,7 @@ func TestHTTPTransports(t *testing.T) {
 }
 
 func TestHTTPReconnect(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"http", "sse"} {
 		t.Run(mode, func(t *testing.T) {
 			url, proc := netServerAt(t, mode, "127.0.0.1:0")
@@ -226,6 +231,7 @@ func hasTool(m *mcpclient.Manager, server, tool string) bool {
 }
 
 func TestFailureIsolation(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
@@ -289,6 +295,7 @@ func TestFailureIsolation(t *testing.T) {
 }
 
 func TestInitTimeout(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	spec := stdio("hang", "-init-hang")
 	spec.ConnectTimeout = 300 * time.Millisecond
@@ -300,6 +307,7 @@ func TestInitTimeout(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("s"), mcpclient.ServerSpec{Name: "off", Command: "x", Disabled: true})
 	ctx := context.Background()
@@ -320,6 +328,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestCrashRestart(t *testing.T) {
+	t.Parallel()
 	opts, logs := fastOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
@@ -343,6 +352,7 @@ func restarted(logs *testbin.SyncBuffer) bool {
 }
 
 func TestRestartLimit(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	marker := filepath.Join(t.TempDir(), "started")
 	// Starts fine once; every restart exits at once.
@@ -395,6 +405,7 @@ func TestEnvironmentAndCwd(t *testing.T) {
 }
 
 func TestCallTimeoutAndProgress(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	spec := stdio("s")
 	spec.CallTimeout = 300 * time.Millisecond
@@ -427,6 +438,7 @@ func TestCallTimeoutAndProgress(t *testing.T) {
 }
 
 func TestCancellationReachesServer(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"stdio", "http", "sse"} {
 		t.Run(mode, func(t *testing.T) { testCancellation(t, mode) })
 	}
@@ -481,6 +493,7 @@ func testCancellation(t *testing.T, mode string) {
 }
 
 func TestListChanged(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
@@ -497,6 +510,7 @@ func TestListChanged(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	limited := stdio("limited")
 	limited.CallsPerMinute = 3
@@ -523,6 +537,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	opts.MaxServers = 2
 	opts.MaxTools = 40 // room for the test server's built-in tools, which grow
@@ -550,6 +565,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestJunkOnStdout(t *testing.T) {
+	t.Parallel()
 	opts, logs := fastOpts(t)
 	opts.MaxMessageSize = 1 << 20
 	m := start(t, opts, stdio("junk", "-junk-stdout", "-huge-line", "3000000"))
@@ -564,6 +580,7 @@ func TestJunkOnStdout(t *testing.T) {
 }
 
 func TestServerLogsAndStderr(t *testing.T) {
+	t.Parallel()
 	opts, logs := fastOpts(t)
 	m := start(t, opts, stdio("talky", "-stderr-lines", "2"))
 	call(t, m, "talky", "log", map[string]any{"level": "warning", "message": "disk almost full"})
@@ -575,6 +592,7 @@ func TestServerLogsAndStderr(t *testing.T) {
 }
 
 func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m, err := mcpclient.New([]mcpclient.ServerSpec{stdio("a"), stdio("b")}, opts)
 	if err != nil {
@@ -608,6 +626,7 @@ func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
 }
 
 func TestNewRejectsAmbiguousSpecs(t *testing.T) {
+	t.Parallel()
 	for _, specs := range [][]mcpclient.ServerSpec{
 		{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}},
 		{{Command: "x"}},
@@ -635,6 +654,7 @@ func TestNewRejectsAmbiguousSpecs(t *testing.T) {
 }
 
 func TestInputSchemaVerbatim(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("s"))
 	for _, st := range m.Tools() {
@@ -658,6 +678,7 @@ func TestInputSchemaVerbatim(t *testing.T) {
 const richSchema = `{"type":"object","$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}},"properties":{"mode":{"type":"string","enum":["fast","slow"]},"at":{"$ref":"#/$defs/point"},"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}}},"anyOf":[{"required":["mode"]},{"required":["at"]}],"description":"top-level keywords must survive"}`
 
 func TestPrepareRunsAtEveryStart(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	var mu sync.Mutex
 	starts := 0
@@ -689,6 +710,7 @@ func TestPrepareRunsAtEveryStart(t *testing.T) {
 }
 
 func TestReconfigure(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	events := newEventLog()
@@ -723,6 +745,7 @@ func TestReconfigure(t *testing.T) {
 // TestClientInfo: servers see the client name and version of the Options
 // in initialize, and the defaults without them.
 func TestClientInfo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, version, want string
 	}{

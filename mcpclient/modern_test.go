@@ -15,6 +15,7 @@ import (
 // besides 2025-11-25, and however slowly it answers the probe); one that
 // refuses server/discover stays on 2025-11-25. Calls work either way.
 func TestProtocolChoice(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -45,6 +46,7 @@ func TestProtocolChoice(t *testing.T) {
 // server/discover) is not waited for: the ping behind the probe shows it,
 // and it is initialized on its own revision.
 func TestServerIgnoringDiscover(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	spec := mcpclient.ServerSpec{
 		Name: "old", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_OLD_SERVER": "1", "OLD_SERVER_IGNORE_UNKNOWN": "1"},
@@ -61,6 +63,7 @@ func TestServerIgnoringDiscover(t *testing.T) {
 // Elicitor, attributed to the call, and the call is retried with the
 // answer.
 func TestInputRequired(t *testing.T) {
+	t.Parallel()
 	h := &handlers{ElicitFunc: func(context.Context, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"name": "Ann"}}, nil
 	}}
@@ -81,6 +84,7 @@ func TestInputRequired(t *testing.T) {
 // A tools/list ttlMs is honoured: the list is listed again when it
 // expires, so a change the server does not announce is seen.
 func TestToolsTTL(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
@@ -92,6 +96,7 @@ func TestToolsTTL(t *testing.T) {
 // On 2026-07-28 list_changed notifications still arrive (asked for with
 // subscriptions/listen).
 func TestModernListChanged(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
@@ -108,6 +113,7 @@ func TestModernListChanged(t *testing.T) {
 // work, and list_changed notifications arrive (subscriptions/listen, or
 // the GET stream).
 func TestProtocolChoiceHTTP(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, mode string
 		args       []string
@@ -149,6 +155,7 @@ func TestProtocolChoiceHTTP(t *testing.T) {
 // Over streamable HTTP on 2026-07-28, an input_required result is
 // answered through the Elicitor like on stdio.
 func TestInputRequiredHTTP(t *testing.T) {
+	t.Parallel()
 	h := &handlers{ElicitFunc: func(context.Context, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"name": "Ann"}}, nil
 	}}
@@ -169,6 +176,7 @@ func TestInputRequiredHTTP(t *testing.T) {
 // acknowledged it, and the resource's updates arrive; over stdio and
 // streamable HTTP.
 func TestModernSubscriptions(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"stdio", "http"} {
 		t.Run(mode, func(t *testing.T) {
 			opts, _ := fastOpts(t)
@@ -204,6 +212,7 @@ func TestModernSubscriptions(t *testing.T) {
 // (not at the call timeout, which would hold up the turn that mentioned
 // the resource), and the server stays ready.
 func TestModernSubscriptionRefused(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	spec := stdio("s", "-live", "-protocol", "2026-07-28", "-refuse-listen")
 	spec.CallTimeout = time.Minute

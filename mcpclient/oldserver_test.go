@@ -50,6 +50,7 @@ func oldServer() {
 }
 
 func TestOlderProtocolNegotiatesDown(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, mcpclient.ServerSpec{
 		Name: "old", Command: os.Args[0], Env: map[string]string{"MCPCLIENT_TEST_OLD_SERVER": "1"},

@@ -15,6 +15,7 @@ import (
 // often, not kicks+1 times as often. Re-listings that find the same tools
 // announce nothing.
 func TestToolsTTLOneExpiry(t *testing.T) {
+	t.Parallel()
 	const kicks, periods = 4, 4
 	opts, _ := fastOpts(t)
 	events := newEventLog()

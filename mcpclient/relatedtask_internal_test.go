@@ -14,6 +14,7 @@ import (
 // server request naming the task in that window is the call's; following
 // it keeps the same task state. Both revisions' task results.
 func TestTaskRecordedOnArrival(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, result string }{
 		{"2025-11-25", `{"task":{"taskId":"t-1","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":60000}}`},
 		{"2026-07-28", `{"resultType":"task","taskId":"t-1","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttlMs":60000}`},

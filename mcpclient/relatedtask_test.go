@@ -15,6 +15,7 @@ import (
 // server runs: the reference server's simulate-research-query asks for a
 // clarification while trigger-long-running-operation is under way.
 func TestRelatedTaskAttribution(t *testing.T) {
+	t.Parallel()
 	needEverything(t)
 	h := &handlers{ElicitFunc: func(context.Context, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"interpretation": "chosen"}}, nil

@@ -74,6 +74,7 @@ func capabilitiesOf(t *testing.T, lines []string) map[string]any {
 }
 
 func TestCapabilitiesFollowHandlers(t *testing.T) {
+	t.Parallel()
 	h := &handlers{}
 	cases := []struct {
 		name string
@@ -107,6 +108,7 @@ func TestCapabilitiesFollowHandlers(t *testing.T) {
 }
 
 func TestElicitationForm(t *testing.T) {
+	t.Parallel()
 	h := &handlers{ElicitFunc: func(ctx context.Context, r mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		if ctx.Value(ctxKey{}) != "turn-1" {
 			t.Errorf("the handler's context lacks the call's values")
@@ -155,6 +157,7 @@ func sameJSON(a json.RawMessage, b string) bool {
 // TestElicitationEndsWithTheCall: cancelling the call ends the handler's
 // context, so an unanswered question never outlives its call.
 func TestElicitationEndsWithTheCall(t *testing.T) {
+	t.Parallel()
 	asked := make(chan struct{})
 	ended := make(chan error, 1)
 	h := &handlers{ElicitFunc: func(ctx context.Context, _ mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
@@ -185,6 +188,7 @@ func TestElicitationEndsWithTheCall(t *testing.T) {
 // TestRequestAttribution: with two calls of a stdio server running, a
 // request cannot be told apart and has no tool; with one, it has.
 func TestRequestAttribution(t *testing.T) {
+	t.Parallel()
 	var origins []mcpclient.Origin
 	var mu sync.Mutex
 	h := &handlers{RootsFunc: func(_ context.Context, o mcpclient.Origin) ([]mcpclient.Root, error) {
@@ -210,6 +214,7 @@ func TestRequestAttribution(t *testing.T) {
 // response stream belongs to that call, however many run (the reference
 // server sends a tool's requests there).
 func TestRequestAttributionHTTP(t *testing.T) {
+	t.Parallel()
 	needEverything(t)
 	h := &handlers{ElicitFunc: func(ctx context.Context, r mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		if ctx.Value(ctxKey{}) != "mine" {
@@ -273,6 +278,7 @@ func await[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 func TestElicitationURLAndComplete(t *testing.T) {
+	t.Parallel()
 	h := &handlers{completeWake: make(chan struct{}, 1), ElicitFunc: func(_ context.Context, r mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{"dropped": 1}}, nil
 	}}
@@ -296,6 +302,7 @@ func TestElicitationURLAndComplete(t *testing.T) {
 }
 
 func TestSampling(t *testing.T) {
+	t.Parallel()
 	h := &handlers{SampleFunc: func(_ context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 		if len(r.Tools) > 0 {
 			return mcpclient.SamplingResult{Model: "m1", StopReason: "toolUse", Content: []mcpclient.SamplingContent{
@@ -336,6 +343,7 @@ const mcpserverLookupSchema = `{"type":"object","properties":{"q":{"type":"strin
 // TestRequestRefused: a handler's RequestError reaches the server with
 // its code and message; without a handler the request is refused.
 func TestRequestRefused(t *testing.T) {
+	t.Parallel()
 	h := &handlers{SampleFunc: func(context.Context, mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcpclient.CodeUserRejected, Message: "the user said no"}
 	}}
@@ -353,6 +361,7 @@ func TestRequestRefused(t *testing.T) {
 }
 
 func TestRootsAndRootsChanged(t *testing.T) {
+	t.Parallel()
 	h := &handlers{RootsFunc: func(context.Context, mcpclient.Origin) ([]mcpclient.Root, error) {
 		return []mcpclient.Root{{URI: "file:///work/a", Name: "a"}}, nil
 	}}

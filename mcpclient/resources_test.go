@@ -16,6 +16,7 @@ import (
 // A subscribed resource's notifications/resources/updated reaches OnEvent
 // as EventResourceUpdated; unsubscribe reaches the server.
 func TestSubscribeResourceUpdated(t *testing.T) {
+	t.Parallel()
 	f := subscribedCounter(t)
 	m, events, lines, ctx := f.m, f.events, f.lines, f.ctx
 	if !hasLine(lines(), "subscribe test://counter") {
@@ -37,6 +38,7 @@ func TestSubscribeResourceUpdated(t *testing.T) {
 // A server without resource subscriptions or completions gets no request:
 // the error is ErrUnsupported.
 func TestSubscribeUnsupported(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("s"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -53,6 +55,7 @@ func TestSubscribeUnsupported(t *testing.T) {
 }
 
 func TestCompletePrompt(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("s", "-live"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -70,6 +73,7 @@ func TestCompletePrompt(t *testing.T) {
 // ResourceServer finds the server of a listed resource and of a URI a
 // template matches, and no server for anything else.
 func TestResourceServer(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	m := start(t, opts, stdio("a", "-live"), stdio("b"))
 	for uri, want := range map[string]string{"test://counter": "a", "test://hello": "a", "test://items/42": "a"} {
@@ -87,6 +91,7 @@ func TestResourceServer(t *testing.T) {
 // logging/setLevel follows the Manager's logger: the lowest level it
 // records.
 func TestSetLevelFollowsLogger(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		level slog.Level
 		want  string
@@ -105,6 +110,7 @@ func TestSetLevelFollowsLogger(t *testing.T) {
 // subscribed again, its updates arrive, and after Unsubscribe the next
 // restart makes none.
 func TestSubscriptionRenewedAfterRestart(t *testing.T) {
+	t.Parallel()
 	f := subscribedCounter(t)
 	m, events, lines, ctx := f.m, f.events, f.lines, f.ctx
 	restart := func() {
@@ -137,6 +143,7 @@ func TestSubscriptionRenewedAfterRestart(t *testing.T) {
 // A server replaced by Reconfigure (its spec changed) is subscribed again
 // to what the old one was: the subscriptions belong to the name.
 func TestSubscriptionKeptAcrossReconfigure(t *testing.T) {
+	t.Parallel()
 	f := subscribedCounter(t)
 	m, events, rec, lines, ctx := f.m, f.events, f.rec, f.lines, f.ctx
 	changed := stdio("s", "-live", "-record", rec)

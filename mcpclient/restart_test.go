@@ -14,6 +14,7 @@ import (
 // times within the window, even though each restart succeeds; then it is
 // failed with a reason wrapping ErrGaveUp.
 func TestCrashEveryCallGivesUp(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
@@ -48,6 +49,7 @@ func TestCrashEveryCallGivesUp(t *testing.T) {
 
 // A call while a server waits to restart says so, typed.
 func TestCallWhileRestarting(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	opts.Backoff = func(int) time.Duration { return time.Hour }
 	events := newEventLog()

@@ -89,6 +89,7 @@ type sent struct {
 }
 
 func TestStdioTransportOutOfOrderWithNotifications(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	notes := make(chan mcp.JSONRPCNotification, 4)
 	tr.SetNotificationHandler(func(n mcp.JSONRPCNotification) { notes <- n })
@@ -123,6 +124,7 @@ func TestStdioTransportOutOfOrderWithNotifications(t *testing.T) {
 }
 
 func TestStdioTransportAnswersServerRequests(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	// Without a handler: "method not found", as mcp-go answers.
 	peer.say(t, `{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`)
@@ -149,6 +151,7 @@ func TestStdioTransportAnswersServerRequests(t *testing.T) {
 }
 
 func TestStdioTransportEOFFailsPending(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	pending := send(tr, context.Background(), request(1, "slow"))
 	peer.read(t)
@@ -165,6 +168,7 @@ func TestStdioTransportEOFFailsPending(t *testing.T) {
 }
 
 func TestStdioTransportCloseFailsPendingAndClosesStdin(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	pending := send(tr, context.Background(), request(1, "slow"))
 	peer.read(t)
@@ -183,6 +187,7 @@ func TestStdioTransportCloseFailsPendingAndClosesStdin(t *testing.T) {
 }
 
 func TestStdioTransportCancelledRequestForgotten(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	pending := send(tr, ctx, request(1, "slow"))
@@ -202,6 +207,7 @@ func TestStdioTransportCancelledRequestForgotten(t *testing.T) {
 }
 
 func TestStdioTransportTooLargeFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 100)
 	pending := send(tr, context.Background(), request(1, "big"))
 	peer.read(t)
@@ -212,6 +218,7 @@ func TestStdioTransportTooLargeFailsAtOnce(t *testing.T) {
 }
 
 func TestStdioTransportConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	const n = 64
 	go func() { // echo each request's method as its result, answering in pairs reversed
@@ -261,6 +268,7 @@ func TestStdioTransportConcurrentCalls(t *testing.T) {
 // initialize, notifications/initialized, a ping from the server answered by
 // the client's own handler, and a tools/call.
 func TestStdioTransportWithMCPClient(t *testing.T) {
+	t.Parallel()
 	tr, peer := pipeTransport(t, 1<<20)
 	c := client.NewClient(tr, client.WithProtocolVersion(ProtocolVersion))
 	if err := c.Start(context.Background()); err != nil {

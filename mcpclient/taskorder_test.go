@@ -42,6 +42,7 @@ func working(msg string) mcp.Task {
 // comes. The newer one is delivered after it, never before, so the card
 // ends on the newest status.
 func TestTaskReportsInOrder(t *testing.T) {
+	t.Parallel()
 	s := &server{}
 	log := &statusLog{}
 	newerSeen := make(chan struct{}) // the newer report reached onProgress
@@ -76,6 +77,7 @@ func TestTaskReportsInOrder(t *testing.T) {
 
 // A report overtaken between its snapshot and its delivery is dropped.
 func TestTaskReportStaleDropped(t *testing.T) {
+	t.Parallel()
 	ts := &taskState{id: "t"}
 	ts.mu.Lock()
 	ts.p.StatusMessage = "older"

@@ -40,6 +40,7 @@ func (l *progressLog) all() []mcpclient.Progress {
 // tasks/result, and its status and progress notifications are reported
 // with the task's id.
 func TestTaskCall(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"stdio", "http"} {
 		t.Run(mode, func(t *testing.T) {
 			opts, _ := fastOpts(t)
@@ -72,6 +73,7 @@ func TestTaskCall(t *testing.T) {
 
 // Cancelling a task call's context cancels the task (tasks/cancel).
 func TestTaskCancel(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	m := start(t, opts, stdio("s", "-record", rec))
@@ -94,6 +96,7 @@ func TestTaskCancel(t *testing.T) {
 // A task that outlives the call timeout is left running: the call fails
 // with a TaskRunningError naming it, and no tasks/cancel is sent.
 func TestTaskOutlivesTimeout(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	spec := stdio("s", "-record", rec)
@@ -122,6 +125,7 @@ func TestTaskOutlivesTimeout(t *testing.T) {
 // The reference server's simulate-research-query (taskSupport required)
 // completes as a task, its stages reported as status messages.
 func TestTaskEverything(t *testing.T) {
+	t.Parallel()
 	needEverything(t)
 	opts, _ := fastOpts(t)
 	m := start(t, opts, mcpclient.ServerSpec{Name: "e", Command: "node", Args: []string{everythingJS, "stdio"}, Cwd: everythingDir})

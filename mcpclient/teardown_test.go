@@ -34,6 +34,7 @@ func groupMembers(pgid int) []int {
 }
 
 func TestCloseLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		spec func(rec string) mcpclient.ServerSpec
@@ -111,6 +112,7 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 }
 
 func TestCrashKillsOrphans(t *testing.T) {
+	t.Parallel()
 	opts, _ := fastOpts(t)
 	rec, lines := recordFile(t)
 	events := newEventLog()

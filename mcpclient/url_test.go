@@ -9,6 +9,7 @@ import (
 
 // TestCheckURL: every rule of the one URL rule, decided by its sentinel.
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		url      string
 		insecure bool

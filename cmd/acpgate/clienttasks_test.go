@@ -14,6 +14,7 @@ import (
 // task the server polls) is listed, asks the user, and completes with the
 // (fake) model's answer once the permission is granted.
 func TestReferenceServerAsyncSampling(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(fakellm.Turn{Text: "the fake model's answer"})
 	defer llm.Close()
 	a := launchAgent(t, t.TempDir(), nil, "--model", "fake-model", "--base-url", llm.URL, "--startup-budget", "20s")

@@ -28,6 +28,7 @@ func writeConfig(t *testing.T, body string) string {
 }
 
 func TestConfigProfilesPolicyAndSecrets(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `{
   "agents": {
     "defaults": {
@@ -122,6 +123,7 @@ func TestConfigProfilesPolicyAndSecrets(t *testing.T) {
 }
 
 func TestConfigCommands(t *testing.T) {
+	t.Parallel()
 	good := writeConfig(t, `{"mcpServers": {"fs": {"command": "SERVER", "env": {"GITHUB_TOKEN": "ghp_literal_token_value"}}},
 	  "agents": {"list": [{"id": "work"}]}}`)
 	out, err := exec.Command(agentBin, "config", "check", "--config", good).CombinedOutput()
@@ -145,6 +147,7 @@ func TestConfigCommands(t *testing.T) {
 // TestConfigSchema: `acpgate config schema` prints the committed schema, and
 // a file that names it in "$schema" checks without a warning.
 func TestConfigSchema(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(agentBin, "config", "schema").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +174,7 @@ func TestConfigSchema(t *testing.T) {
 }
 
 func TestHotReload(t *testing.T) {
+	t.Parallel()
 	body := `{"mcpServers": {"keep": {"command": "SERVER", "args": ["-name", "keep"]},
 	  "tuned": {"command": "SERVER", "args": ["-name", "tuned"], "env": {"LEVEL": "VALUE"}}}}`
 	cfg := writeConfig(t, strings.ReplaceAll(body, "VALUE", "one"))
@@ -216,6 +220,7 @@ func TestHotReload(t *testing.T) {
 }
 
 func TestSharedServer(t *testing.T) {
+	t.Parallel()
 	rec, record := recordFile(t)
 	cfg := writeConfig(t, `{"mcpServers": {"sh": {"command": "SERVER", "args": ["-name", "sh", "-record", "`+rec+`"], "shared": true}}}`)
 	a := startAgent(t, t.TempDir(), "--config", cfg)
@@ -253,6 +258,7 @@ func TestSharedServer(t *testing.T) {
 // 10 s), and so is session/new; /call of the healthy one's tool waits for
 // that tool only, not for the stuck one.
 func TestSharedServersOffInitializePath(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `{"mcpServers": {
 	  "ok": {"command": "SERVER", "args": ["-name", "ok"], "shared": true},
 	  "stuck": {"command": "SERVER", "args": ["-name", "stuck", "-init-hang"], "shared": true}}}`)

@@ -32,6 +32,7 @@ func modelOption(t *testing.T, opts []acpsdk.SessionConfigOption) (string, []str
 // model is its sessions' current model; set_config_option switches the
 // model and the next chat request carries the new id, also over --model.
 func TestModelPicker(t *testing.T) {
+	t.Parallel()
 	turns := make([]fakellm.Turn, 6)
 	for i := range turns {
 		turns[i] = fakellm.Turn{Text: "ok"}

@@ -10,6 +10,7 @@ import (
 // the client sees a /call complete; a new acpgate loading the session
 // replays that call, completed.
 func TestKillAfterCall(t *testing.T) {
+	t.Parallel()
 	state, cwd := t.TempDir(), t.TempDir()
 	a := startAgent(t, state)
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}})

@@ -33,6 +33,7 @@ func pids(record string) []int {
 }
 
 func TestSessionServersCommandsAndClose(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	rec, record := recordFile(t)
 	hangRec, hangRecord := recordFile(t)
@@ -159,6 +160,7 @@ func containsFields(meta, want string) bool {
 }
 
 func TestCancelMidCall(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	rec, record := recordFile(t)
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("s", "-record", rec)}})
@@ -216,6 +218,7 @@ func TestCancelMidCall(t *testing.T) {
 // TestSignalsAndEOFLeaveNoProcess ends acpgate by SIGTERM, SIGINT and stdin
 // EOF with live sessions: it exits 0 and no server process survives.
 func TestSignalsAndEOFLeaveNoProcess(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"SIGTERM", "SIGINT", "EOF"} {
 		t.Run(how, func(t *testing.T) {
 			a := startAgent(t, t.TempDir())

@@ -12,6 +12,7 @@ import (
 // completes with the task's result, and the card shows each step's status
 // on the way.
 func TestExtTaskCard(t *testing.T) {
+	t.Parallel()
 	a := launchAgent(t, t.TempDir(), nil)
 	a.client.mu.Lock()
 	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }

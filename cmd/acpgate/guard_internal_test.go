@@ -13,6 +13,7 @@ import (
 // whose watchdog cannot start drops records without blocking; after close
 // no watchdog is started.
 func TestGuardStartsWatchdogOnFirstRecord(t *testing.T) {
+	t.Parallel()
 	starts := 0
 	g := &guard{start: func() (*watchdog.Watchdog, error) {
 		starts++

@@ -10,6 +10,7 @@ import (
 )
 
 func TestModelTurnWithPermissions(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(
 		// Turn 1: add (not read-only) is asked for and allowed.
 		fakellm.Turn{Reasoning: "Adding.", ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__calc__add", Arguments: `{"a":2,"b":3}`}}},
@@ -79,6 +80,7 @@ func TestModelTurnWithPermissions(t *testing.T) {
 }
 
 func TestNoModelMessage(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
 	if err != nil {
@@ -91,6 +93,7 @@ func TestNoModelMessage(t *testing.T) {
 }
 
 func TestPromptContentAndResume(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(fakellm.Turn{Text: "seen"}, fakellm.Turn{Text: "still here"})
 	defer llm.Close()
 	state, cwd := t.TempDir(), t.TempDir()

@@ -14,6 +14,7 @@ import (
 // TestModelsCache: one provider per distinct settings, shared; a failure
 // is not cached; flags override the file field by field.
 func TestModelsCache(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{}
 	res := &secrets.Resolver{Redactor: secrets.NewRedactor(), LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 	m := newModels(cliConfig{baseURL: "http://127.0.0.1:1/v1"}, res, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -20,6 +20,7 @@ import (
 // question (trigger-elicitation-request) answered through the SDK's
 // validated elicitation/create. See testdata/acpnode/e2e.mjs.
 func TestNodeSDKClient(t *testing.T) {
+	t.Parallel()
 	root := testbin.ModuleRoot()
 	script := filepath.Join(root, "testdata", "acpnode", "e2e.mjs")
 	everything := filepath.Join(root, "testdata", "everything")

@@ -63,6 +63,7 @@ func waitExit(t *testing.T, a *agent) {
 // TestEscapedDescendantsStopped: a server's grandchild that called setsid
 // is stopped by session/close, by stdin EOF and by SIGTERM.
 func TestEscapedDescendantsStopped(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"close", "EOF", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) {
 			a := startAgent(t, t.TempDir())
@@ -102,6 +103,7 @@ func TestEscapedDescendantsStopped(t *testing.T) {
 // teardown; its watchdog and the parent-death signal stop the servers and
 // their escaped descendants.
 func TestKilledAgentTakesServersAlong(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	_, procs1 := openStubborn(t, a, "one")
 	_, procs2 := openStubborn(t, a, "two")
@@ -116,6 +118,7 @@ func TestKilledAgentTakesServersAlong(t *testing.T) {
 // is sending updates. acpgate must not die of SIGPIPE: it shuts down as on
 // EOF and stops every server, the idle one included.
 func TestClientClosesPipesMidTurn(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	rec, record := recordFile(t)
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
@@ -163,6 +166,7 @@ func TestClientClosesPipesMidTurn(t *testing.T) {
 // large update, then closes stdin. The turn is stuck in its write; acpgate
 // must still stop the servers and exit.
 func TestClientStopsReading(t *testing.T) {
+	t.Parallel()
 	rec, record := recordFile(t)
 	cmd := exec.Command(agentBin, "--state-dir", t.TempDir(), "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
@@ -264,6 +268,7 @@ func parentOf(pid int) int {
 // exits, and by the watchdog when acpgate is killed — killed once the
 // watchdog's snapshot log shows it noted the escapee.
 func TestTokenlessEscapeeStopped(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"EOF", "SIGKILL"} {
 		t.Run(how, func(t *testing.T) {
 			snapLog := filepath.Join(t.TempDir(), "snapshots")

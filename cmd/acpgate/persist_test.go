@@ -83,6 +83,7 @@ func mergeRuns(text, prefix string) string {
 }
 
 func TestRestartListLoadReplay(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	cwd := t.TempDir()
 	llm := fakellm.Start(
@@ -168,6 +169,7 @@ func TestRestartListLoadReplay(t *testing.T) {
 // TestBadInput writes raw lines: every bad request gets a clear JSON-RPC
 // error and the agent keeps serving.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(agentBin, "--state-dir", t.TempDir())
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

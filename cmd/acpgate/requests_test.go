@@ -19,6 +19,7 @@ import (
 // answer after the user's permission, trigger-elicitation-request gets the
 // user's answer with the form's defaults.
 func TestReferenceServerRequests(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(fakellm.Turn{Text: "the fake model's answer"})
 	defer llm.Close()
 	a := launchAgent(t, t.TempDir(), nil, "--model", "fake-model", "--base-url", llm.URL, "--startup-budget", "20s")

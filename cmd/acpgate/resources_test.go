@@ -17,6 +17,7 @@ import (
 // fake model gets the prompt's text), and a resource the user mentions
 // reaches the model, read from the server and framed as untrusted.
 func TestReferenceServerPromptsAndResources(t *testing.T) {
+	t.Parallel()
 	dist := everythingDist(t)
 	doc, err := os.ReadFile(filepath.Join(dist, "docs", "architecture.md"))
 	if err != nil {

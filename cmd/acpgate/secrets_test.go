@@ -40,6 +40,7 @@ func thoughtText(ns []acpsdk.SessionNotification) string {
 // [REDACTED] in the text it assembles, never the value; nor do the raw
 // frames, the log file or the session log.
 func TestModelRepeatsSecretInChunks(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `{"mcpServers": {"keyed": {"command": "SERVER", "env": {"API_TOKEN": "secret://env/ACPGATE_E2E_SECRET"}}}}`)
 	llm := fakellm.Start(fakellm.Turn{
 		Reasoning: "The token is " + secretValue + ", I should not say it.",
@@ -101,6 +102,7 @@ func callResult(t *testing.T, a *agent, sid acpsdk.SessionId, call string) strin
 // by the editor must not read acpgate's credentials); the configured
 // servers' are.
 func TestClientServersTakenLiterally(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `{"mcpServers": {
 	  "conf": {"command": "SERVER", "args": ["-name", "conf"], "env": {"API_TOKEN": "secret://env/ACPGATE_E2E_SECRET"}},
 	  "shadow": {"command": "SERVER", "args": ["-name", "shadow"], "env": {"X": "secret://env/ACPGATE_E2E_SECRET"}}}}`)

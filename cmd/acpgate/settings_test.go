@@ -50,6 +50,7 @@ func modelOf(t *testing.T, a *agent, llm *fakellm.Server, sid acpsdk.SessionId) 
 // TestProfileModel: a session of a profile uses the profile's model
 // settings (name and headers), the others the file's; flags override both.
 func TestProfileModel(t *testing.T) {
+	t.Parallel()
 	turns := make([]fakellm.Turn, 8)
 	for i := range turns {
 		turns[i] = fakellm.Turn{Text: "ok"}
@@ -87,6 +88,7 @@ func TestProfileModel(t *testing.T) {
 // TestProfileModelBadSecret: a model API key that does not resolve fails
 // that profile's prompts with the reason, not the agent or other profiles.
 func TestProfileModelBadSecret(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(fakellm.Turn{Text: "fine"})
 	defer llm.Close()
 	cfg := writeConfig(t, `{
@@ -109,6 +111,7 @@ func TestProfileModelBadSecret(t *testing.T) {
 // TestHotReloadModel: a model change in the file applies to the next
 // session/new; open sessions keep theirs until /reload.
 func TestHotReloadModel(t *testing.T) {
+	t.Parallel()
 	turns := make([]fakellm.Turn, 5)
 	for i := range turns {
 		turns[i] = fakellm.Turn{Text: "ok"}
@@ -142,6 +145,7 @@ func TestHotReloadModel(t *testing.T) {
 // whose spec changed is restarted with the new spec, an unchanged one keeps
 // running, and one added is started.
 func TestHotReloadSharedServers(t *testing.T) {
+	t.Parallel()
 	keepRec, keepRecord := recordFile(t)
 	tunedRec, tunedRecord := recordFile(t)
 	body := `{"mcpServers": {
@@ -188,6 +192,7 @@ func TestHotReloadSharedServers(t *testing.T) {
 // TestServersSeeTheBinaryVersion: MCP servers get acpgate's own version
 // (what --version prints) in initialize's clientInfo.
 func TestServersSeeTheBinaryVersion(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(agentBin, "--version").Output()
 	if err != nil {
 		t.Fatal(err)

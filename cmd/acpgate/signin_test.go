@@ -21,6 +21,7 @@ var signInLink = regexp.MustCompile(`\]\((http://127\.0\.0\.1[^)]+)\)`)
 // new acpgate process on the same state dir uses it without asking;
 // /mcp logout removes it.
 func TestSignInThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	srv := oauthtest.New(t, oauthtest.Config{})
 	state := t.TempDir()
 	server := acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: "prot", Url: srv.MCPURL(), Headers: []acpsdk.HttpHeader{}}}
@@ -93,6 +94,7 @@ func followSignInCard(t *testing.T, a *agent, server string) {
 // with a result that names the token endpoint, not the MCP server; the
 // agent still exits promptly (the refresh is ended, not waited for).
 func TestHungTokenEndpointThroughTheBinary(t *testing.T) {
+	t.Parallel()
 	srv := oauthtest.New(t, oauthtest.Config{RefreshTokens: true})
 	cfg := writeConfig(t, `{"agents": {"defaults": {"mcp": {"servers": {
   "prot": {"transport": "http", "url": "`+srv.MCPURL()+`", "toolTimeout": 500}}},

@@ -12,6 +12,7 @@ import (
 // client still gets a large result whole, the session log keeps a copy cut
 // to the limit with a note of the full size, and a load replays that copy.
 func TestStoredResultIsBounded(t *testing.T) {
+	t.Parallel()
 	const limit, size = 4096, 200_000
 	cfg := writeConfig(t, fmt.Sprintf(`{"limits": {"maxStoredResultBytes": %d}}`, limit))
 	state := t.TempDir()

@@ -14,6 +14,7 @@ import (
 // server sends while the task waits for input) reaches the client and its
 // answer the report.
 func TestReferenceServerTask(t *testing.T) {
+	t.Parallel()
 	a := launchAgent(t, t.TempDir(), nil, "--startup-budget", "20s")
 	a.client.mu.Lock()
 	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }

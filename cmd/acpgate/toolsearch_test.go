@@ -15,6 +15,7 @@ import (
 // the tool into the next request, and the model calls it through the usual
 // card path.
 func TestToolSearchWith1000Tools(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(
 		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "s1", Name: "search_tools", Arguments: `{"query":"tool_777"}`}}},
 		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: "mcp__big__tool_777", Arguments: `{}`}}},

@@ -14,6 +14,7 @@ import (
 // the model redacted, and a result that looks like a prompt injection is
 // logged under the session's id.
 func TestServerTextReachesTheModelSafely(t *testing.T) {
+	t.Parallel()
 	cfg := writeConfig(t, `{"agents": {"defaults": {"mcp": {"servers": {
   "base": {"command": "SERVER", "args": ["-name", "base"], "env": {"API_TOKEN": "secret://env/ACPGATE_E2E_SECRET"}}}}}}}`)
 	llm := fakellm.Start(

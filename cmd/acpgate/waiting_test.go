@@ -14,6 +14,7 @@ import (
 // budget (2 s here, long spent by the time they run); a card says its
 // tools are absent.
 func TestPromptDoesNotWaitPastBudget(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
 		stdioServer("ok"), stdioServer("stuck", "-init-hang"),
@@ -39,6 +40,7 @@ func TestPromptDoesNotWaitPastBudget(t *testing.T) {
 // TestCallWhileRestarting: /call of a tool whose server is restarting says
 // so instead of "unknown tool".
 func TestCallWhileRestarting(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir())
 	flag := filepath.Join(t.TempDir(), "started-once")
 	// The first start works; every restart exits at once, so the server
@@ -68,6 +70,7 @@ func TestCallWhileRestarting(t *testing.T) {
 // tools, and /tools lists them, saying the other is still connecting once
 // the budget is spent.
 func TestSessionNewAnswersAtOnce(t *testing.T) {
+	t.Parallel()
 	a := startAgent(t, t.TempDir(), "--startup-budget", "2s", "--startup-grace", "300ms")
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{
 		stdioServer("ok"), stdioServer("stuck", "-init-hang"),

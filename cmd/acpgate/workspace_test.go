@@ -57,6 +57,7 @@ func finished(t *testing.T, a *agent, id string) *acpsdk.SessionToolCallUpdate {
 // the editor's terminal (embedded, released; exit status and output to
 // the model), and is refused a file outside the cwd.
 func TestWorkspaceThroughTheEditor(t *testing.T) {
+	t.Parallel()
 	cwd, outside := t.TempDir(), t.TempDir()
 	notes := testbin.WriteFile(t, cwd, "notes.txt", "on disk\n")
 	mainGo := testbin.WriteFile(t, cwd, "main.go", "package main\n\nfunc main() {}\n")
@@ -126,6 +127,7 @@ func TestWorkspaceThroughTheEditor(t *testing.T) {
 // gets no workspace tool, unless acpgate runs with --workspace-tools
 // local: then the tools work on the local disk and processes.
 func TestLocalWorkspaceTools(t *testing.T) {
+	t.Parallel()
 	llm := fakellm.Start(fakellm.Turn{Text: "no tools"})
 	defer llm.Close()
 	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
