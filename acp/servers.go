@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -55,7 +56,7 @@ func (pe *peer) waitFor(ctx context.Context, s *liveSession, found func() bool) 
 		pe.waitServers(wctx, s)
 	}()
 	for {
-		next := s.nextChange()
+		next := s.news.next()
 		if found() {
 			cancel()
 			<-settled
@@ -145,17 +146,59 @@ func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 // serialised and each carries the state at its sending, so the last one
 // is never older than the last change.
 func (pe *peer) serversInfo(s *liveSession) {
-	s.info.Lock()
-	defer s.info.Unlock()
 	s.mu.Lock()
 	announced, closed := s.announced, s.closed
 	s.mu.Unlock()
 	if !announced || closed {
 		return
 	}
-	meta := s.serversMeta()
-	if key := metaKey(meta); key != s.infoSent {
-		s.infoSent = key
+	s.news.tell(s.serversMeta, func(meta map[string]any) {
 		pe.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Meta: meta}})
+	})
+}
+
+// serverNews is what a session tells of its servers' changes: to those
+// waiting for the next one (next, changed), and to the client, the states
+// it was last told (tell). Safe for concurrent use.
+type serverNews struct {
+	mu     sync.Mutex
+	change chan struct{} // closed at the next change; nil when no one waits
+
+	tellMu sync.Mutex // serialises what the client is told
+	told   string     // the servers' states it was last told (JSON)
+}
+
+// next returns a channel closed at the next event of the session's
+// servers (own or shared), once the session's tool view has taken it in.
+func (n *serverNews) next() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.change == nil {
+		n.change = make(chan struct{})
+	}
+	return n.change
+}
+
+// changed wakes those waiting on next (after each server event).
+func (n *serverNews) changed() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.change != nil {
+		close(n.change)
+		n.change = nil
+	}
+}
+
+// tell reads the servers' states (meta) and, when they differ from what
+// the client was last told, records them and passes them to send, all in
+// one critical section: the client is told changes in order, and the last
+// thing told is never older than the last change.
+func (n *serverNews) tell(meta func() map[string]any, send func(map[string]any)) {
+	n.tellMu.Lock()
+	defer n.tellMu.Unlock()
+	m := meta()
+	if key := metaKey(m); key != n.told {
+		n.told = key
+		send(m)
 	}
 }

@@ -67,15 +67,8 @@ type liveSession struct {
 	signIns map[string]*signInState
 	// sampleLimits holds the servers' sampling rate limits.
 	sampleLimits map[string]*ratelimit.Window
-	// change is closed at the next event of the session's servers (own
-	// or shared), once its tool view has seen it (see nextChange).
-	changeMu sync.Mutex
-	change   chan struct{}
-	// info serialises the session_info_updates that report the servers'
-	// states; infoSent is the last state reported (JSON), in the response
-	// or an update.
-	info     sync.Mutex
-	infoSent string
+	// news tells of the changes of the session's servers (servers.go).
+	news serverNews
 	// pick is the model picker's state (see config_options.go).
 	pick picker
 	// res is what the session knows of its mentioned resources and its
@@ -149,10 +142,11 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 // responseMeta is serversMeta for a session/new, load or resume response,
 // kept as the state the client knows (see peer.serversInfo).
 func (s *liveSession) responseMeta() map[string]any {
-	s.info.Lock()
-	defer s.info.Unlock()
-	meta := s.serversMeta()
-	s.infoSent = metaKey(meta)
+	var meta map[string]any
+	s.news.tell(func() map[string]any {
+		meta = s.serversMeta()
+		return meta
+	}, func(map[string]any) {})
 	return meta
 }
 
@@ -242,27 +236,6 @@ func (s *liveSession) statuses() []mcpclient.Status {
 		}
 	}
 	return out
-}
-
-// nextChange returns a channel closed at the next event of the session's
-// servers, once the session's tool view has taken it in.
-func (s *liveSession) nextChange() <-chan struct{} {
-	s.changeMu.Lock()
-	defer s.changeMu.Unlock()
-	if s.change == nil {
-		s.change = make(chan struct{})
-	}
-	return s.change
-}
-
-// changed wakes those waiting on nextChange (after each server event).
-func (s *liveSession) changed() {
-	s.changeMu.Lock()
-	defer s.changeMu.Unlock()
-	if s.change != nil {
-		close(s.change)
-		s.change = nil
-	}
 }
 
 // sessionID implements permissionSession.

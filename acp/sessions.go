@@ -162,7 +162,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec,
 	observe := a.opts.MCP.OnEvent
 	mo.OnEvent = func(e mcpclient.Event) {
 		s.sync.OnEvent(e)
-		s.changed()
+		s.news.changed()
 		a.serverEvent(s, e)
 		a.resourceEvent(s, e)
 		if observe != nil {

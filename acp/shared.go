@@ -98,7 +98,7 @@ func (a *Agent) followShared(ctx context.Context) {
 func (a *Agent) sharedEvent(e mcpclient.Event) {
 	for _, s := range a.liveSessions() {
 		s.sync.OnEvent(e)
-		s.changed()
+		s.news.changed()
 		switch e.Kind {
 		case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
 			a.cmds.advertiseCommands(s, false)
