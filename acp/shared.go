@@ -91,8 +91,9 @@ func (a *Agent) followShared(ctx context.Context) {
 }
 
 // sharedEvent passes an event of a shared server to every session's tool
-// view (each session offers the shared servers' tools), to its commands
-// (each session offers the shared servers' prompts), and an updated
+// view (each session offers the shared servers' tools), to those waiting
+// for its servers, to its "still connecting" cards, to its commands (each
+// session offers the shared servers' prompts), and an updated
 // resource to the sessions that follow it (and have no server of that
 // name of their own).
 func (a *Agent) sharedEvent(e mcpclient.Event) {
@@ -100,7 +101,15 @@ func (a *Agent) sharedEvent(e mcpclient.Event) {
 		s.sync.OnEvent(e)
 		s.news.changed()
 		switch e.Kind {
-		case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
+		case mcpclient.EventStatus:
+			// The "still connecting" card of a shared server a prompt
+			// waited for (peer.waitServers) closes when it settles,
+			// unless the session has a server of its own of that name.
+			if _, own := s.mgr.Status(e.Server); !own && e.Status.State != mcpclient.StateConnecting {
+				a.peer.settledCard(s, e.Status)
+			}
+			a.cmds.advertiseCommands(s, false)
+		case mcpclient.EventResourcesChanged:
 			a.cmds.advertiseCommands(s, false)
 		case mcpclient.EventResourceUpdated:
 			if s.caller().manager(e.Server) == a.shared {

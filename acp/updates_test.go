@@ -343,6 +343,21 @@ func TestConnectingCard(t *testing.T) {
 	}
 }
 
+// TestSharedConnectingCard: a shared server still connecting when a
+// prompt's wait for it ends gets a "still connecting" card too, closed
+// (completed) once it is ready.
+func TestSharedConnectingCard(t *testing.T) {
+	t.Parallel()
+	cfg := configOf(t, `{"limits": {"startupBudget": 300}, "mcpServers": {"slowshared": {"command": `+mustJSON(serverBin)+`, "args": ["-name", "slowshared", "-init-delay", "1s"], "shared": true}}}`)
+	h := newHarness(t, acp.Options{Config: cfg}, nil)
+	sid := h.openSession().SessionId
+	_, ups := h.prompt(sid, "/tools")
+	if card := toolUpdates(ups, "mcp-server-connecting-slowshared"); len(card) != 1 || card[0].ToolCall == nil || card[0].ToolCall.Status != acpsdk.ToolCallStatusInProgress {
+		t.Fatalf("updates %s", dump(ups))
+	}
+	h.fc.rec.waitFor(t, 0, sid, "closed card", isCard("mcp-server-connecting-slowshared", acpsdk.ToolCallStatusCompleted))
+}
+
 // TestStoredCopyReplayed: the client sees a tool's whole result live; the
 // session log keeps a copy cut to limits.maxStoredResultBytes, which a
 // load replays with rawOutput.truncated.
