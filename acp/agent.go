@@ -179,7 +179,18 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 // answerAll waits, until ctx ends, for every request read before the
 // client closed its end to be answered: the SDK has cancelled their
 // contexts, so a prompt ends as cancelled and the rest finish quickly.
+// A client that closed its reading end too gets no answer: once a write
+// fails, it stops waiting.
 func (a *Agent) answerAll(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.peer.out.broken:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	if n := a.peer.out.drain(ctx); n > 0 {
 		a.logger.Warn("requests left unanswered at shutdown", "count", n)
 	}
