@@ -35,20 +35,6 @@ func (pe *peer) setCapabilities(c acpsdk.ClientCapabilities) {
 	pe.caps = c
 }
 
-func (pc *progressCards) card(id string) *progressCard {
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if pc.cards == nil {
-		pc.cards = map[string]*progressCard{}
-	}
-	c := pc.cards[id]
-	if c == nil {
-		c = &progressCard{every: progressEvery}
-		pc.cards[id] = c
-	}
-	return c
-}
-
 // cardStatus updates a card (or a tool call): its status and text.
 func (pe *peer) cardStatus(s *liveSession, id string, status acpsdk.ToolCallStatus, text string) {
 	pe.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(status),
@@ -74,4 +60,23 @@ func (pe *peer) clientElicitation() (form, url bool) {
 	defer pe.mu.Unlock()
 	e := pe.caps.Elicitation
 	return e != nil && e.Form != nil, e != nil && e.Url != nil
+}
+
+// update sends one session/update; failures are logged (the client is
+// gone). Resolved secrets are redacted from every frame on its way out
+// (lockedWriter).
+func (pe *peer) update(s *liveSession, u acpsdk.SessionUpdate) {
+	if err := pe.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
+		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
+	}
+}
+
+// card shows a card of its own in session s: a tool call with id, title,
+// status and text content (and extra content blocks).
+func (pe *peer) card(s *liveSession, id, title string, status acpsdk.ToolCallStatus, text string, extra ...acpsdk.ToolCallContent) {
+	content := append([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}, extra...)
+	pe.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId(id), title,
+		acpsdk.WithStartKind(acpsdk.ToolKindOther),
+		acpsdk.WithStartStatus(status),
+		acpsdk.WithStartContent(content)))
 }

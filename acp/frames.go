@@ -323,7 +323,7 @@ type pendingSet struct {
 	ids     map[string]int
 	n       int
 	changed chan struct{} // closed at the next removal; nil when no one waits
-	active  atomic.Bool   // some id was ever added: writes look for responses
+	open    atomic.Int64  // n, read without the lock: writes look for responses only while some are due
 }
 
 // idKey is the canonical form of a JSON-RPC id.
@@ -343,11 +343,12 @@ func (p *pendingSet) add(id json.RawMessage) {
 	}
 	p.ids[idKey(id)]++
 	p.n++
-	p.active.Store(true)
+	p.open.Store(int64(p.n))
 }
 
-// waiting reports whether responses are worth looking for.
-func (p *pendingSet) waiting() bool { return p.active.Load() }
+// waiting reports whether responses are worth looking for: some request
+// is unanswered.
+func (p *pendingSet) waiting() bool { return p.open.Load() > 0 }
 
 func (p *pendingSet) remove(id json.RawMessage) {
 	p.mu.Lock()
@@ -360,6 +361,7 @@ func (p *pendingSet) remove(id json.RawMessage) {
 		delete(p.ids, k)
 	}
 	p.n--
+	p.open.Store(int64(p.n))
 	if p.changed != nil {
 		close(p.changed)
 		p.changed = nil

@@ -45,6 +45,20 @@ type progressCard struct {
 	done        bool
 }
 
+func (pc *progressCards) card(id string) *progressCard {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.cards == nil {
+		pc.cards = map[string]*progressCard{}
+	}
+	c := pc.cards[id]
+	if c == nil {
+		c = &progressCard{every: progressEvery}
+		pc.cards[id] = c
+	}
+	return c
+}
+
 // finish ends the card id's progress: nothing pending is sent any more,
 // and a report that arrives later (one already on its way from the server)
 // finds the card finished, so no update follows the card's final one. It

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"sync"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/mcpclient"
 )
@@ -98,14 +96,4 @@ func (r serverRequests) Roots(ctx context.Context, _ mcpclient.Origin) ([]mcpcli
 		return []mcpclient.Root{}, nil
 	}
 	return s.roots(), nil
-}
-
-// card shows a card of its own in session s: a tool call with id, title,
-// status and text content (and extra content blocks).
-func (pe *peer) card(s *liveSession, id, title string, status acpsdk.ToolCallStatus, text string, extra ...acpsdk.ToolCallContent) {
-	content := append([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}, extra...)
-	pe.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId(id), title,
-		acpsdk.WithStartKind(acpsdk.ToolKindOther),
-		acpsdk.WithStartStatus(status),
-		acpsdk.WithStartContent(content)))
 }

@@ -189,6 +189,16 @@ func (n *serverNews) changed() {
 	}
 }
 
+// known reads the servers' states (meta), records them as what the
+// client is told (by a response), and returns them.
+func (n *serverNews) known(meta func() map[string]any) map[string]any {
+	n.tellMu.Lock()
+	defer n.tellMu.Unlock()
+	m := meta()
+	n.told = metaKey(m)
+	return m
+}
+
 // tell reads the servers' states (meta) and, when they differ from what
 // the client was last told, records them and passes them to send, all in
 // one critical section: the client is told changes in order, and the last

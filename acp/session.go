@@ -142,12 +142,7 @@ func (s *liveSession) modes() *acpsdk.SessionModeState {
 // responseMeta is serversMeta for a session/new, load or resume response,
 // kept as the state the client knows (see peer.serversInfo).
 func (s *liveSession) responseMeta() map[string]any {
-	var meta map[string]any
-	s.news.tell(func() map[string]any {
-		meta = s.serversMeta()
-		return meta
-	}, func(map[string]any) {})
-	return meta
+	return s.news.known(s.serversMeta)
 }
 
 // metaKey is meta as JSON, to compare two states.

@@ -215,15 +215,6 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 	a.peer.serversInfo(s)
 }
 
-// update sends one session/update; failures are logged (the client is
-// gone). Resolved secrets are redacted from every frame on its way out
-// (see Serve).
-func (pe *peer) update(s *liveSession, u acpsdk.SessionUpdate) {
-	if err := pe.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
-		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
-	}
-}
-
 // LoadSession implements acpsdk.AgentLoader: the history is replayed to the
 // client before the response.
 func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {

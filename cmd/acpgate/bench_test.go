@@ -254,11 +254,13 @@ func BenchmarkExitConnecting(b *testing.B) {
 				}
 				client := newClient()
 				conn, cmd, stdin := startBench(b, client, agentBin, "--state-dir", b.TempDir(), "--log-level", "error")
-				resp, err := conn.NewSession(context.Background(), acpsdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: servers})
+				_, err := conn.NewSession(context.Background(), acpsdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: servers})
 				if err != nil {
 					b.Fatal(err)
 				}
-				waitReady(b, client, resp.SessionId, "ok")
+				client.waitUpdate(b, "ok ready", func(u acpsdk.SessionUpdate) bool {
+					return u.SessionInfoUpdate != nil && serverStates(b, u.SessionInfoUpdate.Meta)["ok"] == "ready"
+				})
 				b.StartTimer()
 				_ = stdin.Close()
 				_ = cmd.Wait()
@@ -272,19 +274,6 @@ func BenchmarkExitConnecting(b *testing.B) {
 				b.StartTimer()
 			}
 		})
-	}
-}
-
-// waitReady waits for the session_info_update reporting server ready.
-func waitReady(b *testing.B, c *client, sid acpsdk.SessionId, server string) {
-	b.Helper()
-	for {
-		for _, n := range c.all() {
-			if u := n.Update.SessionInfoUpdate; n.SessionId == sid && u != nil && containsFields(mustJSON(u.Meta), `"name":"`+server+`","state":"ready"`) {
-				return
-			}
-		}
-		<-c.wake
 	}
 }
 

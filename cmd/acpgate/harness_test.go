@@ -135,7 +135,7 @@ func (c *client) all() []acpsdk.SessionNotification {
 }
 
 // waitUpdate waits until an update matches.
-func (c *client) waitUpdate(t *testing.T, what string, match func(acpsdk.SessionUpdate) bool) acpsdk.SessionUpdate {
+func (c *client) waitUpdate(t testing.TB, what string, match func(acpsdk.SessionUpdate) bool) acpsdk.SessionUpdate {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {

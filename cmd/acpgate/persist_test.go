@@ -194,22 +194,27 @@ func TestBadInput(t *testing.T) {
 		}
 		_ = cmd.Wait()
 	}()
+	// next returns the agent's next line; waiting says for what.
+	next := func(waiting string) string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the agent closed stdout before %s", waiting)
+			}
+			return l
+		case <-time.After(20 * time.Second): // a hang guard
+			t.Fatalf("no line from the agent: %s", waiting)
+		}
+		return ""
+	}
 	send := func(line string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 		for {
-			var l string
-			select {
-			case got, ok := <-lines:
-				if !ok {
-					t.Fatalf("the agent closed stdout before answering %s", line)
-				}
-				l = got
-			case <-time.After(20 * time.Second): // a hang guard: an unanswered request
-				t.Fatalf("no answer to %s", line)
-			}
+			l := next("answering " + line)
 			var m map[string]any
 			if err := json.Unmarshal([]byte(l), &m); err != nil {
 				t.Fatalf("agent wrote a non-JSON line: %q", l)
@@ -224,16 +229,7 @@ func TestBadInput(t *testing.T) {
 	waitInfo := func(ok func(meta string) bool) string {
 		t.Helper()
 		for {
-			var l string
-			select {
-			case got, open := <-lines:
-				if !open {
-					t.Fatal("the agent closed stdout before reporting its servers")
-				}
-				l = got
-			case <-time.After(20 * time.Second): // a hang guard
-				t.Fatal("no session_info_update reporting the servers")
-			}
+			l := next("a session_info_update reporting the servers")
 			var m struct {
 				Params struct {
 					Update struct {

@@ -102,18 +102,5 @@ func callText(t *testing.T, a *agent, sid acpsdk.SessionId, tool, args string) s
 	t.Helper()
 	from := len(a.client.all())
 	prompt(t, a, sid, "/call "+tool+" "+args)
-	var text string
-	for _, n := range a.client.all()[from:] {
-		u := n.Update.ToolCallUpdate
-		if u == nil || u.Status == nil || (*u.Status != acpsdk.ToolCallStatusCompleted && *u.Status != acpsdk.ToolCallStatusFailed) {
-			continue
-		}
-		text = ""
-		for _, c := range u.Content {
-			if c.Content != nil && c.Content.Content.Text != nil {
-				text += c.Content.Content.Text.Text
-			}
-		}
-	}
-	return text
+	return lastCallText(a.client.all()[from:], sid)
 }

@@ -97,7 +97,7 @@ func TestSessionNewAnswersAtOnce(t *testing.T) {
 
 // serverStates returns the state of each server in a response's or
 // update's _meta.acpgate.mcpServers.
-func serverStates(t *testing.T, meta map[string]any) map[string]string {
+func serverStates(t testing.TB, meta map[string]any) map[string]string {
 	t.Helper()
 	var m struct {
 		Acpgate struct {
