@@ -2,10 +2,13 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/acpgate/acpgate/testdata/testbin"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
@@ -112,4 +115,51 @@ func serverStates(t testing.TB, meta map[string]any) map[string]string {
 		got[s.Name] = s.State
 	}
 	return got
+}
+
+// TestRequestsBeforeEOFAnswered: a client that sends its last requests and
+// closes stdin at once gets every one answered before acpgate exits:
+// initialize, session/new with a server that never initializes,
+// session/list and two unknown methods, in one write followed by EOF,
+// twenty times over; no server that got to record its start outlives
+// acpgate (one killed before that never ran).
+func TestRequestsBeforeEOFAnswered(t *testing.T) {
+	t.Parallel()
+	for run := range 20 {
+		rec, record := recordFile(t)
+		cwd := t.TempDir()
+		cmd := exec.Command(agentBin, "--state-dir", t.TempDir(), "--log-level", "error")
+		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+		stuck, _ := json.Marshal(stdioServer("stuck", "-init-hang", "-record", rec).Stdio)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}
+{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + mustJSON(cwd) + `,"mcpServers":[` + string(stuck) + `]}}
+{"jsonrpc":"2.0","id":"three","method":"session/list","params":{}}
+{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}
+{"jsonrpc":"2.0","id":5,"method":"_acpgate/unknown","params":{}}
+`)
+		out, err := cmd.Output() // until acpgate exits
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		answered := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal([]byte(line), &msg) == nil && msg.ID != nil && msg.Method == "" {
+				answered[string(msg.ID)] = true
+			}
+		}
+		for _, id := range []string{`1`, `2`, `"three"`, `4`, `5`} {
+			if !answered[id] {
+				t.Fatalf("run %d: request %s was not answered; stdout:\n%s", run, id, out)
+			}
+		}
+		for _, pid := range pids(record()) {
+			if testbin.Alive(pid) {
+				t.Errorf("run %d: server %d outlived acpgate", run, pid)
+			}
+		}
+	}
 }
