@@ -7,7 +7,7 @@ TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./te
                  ./testdata/conformance ./testdata/conformance/harness ./testdata/conformance/run
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: build test lint bench npm demo clean cross cross-build conformance
+.PHONY: build test lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain
 
 build:
 	$(GO) build ./...
@@ -32,8 +32,27 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 	npm ci --prefix $* --no-audit --no-fund --loglevel=error
 	@touch $@
 
-test: npm cross
-	$(GO) test -race -count=1 -parallel 4 ./... $(TESTDATA_PKGS)
+# test: the Node packages, the cross type-check and the binaries the tests
+# run as processes are made side by side first (on a fresh machine the
+# race and plain builds compile every dependency, minutes of CPU that
+# would otherwise be spent again inside each test binary's TestMain);
+# -p 4 runs four test binaries at once: they mostly wait on processes.
+test:
+	@$(MAKE) --no-print-directory -j4 npm cross testbin-race testbin-plain
+	$(TESTBIN_ENV) $(GO) test -race -count=1 -p 4 -parallel 4 ./... $(TESTDATA_PKGS)
+
+# The binaries tests run (testdata/testbin: PrebuiltEnv): acpgate with
+# the race detector for the race-built suite and without it for memory
+# measurements; the fixtures without it.
+TESTBIN       := $(CURDIR)/$(BIN)/test
+TESTBIN_ENV   := ACPGATE_TESTBIN=$(TESTBIN)
+TESTBIN_FIXTURES := ./testdata/mcpserver ./testdata/minagent ./testdata/conformance/harness
+
+testbin-race:
+	$(GO) build -race -o $(TESTBIN)/race/ ./cmd/acpgate
+
+testbin-plain:
+	$(GO) build -o $(TESTBIN)/plain/ ./cmd/acpgate $(TESTBIN_FIXTURES)
 
 # conformance: the MCP conformance suite's client scenarios against acpgate
 # (through ACP, testdata/conformance/harness): one line per scenario and

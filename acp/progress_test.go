@@ -41,7 +41,9 @@ func TestProgressThrottle(t *testing.T) {
 // A task's status and progress reach the card's text (not only _meta).
 func TestTaskProgressCard(t *testing.T) {
 	t.Parallel()
-	m := scripted(calls("c1", "mcp__alpha__task", `{"steps":2,"interval_ms":10}`), says("done"))
+	// The first step takes long enough for the task's status to reach the
+	// card before its first progress does, even on a loaded machine.
+	m := scripted(calls("c1", "mcp__alpha__task", `{"steps":2,"interval_ms":250}`), says("done"))
 	h := newHarness(t, acp.Options{Provider: m}, nil)
 	sid := h.newSession(stdioServer("alpha")).SessionId
 	h.setMode(sid, "auto")

@@ -169,7 +169,9 @@ func TestExtTaskOutlivesTimeout(t *testing.T) {
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 	}}
 	spec := extServer()
-	spec.CallTimeout = 300 * time.Millisecond
+	// Long enough for the input_required status to arrive first on a
+	// loaded machine; the call then waits this out without news.
+	spec.CallTimeout = time.Second
 	m := start(t, opts, spec)
 	_, err := m.CallTool(context.Background(), "s", "ext_job", map[string]any{"ask": true})
 	var tr *mcpclient.TaskRunningError

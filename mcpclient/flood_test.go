@@ -143,15 +143,16 @@ func TestResponseTooLarge(t *testing.T) {
 	}{{"stdio", false}, {"http", false}, {"http", true}, {"sse", false}} {
 		t.Run(fmt.Sprintf("%s stream=%v", tc.mode, tc.stream), func(t *testing.T) {
 			opts, _ := fastOpts(t)
+			opts.MaxMessageSize = 1 << 20 // the rule, not the default's size, is under test
 			spec := stdio("big")
 			if tc.mode != "stdio" {
 				spec = mcpclient.ServerSpec{Name: "big", Transport: mcpclient.Transport(tc.mode), URL: netServer(t, tc.mode)}
 			}
 			spec.CallTimeout = 20 * time.Second // the old behaviour: waiting it out
 			m := start(t, opts, spec)
-			_, err := m.CallTool(context.Background(), "big", "big", map[string]any{"bytes": 20 << 20, "log_first": tc.stream})
+			_, err := m.CallTool(context.Background(), "big", "big", map[string]any{"bytes": 2 << 20, "log_first": tc.stream})
 			if !errors.Is(err, mcpclient.ErrResponseTooLarge) {
-				t.Fatalf("20 MiB answer: %v, want ErrResponseTooLarge", err)
+				t.Fatalf("2 MiB answer over a 1 MiB limit: %v, want ErrResponseTooLarge", err)
 			}
 			testbin.WaitFor(t, "ready", func() bool {
 				st, _ := m.Status("big")

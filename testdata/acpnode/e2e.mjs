@@ -175,8 +175,10 @@ async function main() {
   ]);
   log(`reference servers: streamableHttp ${http.base}, sse ${sse.base}`);
 
+  // A generous startup budget: the stdio reference server starts through
+  // node, which takes seconds on a loaded machine.
   const agent = track(
-    spawn(agentBin, ["--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "5s"], {
+    spawn(agentBin, ["--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "30s"], {
       stdio: ["pipe", "pipe", "pipe"],
     }),
   );

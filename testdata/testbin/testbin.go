@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -48,7 +49,9 @@ func NewPlain() (*Builder, error) {
 // Build compiles the package at pkg (relative to the module root, e.g.
 // "./testdata/mcpserver") and returns the binary's path; when the test
 // binary runs with the race detector, so does the built one (unless the
-// Builder comes from NewPlain). Repeated calls
+// Builder comes from NewPlain, or pkg is a fixture: see fixture). A
+// binary of the right flavour in
+// PrebuiltEnv's directory is used instead of building. Repeated calls
 // return the first build.
 func (b *Builder) Build(pkg string) (string, error) {
 	b.mu.Lock()
@@ -56,9 +59,14 @@ func (b *Builder) Build(pkg string) (string, error) {
 	if p, ok := b.bins[pkg]; ok {
 		return p, nil
 	}
+	race := b.race(pkg)
+	if p, ok := prebuilt(pkg, race); ok {
+		b.bins[pkg] = p
+		return p, nil
+	}
 	out := filepath.Join(b.dir, filepath.Base(pkg))
 	args := []string{"build", "-o", out}
-	if raceEnabled && !b.plain {
+	if race {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command("go", append(args, pkg)...)
@@ -68,6 +76,47 @@ func (b *Builder) Build(pkg string) (string, error) {
 	}
 	b.bins[pkg] = out
 	return out, nil
+}
+
+// race reports whether this Builder builds pkg with the race detector.
+func (b *Builder) race(pkg string) bool { return raceEnabled && !b.plain && !fixture(pkg) }
+
+// fixture reports whether pkg is a helper the tests run rather than code
+// under test (a package under testdata/): those are built without the
+// race detector. A race-built process sleeps a second before it exits
+// unless GORACE says otherwise, and acpgate gives the MCP servers it
+// starts a baseline environment without GORACE, so every stdio server's
+// close would wait that second out.
+func fixture(pkg string) bool { return strings.HasPrefix(path.Clean(pkg), "testdata/") }
+
+// PrebuiltEnv names the environment variable pointing at a directory of
+// binaries built before the tests (by `make test`): DIR/race/NAME built
+// with -race, DIR/plain/NAME without, NAME being the package's last path
+// element. Build uses one when it is there instead of building it again in
+// every test binary that needs it; the directory's builder is responsible
+// for keeping it current.
+const PrebuiltEnv = "ACPGATE_TESTBIN"
+
+// prebuilt returns the binary for pkg from PrebuiltEnv's directory, if
+// it has one of the flavour asked for.
+func prebuilt(pkg string, race bool) (string, bool) {
+	dir := os.Getenv(PrebuiltEnv)
+	if dir == "" {
+		return "", false
+	}
+	flavour := "plain"
+	if race {
+		flavour = "race"
+	}
+	name := filepath.Base(pkg)
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	p := filepath.Join(dir, flavour, name)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return p, true
 }
 
 // Race reports whether this test binary runs with the race detector (and
