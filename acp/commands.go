@@ -15,8 +15,9 @@ import (
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
-// This file is the slash commands: /mcp (with login and logout), /tools,
-// /call, /resources and /reload.
+// This file is the slash commands: /mcp (with login and logout; add,
+// remove and restart are in server_edits.go), /tools, /call, /resources
+// and /reload.
 
 // commands runs the slash commands of a prompt (/mcp, /tools, /call,
 // /resources, /reload) and the MCP servers' prompts as commands
@@ -36,7 +37,7 @@ func commandList() []acpsdk.AvailableCommand {
 		return &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: h}}
 	}
 	return []acpsdk.AvailableCommand{
-		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error; /mcp login|logout <server> signs in or out", Input: hint("optional: login <server> or logout <server>")},
+		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error; /mcp add|remove|restart <server> changes them; /mcp login|logout <server> signs in or out", Input: hint("optional: add NAME -- COMMAND…, add NAME URL, remove NAME, restart NAME, login NAME, logout NAME")},
 		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
 		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
 		{Name: "resources", Description: "List the resources and resource templates of this session's MCP servers", Input: hint("optional: server")},
@@ -82,10 +83,12 @@ func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd
 			say(co.login(ctx, s, strings.TrimSpace(server)))
 		case "logout":
 			say(co.logout(ctx, s, strings.TrimSpace(server)))
+		case "add", "remove", "restart":
+			say(co.liveEdit(ctx, s, sub, server))
 		case "":
 			say(co.mcpReport(s))
 		default:
-			say(fmt.Sprintf("Unknown /mcp subcommand %q: /mcp, /mcp login <server> or /mcp logout <server>.", sub))
+			say(fmt.Sprintf("Unknown /mcp subcommand %q: /mcp, /mcp add|remove|restart <server>, /mcp login|logout <server>.", sub))
 		}
 	case "reload":
 		say(co.reload(ctx, s))
@@ -226,7 +229,9 @@ func (co *commands) reload(ctx context.Context, s *liveSession) string {
 	if err != nil {
 		return fmt.Sprintf("Reload failed: %v", err)
 	}
-	specs := co.setup.merge(sc.servers, s.client)
+	s.mu.Lock()
+	specs := co.setup.merge(s.ed.edits.configured(sc.servers), s.client)
+	s.mu.Unlock()
 	sc.applyLimits(&mcpclient.Options{}, specs) // timeouts; other limits stay
 	restarted, err := s.mgr.Reconfigure(ctx, specs)
 	if err != nil {

@@ -267,19 +267,16 @@ func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {
 	return &o
 }
 
-// prepareFor is the Prepare hook of a session whose client passed the
-// servers client: only acpgate's own configuration resolves secret
-// references, so the client's servers are started with their env and
-// headers exactly as given (secret://... and ${VAR} taken literally), and
-// the others go through prepare. A client's server replaces a configured
-// one of the same name (merge), so its name says where a spec came from.
-func (su *setup) prepareFor(client []mcpclient.ServerSpec) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
-	fromClient := make(map[string]bool, len(client))
-	for _, c := range client {
-		fromClient[c.Name] = true
-	}
+// prepareFor is the Prepare hook of a session whose servers from the
+// client (its request or /mcp add) fromClient names: only acpgate's own
+// configuration resolves secret references, so the client's servers are
+// started with their env and headers exactly as given (secret://... and
+// ${VAR} taken literally), and the others go through prepare. A client's
+// server replaces a configured one of the same name (merge), so its name
+// says where a spec came from.
+func (su *setup) prepareFor(fromClient func(name string) bool) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 	return func(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
-		if fromClient[spec.Name] {
+		if fromClient(spec.Name) {
 			return spec, nil
 		}
 		return su.prepare(ctx, spec)

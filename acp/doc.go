@@ -31,6 +31,7 @@
 //	usage.go              usage_update: context used, cost
 //	mentions.go           resources mentioned in a prompt: read, framed, subscribed
 //	commands.go           /mcp, /tools, /call, /resources, /reload
+//	server_edits.go       /mcp add, remove, restart: a live session's servers changed
 //	prompt_commands.go    MCP prompts as slash commands
 //	permission.go         the editor is asked to approve a tool call
 //	server_requests.go    MCP server → user: userRequests, serverRequests, roots/list

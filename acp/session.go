@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -36,7 +37,7 @@ type liveSession struct {
 	ctx    context.Context // the session's life; cancelled by close
 	stop   context.CancelFunc
 
-	client []mcpclient.ServerSpec // the servers the client passed
+	client []mcpclient.ServerSpec // the servers the client passed, with ed's changes (under mu)
 	// shared is the agent's shared servers (nil: none) and subs counts
 	// the sessions' subscriptions on them.
 	shared *mcpclient.Manager
@@ -74,6 +75,16 @@ type liveSession struct {
 	// res is what the session knows of its mentioned resources and its
 	// advertised commands (resources.go).
 	res resourceState
+	// ed is what /mcp add and remove changed (server_edits.go).
+	ed editState
+}
+
+// isClientServer reports whether the server called name came from the
+// client (its request or /mcp add) rather than the configuration.
+func (s *liveSession) isClientServer(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.client, func(c mcpclient.ServerSpec) bool { return c.Name == name })
 }
 
 // sessionPlace is where a session works: its cwd and the additional

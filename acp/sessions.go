@@ -97,7 +97,15 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
 		shared: a.shared, subs: &a.subs, logger: a.logger,
 	}
-	specs := a.setup.merge(sc.servers, client)
+	s.ed.request = client
+	if edits, err := restoreEdits(meta); err != nil {
+		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
+	} else if edited, err := edits.client(client); err != nil {
+		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
+	} else {
+		s.ed.edits, s.client = edits, edited
+	}
+	specs := a.setup.merge(s.ed.edits.configured(sc.servers), s.client)
 	if s.mode != modeAuto {
 		s.mode = modeAsk
 	}
@@ -112,7 +120,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 			return a.perms.approve(ctx, s, call, tool)
 		},
 	}
-	mo := a.mcpOptions(s, specs, client, sc)
+	mo := a.mcpOptions(s, specs, sc)
 	mgr, err := mcpclient.New(specs, &mo)
 	if err != nil {
 		stop()
@@ -120,11 +128,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		return nil, invalidParams("%v", err)
 	}
 	s.mgr = mgr
-	budget := a.opts.StartupBudget
-	if sc.limits.StartupBudget != nil {
-		budget = time.Duration(*sc.limits.StartupBudget) * time.Millisecond
-	}
-	s.startBy = time.Now().Add(budget)
+	s.startBy = time.Now().Add(a.setup.budgetFor(sc))
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
@@ -151,12 +155,12 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 // mcpOptions returns the MCP client options of session s: the agent's
 // template with the session's limits, logger, cwd, sign-in, events and
 // answers to the servers' requests.
-func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec, sc sessionConfig) mcpclient.Options {
+func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sessionConfig) mcpclient.Options {
 	mo := a.opts.MCP
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = s.cwd
-	mo.Prepare = a.setup.prepareFor(client)
+	mo.Prepare = a.setup.prepareFor(s.isClientServer)
 	mo.Redact = a.setup.redact()
 	mo.SignIn = a.asks.presentSignIn(s)
 	observe := a.opts.MCP.OnEvent

@@ -95,6 +95,9 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
 	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink}
 	s.mu.Lock()
+	if note := s.untold(); note != "" {
+		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
+	}
 	run.History, run.Model = append(s.history[:len(s.history):len(s.history)], prior...), s.provider
 	s.cfg.runOptions(&run)
 	_, run.ContextWindow, _ = s.current(tu.setup)

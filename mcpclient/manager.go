@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -289,7 +290,7 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 			continue
 		}
 		s := newServer(m, full)
-		invalid := spec.validate()
+		invalid := spec.Validate()
 		switch {
 		case spec.Disabled:
 			s.st.State = StateClosed
@@ -315,6 +316,36 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 // and returns the names of the servers it (re)started. Safe for concurrent
 // use with everything but Close.
 func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string, error) {
+	return m.reconfigure(ctx, specs, "")
+}
+
+// Restart stops the server called name and starts it again with the
+// same spec (a new process or connection; its resource subscriptions are
+// made again), waiting like Start. The error wraps ErrUnknownServer for a
+// name the Manager does not have, or ErrClosed. Safe for concurrent use
+// with everything but Close.
+func (m *Manager) Restart(ctx context.Context, name string) error {
+	if _, ok := m.list().byName[name]; !ok {
+		return fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
+	_, err := m.reconfigure(ctx, m.Specs(), name)
+	return err
+}
+
+// Specs returns the specs of the Manager's servers, in order, as given to
+// New or Reconfigure (with defaults filled in). Safe for concurrent use.
+func (m *Manager) Specs() []ServerSpec {
+	l := m.list()
+	out := make([]ServerSpec, len(l.servers))
+	for i, s := range l.servers {
+		out[i] = s.spec
+	}
+	return out
+}
+
+// reconfigure is Reconfigure, with the server called renew (if any) made
+// anew even when its spec is unchanged.
+func (m *Manager) reconfigure(ctx context.Context, specs []ServerSpec, renew string) ([]string, error) {
 	m.mu.Lock()
 	if m.closing {
 		m.mu.Unlock()
@@ -323,7 +354,12 @@ func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string
 	started := m.started
 	m.mu.Unlock()
 	old := m.list()
-	next, err := m.buildList(specs, old.byName)
+	keep := old.byName
+	if renew != "" {
+		keep = maps.Clone(keep)
+		delete(keep, renew)
+	}
+	next, err := m.buildList(specs, keep)
 	if err != nil {
 		return nil, err
 	}

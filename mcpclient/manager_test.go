@@ -742,6 +742,37 @@ func TestReconfigure(t *testing.T) {
 	}
 }
 
+// Restart replaces one server's process with a new one of the same spec
+// and leaves the others running; an unknown name is ErrUnknownServer.
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	opts, _ := fastOpts(t)
+	recA, linesA := recordFile(t)
+	recB, linesB := recordFile(t)
+	m := start(t, opts, stdio("a", "-record", recA), stdio("b", "-record", recB))
+	first := recordedPIDs(t, linesA(), "started")
+	if err := m.Restart(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	mustReady(t, m, "a", "b")
+	pids := recordedPIDs(t, linesA(), "started")
+	if len(first) != 1 || len(pids) != 2 || pids[1] == pids[0] {
+		t.Fatalf("a started as %v, want a second, new process", pids)
+	}
+	if testbin.Alive(pids[0]) {
+		t.Errorf("a's old process %d is still running", pids[0])
+	}
+	if got := recordedPIDs(t, linesB(), "started"); len(got) != 1 {
+		t.Errorf("b was restarted too: %v", got)
+	}
+	if got := text(t, call(t, m, "a", "echo", map[string]any{"text": "again"})); got != "again" {
+		t.Errorf("after the restart: %q", got)
+	}
+	if err := m.Restart(context.Background(), "nope"); !errors.Is(err, mcpclient.ErrUnknownServer) {
+		t.Errorf("unknown server: %v", err)
+	}
+}
+
 // TestClientInfo: servers see the client name and version of the Options
 // in initialize, and the defaults without them.
 func TestClientInfo(t *testing.T) {

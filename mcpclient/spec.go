@@ -148,8 +148,10 @@ func (s ServerSpec) withDefaults(defaultCalls int) ServerSpec {
 	return s
 }
 
-// validate reports what is wrong with s, naming the field.
-func (s *ServerSpec) validate() error {
+// Validate reports what is wrong with s, naming the field: an error
+// wrapping ErrInvalidSpec (and, for a URL, CheckURL's sentinel), or nil.
+// A Manager starts no server whose spec is invalid (it shows as failed).
+func (s *ServerSpec) Validate() error {
 	switch s.transport() {
 	case TransportStdio:
 		if strings.TrimSpace(s.Command) == "" {

@@ -250,7 +250,7 @@ func finishOptions(opts *options, agentCmd, cwd string, rest []string) error {
 	}
 	var err error
 	if agentCmd != "" {
-		opts.agent, err = splitCommand(agentCmd)
+		opts.agent, err = mcpservers.SplitCommand(agentCmd)
 		if err != nil {
 			return fmt.Errorf("--agent: %w", err)
 		}

@@ -1,0 +1,366 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/session"
+)
+
+// This file is /mcp add, /mcp remove and /mcp restart: a session's MCP
+// servers changed while it is open. The change is kept in the session's
+// metadata (extraServerEdits), so that session/load and session/resume
+// restore it on top of the servers their request passes, and the model
+// is told of it at its next turn.
+
+// extraServerEdits is the session metadata key of its serverEdits.
+const extraServerEdits = "mcpEdits"
+
+// serverEdits is what /mcp add and /mcp remove changed in a session's
+// servers: the servers added (in the form a client passes them) and the
+// names removed (from the request's servers or the configured ones).
+// A value; the session's copy is guarded by liveSession.mu.
+type serverEdits struct {
+	Added   []acpsdk.McpServer `json:"added,omitempty"`
+	Removed []string           `json:"removed,omitempty"`
+}
+
+// editState is a session's serverEdits, the servers its request passed
+// (before the edits) and the changes the model has not been told of yet.
+type editState struct {
+	edits   serverEdits
+	request []mcpclient.ServerSpec
+	untold  []string
+}
+
+// restoreEdits reads the serverEdits stored in m (none: the zero value).
+func restoreEdits(m session.Meta) (serverEdits, error) {
+	var e serverEdits
+	raw, ok := m.Extra[extraServerEdits]
+	if !ok {
+		return e, nil
+	}
+	data, err := json.Marshal(raw)
+	if err == nil {
+		err = json.Unmarshal(data, &e)
+	}
+	if err != nil {
+		return serverEdits{}, fmt.Errorf("the stored MCP server changes (%s) are unreadable: %w", extraServerEdits, err)
+	}
+	return e, nil
+}
+
+// client returns the client's servers, request, with the edits applied:
+// the removed ones left out, the added ones appended.
+func (e serverEdits) client(request []mcpclient.ServerSpec) ([]mcpclient.ServerSpec, error) {
+	out := e.configured(request)
+	added, err := mcpservers.Specs(e.Added, extraServerEdits+".added")
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range added {
+		out = slices.DeleteFunc(out, func(s mcpclient.ServerSpec) bool { return s.Name == a.Name })
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// configured returns servers without the removed ones.
+func (e serverEdits) configured(servers []mcpclient.ServerSpec) []mcpclient.ServerSpec {
+	return slices.DeleteFunc(slices.Clone(servers), func(s mcpclient.ServerSpec) bool { return slices.Contains(e.Removed, s.Name) })
+}
+
+// add records server as added (a name removed before is no longer).
+func (e serverEdits) add(server acpsdk.McpServer) serverEdits {
+	name := mcpservers.Name(server)
+	e.Removed = slices.DeleteFunc(slices.Clone(e.Removed), func(n string) bool { return n == name })
+	e.Added = append(slices.DeleteFunc(slices.Clone(e.Added), func(s acpsdk.McpServer) bool { return mcpservers.Name(s) == name }), server)
+	return e
+}
+
+// remove records the server called name as removed: an added one is
+// forgotten, any other is removed from what the request or the
+// configuration brings.
+func (e serverEdits) remove(name string) serverEdits {
+	n := len(e.Added)
+	e.Added = slices.DeleteFunc(slices.Clone(e.Added), func(s acpsdk.McpServer) bool { return mcpservers.Name(s) == name })
+	if len(e.Added) == n && !slices.Contains(e.Removed, name) {
+		e.Removed = append(slices.Clone(e.Removed), name)
+	}
+	return e
+}
+
+// errAddUsage is a /mcp add line that is not one of its forms.
+var errAddUsage = errors.New("usage: /mcp add NAME -- COMMAND [ARGS…] (stdio), /mcp add NAME URL (http) or /mcp add --sse NAME URL; options before the name: --env KEY=VALUE (stdio), --header 'Name: value' (http, sse)")
+
+// parseAdd parses what follows "/mcp add" into a server entry, checked
+// as session/new checks its mcpServers.
+func parseAdd(arg string) (acpsdk.McpServer, error) {
+	words, err := mcpservers.SplitCommand(arg)
+	if err != nil {
+		return acpsdk.McpServer{}, fmt.Errorf("%w (%v)", errAddUsage, err)
+	}
+	var (
+		name, url string
+		transport = mcpclient.TransportHTTP
+		env       []acpsdk.EnvVariable
+		headers   []acpsdk.HttpHeader
+		command   []string
+	)
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		value := func() (string, error) {
+			if i+1 >= len(words) {
+				return "", fmt.Errorf("%s needs a value", w)
+			}
+			i++
+			return words[i], nil
+		}
+		switch {
+		case w == "--":
+			command = words[i+1:]
+			if len(command) == 0 {
+				return acpsdk.McpServer{}, fmt.Errorf("%w: no command after --", errAddUsage)
+			}
+			i = len(words)
+		case w == "--sse":
+			transport = mcpclient.TransportSSE
+		case w == "--http":
+			transport = mcpclient.TransportHTTP
+		case w == "--env" || w == "-e":
+			v, err := value()
+			k, val, ok := strings.Cut(v, "=")
+			if err != nil || !ok || k == "" {
+				return acpsdk.McpServer{}, fmt.Errorf("%w: --env takes KEY=VALUE", errAddUsage)
+			}
+			env = append(env, acpsdk.EnvVariable{Name: k, Value: val})
+		case w == "--header" || w == "-H":
+			v, err := value()
+			k, val, ok := strings.Cut(v, ":")
+			if err != nil || !ok || strings.TrimSpace(k) == "" {
+				return acpsdk.McpServer{}, fmt.Errorf("%w: --header takes 'Name: value'", errAddUsage)
+			}
+			headers = append(headers, acpsdk.HttpHeader{Name: strings.TrimSpace(k), Value: strings.TrimSpace(val)})
+		case strings.HasPrefix(w, "-"):
+			return acpsdk.McpServer{}, fmt.Errorf("%w: unknown option %s", errAddUsage, w)
+		case name == "":
+			name = w
+		case url == "":
+			url = w
+		default:
+			return acpsdk.McpServer{}, fmt.Errorf("%w: unexpected %q (a command goes after --)", errAddUsage, w)
+		}
+	}
+	var server acpsdk.McpServer
+	switch {
+	case name == "" || (url == "") == (command == nil):
+		return acpsdk.McpServer{}, errAddUsage
+	case command != nil && (headers != nil || transport == mcpclient.TransportSSE):
+		return acpsdk.McpServer{}, fmt.Errorf("%w: --header and --sse are for a server at a URL", errAddUsage)
+	case command != nil:
+		server = mcpservers.Stdio(name, command[0], command[1:], env)
+	case env != nil:
+		return acpsdk.McpServer{}, fmt.Errorf("%w: --env is for a server started with a command", errAddUsage)
+	default:
+		server = mcpservers.Remote(transport, name, url, headers)
+	}
+	return checkServer(server)
+}
+
+// checkServer checks one server entry with the rules of session/new's
+// mcpServers; the error names the member at fault ("url: ...").
+func checkServer(server acpsdk.McpServer) (acpsdk.McpServer, error) {
+	raw, err := json.Marshal([]acpsdk.McpServer{server})
+	if err != nil {
+		return acpsdk.McpServer{}, err
+	}
+	checked, err := mcpservers.ParseList(raw, "", mcpservers.Options{})
+	var perr *mcpservers.Error
+	if errors.As(err, &perr) {
+		return acpsdk.McpServer{}, fmt.Errorf("%s: %s", strings.TrimPrefix(strings.TrimPrefix(perr.Path, "[0]"), "."), perr.Problem)
+	} else if err != nil {
+		return acpsdk.McpServer{}, err
+	}
+	// What session/new would start and show as failed is refused here.
+	specs, err := mcpservers.Specs(checked, "")
+	if err == nil {
+		err = specs[0].Validate()
+	}
+	if err != nil {
+		return acpsdk.McpServer{}, err
+	}
+	return checked[0], nil
+}
+
+// liveEdit is /mcp add, remove or restart of session s.
+func (co *commands) liveEdit(ctx context.Context, s *liveSession, sub, arg string) string {
+	switch sub {
+	case "add":
+		return co.addServer(ctx, s, arg)
+	case "remove":
+		return co.removeServer(ctx, s, strings.TrimSpace(arg))
+	}
+	return co.restartServer(ctx, s, strings.TrimSpace(arg))
+}
+
+// addServer is /mcp add.
+func (co *commands) addServer(ctx context.Context, s *liveSession, arg string) string {
+	server, err := parseAdd(arg)
+	if err != nil {
+		return fmt.Sprintf("Cannot add the server: %v", err)
+	}
+	name := mcpservers.Name(server)
+	if _, ok := s.mgr.Status(name); ok || co.isShared(s, name) {
+		return fmt.Sprintf("This session already has an MCP server called %s; `/mcp remove %s` first, or choose another name.", name, name)
+	}
+	s.mu.Lock()
+	edits := s.ed.edits.add(server)
+	s.mu.Unlock()
+	return co.applyEdits(ctx, s, edits, name, "added")
+}
+
+// removeServer is /mcp remove.
+func (co *commands) removeServer(ctx context.Context, s *liveSession, name string) string {
+	if msg, ok := co.ownServer(s, "remove", name); !ok {
+		return msg
+	}
+	s.mu.Lock()
+	edits := s.ed.edits.remove(name)
+	s.mu.Unlock()
+	return co.applyEdits(ctx, s, edits, name, "removed")
+}
+
+// ownServer reports whether name is one of session s's own servers, which
+// /mcp verb can change; when not, it returns what to say.
+func (co *commands) ownServer(s *liveSession, verb, name string) (string, bool) {
+	_, ok := s.mgr.Status(name)
+	switch {
+	case name == "":
+		return fmt.Sprintf("Usage: /mcp %s NAME. /mcp lists the servers.", verb), false
+	case ok:
+		return "", true
+	case co.isShared(s, name):
+		return fmt.Sprintf("MCP server %s is configured with shared: true and serves every session; /mcp %s cannot change it for one session (change the configuration and /reload).", name, verb), false
+	}
+	return fmt.Sprintf("This session has no MCP server called %s. /mcp lists the servers.", name), false
+}
+
+// restartServer is /mcp restart.
+func (co *commands) restartServer(ctx context.Context, s *liveSession, name string) string {
+	if msg, ok := co.ownServer(s, "restart", name); !ok {
+		return msg
+	}
+	wctx, cancel := context.WithTimeout(ctx, co.setup.startupBudget(s))
+	defer cancel()
+	err := s.mgr.Restart(wctx, name)
+	switch {
+	case errors.Is(err, mcpclient.ErrUnknownServer):
+		return fmt.Sprintf("This session has no MCP server called %s. /mcp lists the servers.", name)
+	case err != nil && wctx.Err() == nil:
+		return fmt.Sprintf("Cannot restart MCP server %s: %v", name, err)
+	}
+	co.tell(s, fmt.Sprintf("MCP server %s was restarted.", name))
+	return fmt.Sprintf("Restarted MCP server %s: %s", name, co.serverLine(s, name))
+}
+
+// isShared reports whether the agent has a shared server called name
+// that session s sees.
+func (co *commands) isShared(s *liveSession, name string) bool {
+	if s.shared == nil {
+		return false
+	}
+	_, ok := s.shared.Status(name)
+	return ok
+}
+
+// applyEdits makes edits session s's servers: it starts and stops servers
+// (waiting for the new ones within the startup budget), stores the edits
+// and tells the model at its next turn. name and verb say what changed.
+func (co *commands) applyEdits(ctx context.Context, s *liveSession, edits serverEdits, name, verb string) string {
+	s.mu.Lock()
+	client, err := edits.client(s.ed.request)
+	if err != nil {
+		s.mu.Unlock()
+		return fmt.Sprintf("Cannot apply the change: %v", err)
+	}
+	s.client, s.ed.edits = client, edits
+	specs := co.setup.merge(edits.configured(s.cfg.servers), s.client)
+	s.cfg.applyLimits(&mcpclient.Options{}, specs)
+	s.mu.Unlock()
+	if err := s.store.UpdateMeta(func(m *session.Meta) {
+		delete(m.Extra, extraServerEdits)
+		if len(edits.Added) > 0 || len(edits.Removed) > 0 {
+			m.Extra[extraServerEdits] = edits
+		}
+	}); err != nil {
+		co.setup.logger.Warn("saving the MCP server changes", "session", s.id, "err", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, co.setup.startupBudget(s))
+	defer cancel()
+	if _, err := s.mgr.Reconfigure(wctx, specs); err != nil && wctx.Err() == nil {
+		return fmt.Sprintf("Cannot apply the change: %v", err)
+	}
+	co.tell(s, fmt.Sprintf("MCP server %s was %s.", name, verb))
+	if verb == "removed" {
+		return fmt.Sprintf("Removed MCP server %s from this session; its tools are gone.", name)
+	}
+	return fmt.Sprintf("Added MCP server %s: %s", name, co.serverLine(s, name))
+}
+
+// serverLine says how the server called name of session s is now.
+func (co *commands) serverLine(s *liveSession, name string) string {
+	st, ok := s.mgr.Status(name)
+	switch {
+	case !ok:
+		return "gone."
+	case st.State == mcpclient.StateReady:
+		return fmt.Sprintf("ready, %d tools.", st.Tools)
+	case st.Error != "":
+		return fmt.Sprintf("%s: %s.", st.State, st.Error)
+	}
+	return fmt.Sprintf("%s (its tools join when it is ready; /mcp shows it).", st.State)
+}
+
+// tell queues note for the model's next turn in session s.
+func (co *commands) tell(s *liveSession, note string) {
+	s.mu.Lock()
+	s.ed.untold = append(s.ed.untold, note)
+	s.mu.Unlock()
+}
+
+// untold returns, and forgets, what session s's model has not been told
+// of its servers, as content to put before the user's input (nil: none).
+// Called with s.mu held.
+func (s *liveSession) untold() string {
+	if len(s.ed.untold) == 0 {
+		return ""
+	}
+	note := "[acpgate: the MCP servers of this session changed since your last turn: " + strings.Join(s.ed.untold, " ") + " The tools you have are the current ones.]"
+	s.ed.untold = nil
+	return note
+}
+
+// startupBudget is how long what needs a session's servers waits for them
+// to connect.
+func (su *setup) startupBudget(s *liveSession) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return su.budgetFor(s.cfg)
+}
+
+// budgetFor is the startup budget of a session configured as sc.
+func (su *setup) budgetFor(sc sessionConfig) time.Duration {
+	if sc.limits.StartupBudget != nil {
+		return time.Duration(*sc.limits.StartupBudget) * time.Millisecond
+	}
+	return su.opts.StartupBudget
+}
