@@ -32,8 +32,10 @@ mode 0600 next to it (keys/PROVIDER.key).
 
 // setupCommand runs `acpgate setup` (see setupUsage) with the terminal or
 // pipes of the process, and returns the exit code: 0 when set up, 1 when
-// setup failed (the reason on stderr), 2 for bad usage.
-func setupCommand(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+// setup failed (the reason on stderr), 2 for bad usage. configPath is the
+// --config given before "setup" ("": none), which its own --config
+// overrides.
+func setupCommand(args []string, configPath string, stdin *os.File, stdout, stderr io.Writer) int {
 	red := secrets.NewRedactor()
 	stdout, stderr = red.Writer(stdout), red.Writer(stderr)
 	var o setup.Options
@@ -43,7 +45,7 @@ func setupCommand(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, setupUsage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.ConfigPath, "config", "", "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json)")
+	fs.StringVar(&o.ConfigPath, "config", configPath, "configuration file (default $XDG_CONFIG_HOME/acpgate/config.json, else ~/.config/acpgate/config.json)")
 	fs.StringVar(&o.Provider, "provider", "", "the provider: "+setup.IDs())
 	fs.StringVar(&o.BaseURL, "base-url", "", "the endpoint's base URL (required for custom; default: the provider's)")
 	fs.StringVar(&o.Model, "model", "", "the default model (default: asked, from the endpoint's list)")
