@@ -304,7 +304,7 @@ func (r *run) verify(ctx context.Context) ([]string, error) {
 		if !errors.Is(err, ErrKeyRefused) || !r.o.Interactive || r.o.APIKeyStdin || attempt == 3 {
 			return models, err
 		}
-		r.say("%v\n", err)
+		r.say("%v\nTry again.\n", err)
 		if err := r.askKey(""); err != nil {
 			return nil, err
 		}
@@ -355,7 +355,11 @@ func (r *run) write(model string) error {
 	if err := atomicfile.WriteFile(r.o.ConfigPath, out, r.perm); err != nil {
 		return err
 	}
-	r.say("Set up %s, model %s, in %s.\n", r.provider.Name, model, r.o.ConfigPath)
+	name := r.provider.Name
+	if r.provider.ID == Custom {
+		name = r.baseURL
+	}
+	r.say("Set up %s, model %s, in %s.\n", name, model, r.o.ConfigPath)
 	if r.key != "" {
 		r.say("The API key is in %s (mode 0600), which the configuration references.\n", r.keyFile)
 	}
