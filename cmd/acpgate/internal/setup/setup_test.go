@@ -228,4 +228,3 @@ func TestRunAsks(t *testing.T) {
 		t.Errorf("the key was shown:\n%s", out.String())
 	}
 }
-
