@@ -138,6 +138,12 @@ func start(o Options) (*run, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 20 * time.Second
 	}
+	// The key file's reference must be an absolute path.
+	abs, err := filepath.Abs(o.ConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("the configuration file: %w", err)
+	}
+	o.ConfigPath = abs
 	r := &run{o: o, in: bufio.NewReader(o.In), perm: 0o600}
 	data, err := os.ReadFile(o.ConfigPath)
 	switch {

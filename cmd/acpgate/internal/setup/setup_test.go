@@ -228,3 +228,23 @@ func TestRunAsks(t *testing.T) {
 		t.Errorf("the key was shown:\n%s", out.String())
 	}
 }
+
+// TestRunRelativeConfig: a relative --config gets a key reference with an
+// absolute path, which resolves from any directory.
+func TestRunRelativeConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList(testKey, "m1")})
+	var out bytes.Buffer
+	o := options(t, testKey, &out)
+	o.ConfigPath, o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = "config.json", Custom, base, "m1", true
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if m := loaded(t, filepath.Join(dir, "config.json")); m.APIKey != "secret://file/"+filepath.Join(dir, "keys", "custom.key") {
+		t.Errorf("apiKey %q", m.APIKey)
+	}
+}
