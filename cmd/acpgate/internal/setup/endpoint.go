@@ -149,7 +149,7 @@ func get(ctx context.Context, client *http.Client, url, key string) (*http.Respo
 }
 
 // serverMessage is the error message of an OpenAI-style error body
-// ({"error": {"message": ...}} or {"error": "..."}), at most 300 bytes;
+// ({"error": {"message": ...}} or {"error": "..."}), at most 300 runes;
 // "" for other bodies.
 func serverMessage(body []byte) string {
 	var e struct {
@@ -167,8 +167,8 @@ func serverMessage(body []byte) string {
 		msg = o.Message
 	}
 	msg = strings.Join(strings.Fields(msg), " ")
-	if len(msg) > 300 {
-		msg = msg[:300] + "…"
+	if r := []rune(msg); len(r) > 300 {
+		msg = string(r[:300]) + "…"
 	}
 	return msg
 }
