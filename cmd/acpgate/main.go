@@ -79,7 +79,7 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if fs.Arg(0) == "setup" {
+	if fs.Arg(0) == setupArg {
 		c.setup, c.setupArgs = true, fs.Args()[1:]
 	} else if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
@@ -124,7 +124,7 @@ func run(args []string) int {
 	if len(args) > 0 && args[0] == "config" {
 		return configCommand(args[1:], os.Stdout, os.Stderr)
 	}
-	if len(args) > 0 && args[0] == "setup" {
+	if len(args) > 0 && args[0] == setupArg {
 		return setupCommand(args[1:], "", os.Stdin, os.Stdout, os.Stderr)
 	}
 	if len(args) > 0 && args[0] == watchdogArg {
@@ -282,7 +282,7 @@ func setupMethod() *acp.TerminalAuth {
 		ID:          "setup",
 		Name:        setupMethodName,
 		Description: "Choose a model provider (OpenAI, OpenRouter, Gemini, Ollama, LM Studio or any OpenAI-compatible URL), its API key and default model; acpgate needs no sign-in otherwise",
-		Args:        setupArgs,
+		Args:        []string{setupArg},
 		Command:     exe,
 	}
 }

@@ -14,9 +14,9 @@ import (
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 )
 
-// setupArgs are the arguments of `acpgate setup` as the terminal auth
-// method offers it (the editor runs acpgate with them in a terminal).
-var setupArgs = []string{"setup"}
+// setupArg is the argument of `acpgate setup`, as the terminal auth
+// method offers it (the editor runs acpgate with it in a terminal).
+const setupArg = "setup"
 
 const setupUsage = `usage: acpgate setup [--config FILE] [--provider ID] [--base-url URL] [--model NAME] [--api-key-stdin]
        acpgate setup --show [--config FILE]

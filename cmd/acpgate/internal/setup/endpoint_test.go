@@ -1,4 +1,4 @@
-package setup
+package setup_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
 )
 
 // endpoint is a fake OpenAI-compatible endpoint on 127.0.0.1 whose
@@ -74,30 +76,30 @@ func TestCheck(t *testing.T) {
 		kind    error
 		status  int
 	}{
-		{"refused key", good, "sk-bad", "", ErrKeyRefused, 401},
-		{"forbidden", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(403, `{"error":"no access"}`)}), "k", "", ErrKeyRefused, 403},
-		{"closed port", closedURL(t), "k", "", ErrUnreachable, 0},
-		{"not found", endpoint(t, map[string]http.HandlerFunc{"/other": status(200, "")}), "", "", ErrWrongPath, 404},
-		{"an HTML page", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(200, "<html>LM Studio</html>")}), "", "", ErrWrongPath, 200},
-		{"JSON without data", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(200, `{"models":[]}`)}), "", "", ErrWrongPath, 200},
-		{"server error", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(500, `{"error":{"message":"overloaded"}}`)}), "", "", ErrEndpoint, 500},
-		{"public list, refused key", endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList("", "m"), "/v1/key": status(401, "{}")}), "sk-bad", "/key", ErrKeyRefused, 401},
+		{"refused key", good, "sk-bad", "", setup.ErrKeyRefused, 401},
+		{"forbidden", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(403, `{"error":"no access"}`)}), "k", "", setup.ErrKeyRefused, 403},
+		{"closed port", closedURL(t), "k", "", setup.ErrUnreachable, 0},
+		{"not found", endpoint(t, map[string]http.HandlerFunc{"/other": status(200, "")}), "", "", setup.ErrWrongPath, 404},
+		{"an HTML page", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(200, "<html>LM Studio</html>")}), "", "", setup.ErrWrongPath, 200},
+		{"JSON without data", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(200, `{"models":[]}`)}), "", "", setup.ErrWrongPath, 200},
+		{"server error", endpoint(t, map[string]http.HandlerFunc{"/v1/models": status(500, `{"error":{"message":"overloaded"}}`)}), "", "", setup.ErrEndpoint, 500},
+		{"public list, refused key", endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList("", "m"), "/v1/key": status(401, "{}")}), "sk-bad", "/key", setup.ErrKeyRefused, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := check(context.Background(), http.DefaultClient, tc.base, tc.key, tc.keyPath)
-			var ee *EndpointError
+			_, err := setup.Check(context.Background(), http.DefaultClient, tc.base, tc.key, tc.keyPath)
+			var ee *setup.EndpointError
 			if !errors.Is(err, tc.kind) || !errors.As(err, &ee) || ee.Status != tc.status {
 				t.Fatalf("got %v, want %v with status %d", err, tc.kind, tc.status)
 			}
-			for _, other := range []error{ErrKeyRefused, ErrUnreachable, ErrWrongPath, ErrEndpoint} {
+			for _, other := range []error{setup.ErrKeyRefused, setup.ErrUnreachable, setup.ErrWrongPath, setup.ErrEndpoint} {
 				if other != tc.kind && errors.Is(err, other) {
 					t.Errorf("%v is also %v", err, other)
 				}
 			}
 		})
 	}
-	models, err := check(context.Background(), http.DefaultClient, good+"/", "sk-good", "")
+	models, err := setup.Check(context.Background(), http.DefaultClient, good+"/", "sk-good", "")
 	if err != nil || !slices.Equal(models, []string{"m1", "m2"}) {
 		t.Errorf("good endpoint: %v, %v", models, err)
 	}
@@ -105,7 +107,7 @@ func TestCheck(t *testing.T) {
 	hung := endpoint(t, map[string]http.HandlerFunc{"/v1/models": func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := check(ctx, http.DefaultClient, hung, "", ""); !errors.Is(err, ErrUnreachable) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := setup.Check(ctx, http.DefaultClient, hung, "", ""); !errors.Is(err, setup.ErrUnreachable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hung endpoint: %v", err)
 	}
 }
@@ -114,7 +116,7 @@ func TestCheck(t *testing.T) {
 func TestDetect(t *testing.T) {
 	t.Parallel()
 	up := endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList("", "llama")})
-	running := detect(context.Background(), http.DefaultClient, []Provider{
+	running := setup.Detect(context.Background(), http.DefaultClient, []setup.Provider{
 		{ID: "up", BaseURL: up, Local: true},
 		{ID: "down", BaseURL: closedURL(t), Local: true},
 		{ID: "remote", BaseURL: up},

@@ -1,4 +1,4 @@
-package setup
+package setup_test
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
+
+	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
 )
 
 const testKey = "sk-setup-test-4f1c9a"
@@ -35,11 +37,11 @@ func input(t *testing.T, in string) *os.File {
 	return r
 }
 
-// options are Options for a configuration file in a new directory, with
+// options are setup.Options for a configuration file in a new directory, with
 // stdin holding in and the output kept in out.
-func options(t *testing.T, in string, out *bytes.Buffer) Options {
+func options(t *testing.T, in string, out *bytes.Buffer) setup.Options {
 	red := secrets.NewRedactor()
-	return Options{ConfigPath: filepath.Join(t.TempDir(), "acpgate", "config.json"), In: input(t, in), Out: red.Writer(out), Redactor: red}
+	return setup.Options{ConfigPath: filepath.Join(t.TempDir(), "acpgate", "config.json"), In: input(t, in), Out: red.Writer(out), Redactor: red}
 }
 
 // loaded is the model block acpgate loads from the configuration at path.
@@ -60,8 +62,8 @@ func TestRunScripted(t *testing.T) {
 	base := endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList(testKey, "m1", "m2")})
 	var out bytes.Buffer
 	o := options(t, testKey+"\n", &out)
-	o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = Custom, base, "m2", true
-	if err := Run(context.Background(), o); err != nil {
+	o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = setup.Custom, base, "m2", true
+	if err := setup.Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	keyFile := filepath.Join(filepath.Dir(o.ConfigPath), "keys", "custom.key")
@@ -84,7 +86,7 @@ func TestRunScripted(t *testing.T) {
 	// Again without --api-key-stdin: the saved key is kept and checked.
 	o2 := o
 	o2.In, o2.APIKeyStdin, o2.Model, o2.Redactor = input(t, ""), false, "m1", secrets.NewRedactor()
-	if err := Run(context.Background(), o2); err != nil {
+	if err := setup.Run(context.Background(), o2); err != nil {
 		t.Fatal(err)
 	}
 	if m := loaded(t, o.ConfigPath); m.Model != "m1" || m.APIKey != "secret://file/"+keyFile {
@@ -107,7 +109,7 @@ func TestRunKeepsTheRest(t *testing.T) {
 	if err := os.WriteFile(o.ConfigPath, []byte(before), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(context.Background(), o); err != nil {
+	if err := setup.Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(o.ConfigPath)
@@ -126,7 +128,7 @@ func TestRunKeepsTheRest(t *testing.T) {
 	if err := os.WriteFile(o.ConfigPath, []byte(bad), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := Run(context.Background(), o)
+	err := setup.Run(context.Background(), o)
 	var fe *config.FieldError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), o.ConfigPath) {
 		t.Errorf("invalid file: %v", err)
@@ -144,39 +146,41 @@ func TestRunFailsWritingNothing(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		in    string
-		set   func(*Options)
+		set   func(*setup.Options)
 		check func(error) bool
 	}{
-		{"nothing given", "", func(*Options) {}, func(err error) bool {
-			var me *MissingError
+		{"nothing given", "", func(*setup.Options) {}, func(err error) bool {
+			var me *setup.MissingError
 			return errors.As(err, &me) && slices.Equal(me.Flags, []string{"--provider", "--model"})
 		}},
-		{"no key", "", func(o *Options) { o.Provider, o.Model = "openai", "gpt-4.1" }, func(err error) bool {
-			var me *MissingError
+		{"no key", "", func(o *setup.Options) { o.Provider, o.Model = "openai", "gpt-4.1" }, func(err error) bool {
+			var me *setup.MissingError
 			return errors.As(err, &me) && slices.Equal(me.Flags, []string{"--api-key-stdin"})
 		}},
-		{"custom without URL", "", func(o *Options) { o.Provider, o.Model = Custom, "m" }, func(err error) bool {
-			var me *MissingError
+		{"custom without URL", "", func(o *setup.Options) { o.Provider, o.Model = setup.Custom, "m" }, func(err error) bool {
+			var me *setup.MissingError
 			return errors.As(err, &me) && slices.Equal(me.Flags, []string{"--base-url"})
 		}},
-		{"no model: the list", testKey, func(o *Options) { o.Provider, o.BaseURL, o.APIKeyStdin = Custom, base, true }, func(err error) bool {
-			var me *MissingError
+		{"no model: the list", testKey, func(o *setup.Options) { o.Provider, o.BaseURL, o.APIKeyStdin = setup.Custom, base, true }, func(err error) bool {
+			var me *setup.MissingError
 			return errors.As(err, &me) && slices.Equal(me.Models, []string{"m1", "m2"}) && strings.Contains(err.Error(), "the endpoint lists: m1, m2")
 		}},
-		{"unknown provider", "", func(o *Options) { o.Provider = "acme" }, func(err error) bool {
+		{"unknown provider", "", func(o *setup.Options) { o.Provider = "acme" }, func(err error) bool {
 			return err != nil && strings.Contains(err.Error(), `unknown provider "acme"`)
 		}},
-		{"empty key", "\n", func(o *Options) { o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = Custom, base, "m1", true }, func(err error) bool {
+		{"empty key", "\n", func(o *setup.Options) { o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = setup.Custom, base, "m1", true }, func(err error) bool {
 			return err != nil && strings.Contains(err.Error(), "--api-key-stdin")
 		}},
-		{"refused key", "sk-wrong\n", func(o *Options) { o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = Custom, base, "m1", true }, func(err error) bool {
-			return errors.Is(err, ErrKeyRefused)
+		{"refused key", "sk-wrong\n", func(o *setup.Options) { o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = setup.Custom, base, "m1", true }, func(err error) bool {
+			return errors.Is(err, setup.ErrKeyRefused)
 		}},
-		{"wrong path", "", func(o *Options) { o.Provider, o.BaseURL, o.Model = "ollama", strings.TrimSuffix(base, "/v1"), "m1" }, func(err error) bool {
-			return errors.Is(err, ErrWrongPath)
+		{"wrong path", "", func(o *setup.Options) {
+			o.Provider, o.BaseURL, o.Model = "ollama", strings.TrimSuffix(base, "/v1"), "m1"
+		}, func(err error) bool {
+			return errors.Is(err, setup.ErrWrongPath)
 		}},
-		{"closed port", "", func(o *Options) { o.Provider, o.BaseURL, o.Model = "lmstudio", closedURL(t), "m1" }, func(err error) bool {
-			return errors.Is(err, ErrUnreachable)
+		{"closed port", "", func(o *setup.Options) { o.Provider, o.BaseURL, o.Model = "lmstudio", closedURL(t), "m1" }, func(err error) bool {
+			return errors.Is(err, setup.ErrUnreachable)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,7 +188,7 @@ func TestRunFailsWritingNothing(t *testing.T) {
 			var out bytes.Buffer
 			o := options(t, tc.in, &out)
 			tc.set(&o)
-			if err := Run(context.Background(), o); !tc.check(err) {
+			if err := setup.Run(context.Background(), o); !tc.check(err) {
 				t.Fatalf("got %v (%T)", err, err)
 			}
 			if entries, err := os.ReadDir(filepath.Dir(filepath.Dir(o.ConfigPath))); err != nil || len(entries) != 0 {
@@ -201,19 +205,19 @@ func TestRunAsks(t *testing.T) {
 	t.Parallel()
 	base := endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList(testKey, "alpha-1", "beta-1", "beta-2")})
 	var out bytes.Buffer
-	custom := slices.IndexFunc(Catalogue(), func(p Provider) bool { return p.ID == Custom }) + 1
+	custom := slices.IndexFunc(setup.Catalogue(), func(p setup.Provider) bool { return p.ID == setup.Custom }) + 1
 	// An invalid choice, the custom entry, its URL, a refused key and the
 	// right one, part of a model name, a number of the narrowed list.
 	o := options(t, strings.Join([]string{"9", strconv.Itoa(custom), base, "sk-wrong", testKey, "beta", "2", ""}, "\n"), &out)
 	o.Interactive = true
 	// The local servers are not running (whatever runs on this machine).
-	o.Providers = Catalogue()
+	o.Providers = setup.Catalogue()
 	for i := range o.Providers {
 		if o.Providers[i].Local {
 			o.Providers[i].BaseURL = closedURL(t)
 		}
 	}
-	if err := Run(context.Background(), o); err != nil {
+	if err := setup.Run(context.Background(), o); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	if m := loaded(t, o.ConfigPath); m.Model != "beta-2" || m.BaseURL != base {
@@ -240,8 +244,8 @@ func TestRunRelativeConfig(t *testing.T) {
 	base := endpoint(t, map[string]http.HandlerFunc{"/v1/models": modelList(testKey, "m1")})
 	var out bytes.Buffer
 	o := options(t, testKey, &out)
-	o.ConfigPath, o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = "config.json", Custom, base, "m1", true
-	if err := Run(context.Background(), o); err != nil {
+	o.ConfigPath, o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = "config.json", setup.Custom, base, "m1", true
+	if err := setup.Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
 	if m := loaded(t, filepath.Join(dir, "config.json")); m.APIKey != "secret://file/"+filepath.Join(dir, "keys", "custom.key") {
