@@ -20,8 +20,8 @@ import (
 )
 
 // This file is the agent itself: its options, Serve (one connection, from
-// the first frame to shutdown), the roles it is made of, initialize and
-// authenticate, and the JSON-RPC errors every method returns.
+// the first frame to shutdown), the roles it is made of, initialize, and
+// the JSON-RPC errors every method returns.
 
 // Options configures the agent. Store is required.
 type Options struct {
@@ -86,6 +86,9 @@ type Options struct {
 	// WorkspaceEnv is the environment of the commands the local
 	// run_command runs; nil means acpgate's own.
 	WorkspaceEnv []string
+	// TerminalAuth, when set, is offered in initialize to clients that
+	// advertise terminal auth (see auth.go); nil offers no method.
+	TerminalAuth *TerminalAuth
 }
 
 // Agent serves one ACP connection: it is the ACP method surface and owns
@@ -291,7 +294,7 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
-		AuthMethods:     []acpsdk.AuthMethod{},
+		AuthMethods:     a.authMethods(p.ClientCapabilities),
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
 			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},
@@ -307,11 +310,4 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 			},
 		},
 	}, nil
-}
-
-// Authenticate implements acpsdk.Agent. acpgate needs no authentication
-// and advertises no auth methods (initialize's authMethods is empty), so
-// every method id is unknown: invalid params naming it.
-func (a *Agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
-	return acpsdk.AuthenticateResponse{}, invalidParams("unknown auth method %q: acpgate needs no authentication and advertises no auth methods", p.MethodId)
 }

@@ -23,7 +23,8 @@
 //
 // Where things are:
 //
-//	agent.go              Options, Serve, Agent, initialize, authenticate, JSON-RPC errors
+//	agent.go              Options, Serve, Agent, initialize, JSON-RPC errors
+//	auth.go               the terminal auth method (acpgate setup); authenticate
 //	sessions.go           session/new, load, resume, list, close, cancel; opening and closing
 //	session.go            liveSession: a session's state and the questions roles ask of it
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode

@@ -102,6 +102,11 @@
 // credential (it contains token, secret, password, key or auth), draws a
 // warning. [Config.Redacted] hides literal values for display.
 //
+// # Editing
+//
+// [SetModel] sets the top-level model block of a file's contents in place,
+// keeping every other byte (`acpgate setup` writes the file with it).
+//
 // # Errors and warnings
 //
 // [Parse] and [Load] report every problem at once (joined with

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,14 +14,19 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 )
 
+// errNoDefaultConfig: no --config was given and there is no default path
+// (no HOME).
+var errNoDefaultConfig = errors.New("no default configuration file")
+
 // loadConfig reads the configuration file: path if given (it must exist),
-// else the default path (which may be missing).
+// else the default path (which may be missing; no default path is
+// errNoDefaultConfig).
 func loadConfig(path string) (*config.Config, []config.Warning, string, error) {
 	mustExist := path != ""
 	if path == "" {
 		var err error
 		if path, err = config.DefaultPath(); err != nil {
-			return nil, nil, "", err
+			return nil, nil, "", fmt.Errorf("%w: %w", errNoDefaultConfig, err)
 		}
 	}
 	cfg, warnings, err := config.Load(path, mustExist)

@@ -45,6 +45,10 @@ type cliConfig struct {
 	// graceSet: the retired --startup-grace was given (logged at start).
 	graceSet    bool
 	showVersion bool
+	// setup: the arguments ended with `setup ...` (the terminal auth
+	// method appends it to the editor's command line); setupArgs follow it.
+	setup     bool
+	setupArgs []string
 }
 
 func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
@@ -75,7 +79,9 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	if fs.NArg() > 0 {
+	if fs.Arg(0) == setupArg {
+		c.setup, c.setupArgs = true, fs.Args()[1:]
+	} else if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
 	c.apiKey = getenv("OPENAI_API_KEY")
@@ -118,6 +124,9 @@ func run(args []string) int {
 	if len(args) > 0 && args[0] == "config" {
 		return configCommand(args[1:], os.Stdout, os.Stderr)
 	}
+	if len(args) > 0 && args[0] == setupArg {
+		return setupCommand(args[1:], "", os.Stdin, os.Stdout, os.Stderr)
+	}
 	if len(args) > 0 && args[0] == watchdogArg {
 		return runWatchdog()
 	}
@@ -132,6 +141,9 @@ func run(args []string) int {
 	if c.showVersion {
 		fmt.Fprintln(os.Stdout, "acpgate", version)
 		return 0
+	}
+	if c.setup {
+		return setupCommand(c.setupArgs, c.configPath, os.Stdin, os.Stdout, os.Stderr)
 	}
 	// Every secret resolved from here on is redacted from the logs and
 	// from everything sent to the client.
@@ -163,6 +175,12 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	guard := startGuard(logger)
 	defer guard.close(logger)
 	cfg, warnings, cfgPath, err := loadConfig(c.configPath)
+	if errors.Is(err, errNoDefaultConfig) {
+		// initialize must succeed anyway (the ACP registry's check runs
+		// agents in a bare environment).
+		logger.Warn("no configuration file: give --config or set HOME", "err", err)
+		cfg, err = &config.Config{}, nil
+	}
 	logWarnings(logger, warnings)
 	if c.graceSet {
 		logger.Warn("--startup-grace is retired and has no effect: session/new answers at once and prompts wait for connecting servers within --startup-budget")
@@ -182,14 +200,19 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		redactor.Add(c.apiKey)
 	}
 	models := newModels(c, resolver, logger)
-	store, dir, err := openStore(c.stateDir)
+	store, dir, temporary, err := openStore(c.stateDir, logger)
 	if err != nil {
 		logger.Error("opening the session store", "dir", dir, "err", err)
 		return 1
 	}
+	if temporary {
+		defer os.RemoveAll(dir)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go live.watch(ctx, cfgPath, logger)
+	if cfgPath != "" {
+		go live.watch(ctx, cfgPath, logger)
+	}
 	// The model picker's list, in the background: building the provider
 	// may resolve secrets (gcloud, vault, ...), which initialize must not
 	// wait for.
@@ -201,6 +224,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 		WorkspaceTools: c.workspaceTools, WorkspaceEnv: commandEnv(os.Environ()),
+		TerminalAuth: setupMethod(),
 	}
 	opts.MCP.Guard = guard
 	// Tokens of servers that need a sign-in live next to the sessions,
@@ -222,21 +246,51 @@ func commandEnv(env []string) []string {
 }
 
 // openStore opens the session store in dir, or in the default state
-// directory when dir is "", and says which directory it used.
-func openStore(dir string) (*session.Store, string, error) {
-	if dir == "" {
-		var err error
-		if dir, err = session.DefaultDir(); err != nil {
-			return nil, dir, fmt.Errorf("no state directory: %w", err)
+// directory when dir is "", and says which directory it used. When the
+// default directory is unusable (no HOME, a read-only one), the store is
+// a new temporary directory, which the caller removes at exit
+// (temporary), with a warning: acpgate still serves (the ACP registry's
+// check runs agents in a bare environment).
+func openStore(dir string, logger *slog.Logger) (store *session.Store, used string, temporary bool, err error) {
+	if dir != "" {
+		store, err = session.Open(dir)
+		return store, dir, false, err
+	}
+	if dir, err = session.DefaultDir(); err == nil {
+		if store, err = session.Open(dir); err == nil {
+			return store, dir, false, nil
 		}
 	}
-	store, err := session.Open(dir)
-	return store, dir, err
+	tmp, terr := os.MkdirTemp("", "acpgate-state-")
+	if terr != nil {
+		return nil, dir, false, errors.Join(err, terr)
+	}
+	logger.Warn("no usable state directory: sessions last until acpgate exits; give --state-dir or set HOME", "err", err, "dir", tmp)
+	store, err = session.Open(tmp)
+	return store, tmp, true, err
 }
 
-const noModelMessage = "No model is configured, so I cannot answer prompts. Start acpgate with a model: " +
-	"`--model NAME` (or ACPGATE_MODEL), plus OPENAI_API_KEY for OpenAI, or `--base-url` (OPENAI_BASE_URL) " +
-	"for any OpenAI-compatible server such as Ollama (http://127.0.0.1:11434/v1). " +
+// setupMethodName is the name of the terminal auth method, which the
+// no-model message points to.
+const setupMethodName = "Set up a model provider"
+
+// setupMethod is the terminal auth method offered to editors that can run
+// one: `acpgate setup` in a terminal.
+func setupMethod() *acp.TerminalAuth {
+	exe, _ := os.Executable() // "": no legacy _meta form
+	return &acp.TerminalAuth{
+		ID:          "setup",
+		Name:        setupMethodName,
+		Description: "Choose a model provider (OpenAI, OpenRouter, Gemini, Ollama, LM Studio or any OpenAI-compatible URL), its API key and default model; acpgate needs no sign-in otherwise",
+		Args:        []string{setupArg},
+		Command:     exe,
+	}
+}
+
+const noModelMessage = "No model is set up, so I cannot answer prompts. To set one up, run `acpgate setup` in a terminal once: " +
+	"it asks for the provider (OpenAI, OpenRouter, Google Gemini, a local Ollama or LM Studio, or any OpenAI-compatible URL), " +
+	"the API key and the model, and saves them. An editor with terminal sign-in runs it for you: choose \"" + setupMethodName + "\". " +
+	"Or start acpgate with `--model NAME` (and `--base-url URL`, OPENAI_API_KEY). " +
 	"Without a model the slash commands still work: /mcp shows the MCP servers, /tools lists their tools, " +
 	"and /call <tool> <json-arguments> calls one."
 

@@ -87,7 +87,7 @@ func TestNoModelMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompt(t, a, resp.SessionId, "hello")
-	if text := agentText(a.client.all()); !strings.Contains(text, "No model is configured") || !strings.Contains(text, "--model") {
+	if text := agentText(a.client.all()); !strings.Contains(text, "No model is set up") || !strings.Contains(text, "run `acpgate setup` in a terminal") || !strings.Contains(text, "--model") {
 		t.Errorf("said %q", text)
 	}
 }

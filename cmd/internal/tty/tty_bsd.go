@@ -2,14 +2,10 @@
 
 package tty
 
-import (
-	"os"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
+// The termios ioctls.
+const (
+	ioctlGetTermios = unix.TIOCGETA
+	ioctlSetTermios = unix.TIOCSETA
 )
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TIOCGETA)
-	return err == nil
-}

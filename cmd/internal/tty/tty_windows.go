@@ -11,3 +11,21 @@ func IsTerminal(f *os.File) bool {
 	var mode uint32
 	return windows.GetConsoleMode(windows.Handle(f.Fd()), &mode) == nil
 }
+
+// noEcho turns the console f's echo off and returns what turns it back
+// on.
+func noEcho(f *os.File) (func() error, error) {
+	h := windows.Handle(f.Fd())
+	var mode uint32
+	if err := windows.GetConsoleMode(h, &mode); err != nil {
+		return nil, err
+	}
+	if err := windows.SetConsoleMode(h, mode&^windows.ENABLE_ECHO_INPUT); err != nil {
+		return nil, err
+	}
+	return func() error { return windows.SetConsoleMode(h, mode) }, nil
+}
+
+// reraise ends the process as an interrupt would (Windows cannot send a
+// signal to itself).
+func reraise(os.Signal) { os.Exit(130) }

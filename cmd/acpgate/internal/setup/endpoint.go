@@ -1,0 +1,201 @@
+package setup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The kinds of [EndpointError], for errors.Is.
+var (
+	// ErrKeyRefused: the endpoint answered 401 or 403.
+	ErrKeyRefused = errors.New("the endpoint refused the API key")
+	// ErrUnreachable: no answer (connection refused, no such host, a
+	// timeout, TLS).
+	ErrUnreachable = errors.New("the endpoint cannot be reached")
+	// ErrWrongPath: the URL answered, but not with an OpenAI-compatible
+	// model list (404, or another body).
+	ErrWrongPath = errors.New("the URL is not an OpenAI-compatible endpoint")
+	// ErrEndpoint: any other failure status.
+	ErrEndpoint = errors.New("the endpoint failed")
+)
+
+// EndpointError is a failed check of an endpoint: its Kind is one of the
+// errors above, and its message says what to check.
+type EndpointError struct {
+	// URL is what was requested.
+	URL string
+	// Kind is ErrKeyRefused, ErrUnreachable, ErrWrongPath or ErrEndpoint.
+	Kind error
+	// Status is the HTTP status (0: no answer).
+	Status int
+	// Detail is the server's error message, or what was wrong with the
+	// body ("" if none).
+	Detail string
+	// Err is the transport's error, for ErrUnreachable.
+	Err error
+}
+
+// Error says what failed and what to check.
+func (e *EndpointError) Error() string {
+	status := ""
+	if e.Status != 0 {
+		status = fmt.Sprintf(" (%d %s)", e.Status, http.StatusText(e.Status))
+	}
+	detail := ""
+	if e.Detail != "" {
+		detail = ": " + e.Detail
+	}
+	switch e.Kind {
+	case ErrKeyRefused:
+		return fmt.Sprintf("GET %s: the endpoint refused the API key%s: check the key", e.URL, status)
+	case ErrUnreachable:
+		return fmt.Sprintf("GET %s: cannot reach the endpoint: %v: check the URL and that the server is running", e.URL, e.Err)
+	case ErrWrongPath:
+		return fmt.Sprintf("GET %s: not an OpenAI-compatible model list%s%s: check the base URL (it usually ends in /v1)", e.URL, status, detail)
+	}
+	return fmt.Sprintf("GET %s: the endpoint failed%s%s", e.URL, status, detail)
+}
+
+// Unwrap returns the kind and the transport's error.
+func (e *EndpointError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{e.Kind, e.Err}
+	}
+	return []error{e.Kind}
+}
+
+// maxListBytes bounds the model list read (OpenRouter's is about 1 MB).
+const maxListBytes = 16 << 20
+
+// check checks the endpoint at baseURL with key ("": none): GET
+// baseURL+keyPath first when keyPath is set (only its 401 and 403, and no
+// answer, count), then GET baseURL/models, whose model ids it returns in
+// the endpoint's order. A failure is an *EndpointError. check is safe for
+// concurrent use.
+func check(ctx context.Context, client *http.Client, baseURL, key, keyPath string) ([]string, error) {
+	if keyPath != "" && key != "" {
+		res, body, err := get(ctx, client, trimURL(baseURL)+keyPath, key)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden {
+			return nil, &EndpointError{URL: res.Request.URL.String(), Kind: ErrKeyRefused, Status: res.StatusCode, Detail: serverMessage(body)}
+		}
+	}
+	res, body, err := get(ctx, client, trimURL(baseURL)+"/models", key)
+	if err != nil {
+		return nil, err
+	}
+	e := &EndpointError{URL: res.Request.URL.String(), Status: res.StatusCode, Detail: serverMessage(body)}
+	switch code := res.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		e.Kind = ErrKeyRefused
+		return nil, e
+	case code == http.StatusNotFound:
+		e.Kind = ErrWrongPath
+		return nil, e
+	case code < 200 || code > 299:
+		e.Kind = ErrEndpoint
+		return nil, e
+	}
+	var list struct {
+		Data *[]struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
+		e.Kind, e.Detail = ErrWrongPath, "the answer is not a JSON object with a \"data\" list"
+		return nil, e
+	}
+	models := make([]string, 0, len(*list.Data))
+	for _, m := range *list.Data {
+		if m.ID != "" {
+			models = append(models, m.ID)
+		}
+	}
+	return models, nil
+}
+
+// get sends GET url with key as bearer token and reads the body. No
+// answer is an *EndpointError of kind ErrUnreachable; the end of ctx is
+// ctx's error.
+func get(ctx context.Context, client *http.Client, url, key string) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil, &EndpointError{URL: url, Kind: ErrWrongPath, Detail: err.Error()}
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := client.Do(req)
+	if err == nil {
+		defer res.Body.Close()
+		var body []byte
+		if body, err = io.ReadAll(io.LimitReader(res.Body, maxListBytes)); err == nil {
+			return res, body, nil
+		}
+	}
+	if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return nil, nil, ctx.Err()
+	}
+	return nil, nil, &EndpointError{URL: url, Kind: ErrUnreachable, Err: err}
+}
+
+// serverMessage is the error message of an OpenAI-style error body
+// ({"error": {"message": ...}} or {"error": "..."}), at most 300 runes;
+// "" for other bodies.
+func serverMessage(body []byte) string {
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == nil {
+		return ""
+	}
+	var msg string
+	if json.Unmarshal(e.Error, &msg) != nil {
+		var o struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(e.Error, &o)
+		msg = o.Message
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if r := []rune(msg); len(r) > 300 {
+		msg = string(r[:300]) + "…"
+	}
+	return msg
+}
+
+// probeTimeout bounds the probe of a local server.
+const probeTimeout = 700 * time.Millisecond
+
+// detect reports, by ID, which local providers answer GET /models within
+// probeTimeout, probing them in parallel.
+func detect(ctx context.Context, client *http.Client, providers []Provider) map[string]bool {
+	running := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, p := range providers {
+		if !p.Local {
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			defer cancel()
+			if _, err := check(ctx, client, p.BaseURL, "", ""); err == nil {
+				mu.Lock()
+				running[p.ID] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return running
+}
