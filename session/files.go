@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/acpgate/acpgate/internal/atomicfile"
 )
 
 // mkdirPrivate creates dir and any missing parents, each with mode 0700
@@ -71,45 +73,12 @@ func writeMeta(dir string, m Meta) error {
 // tempPattern is the pattern of writeFileAtomic's temporary files.
 func tempPattern(name string) string { return "." + name + ".tmp-*" }
 
-// writeFileAtomic replaces dir/name with data (mode 0600): it writes a
-// temporary file in dir, fsyncs it, renames it over dir/name and fsyncs
-// dir. Readers see the old or the new content, never a mix, and a crash
-// leaves one of the two.
-func writeFileAtomic(dir, name string, data []byte) (err error) {
-	f, err := os.CreateTemp(dir, tempPattern(name))
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	tmp := f.Name()
-	closed := false
-	defer func() {
-		if err != nil {
-			if !closed {
-				f.Close()
-			}
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(fileMode); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	closed = true
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
+// writeFileAtomic replaces dir/name with data (mode 0600) with
+// atomicfile.WriteFile: readers see the old or the new content, never a
+// mix, and a crash leaves one of the two (and maybe a temporary file
+// matching tempPattern, which removeStaleTemps removes).
+func writeFileAtomic(dir, name string, data []byte) error {
+	return atomicfile.WriteFile(filepath.Join(dir, name), data, fileMode)
 }
 
 // removeStaleTemps removes the temporary metadata files a crash in

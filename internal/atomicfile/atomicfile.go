@@ -15,7 +15,8 @@ import (
 // file in the same directory with mode perm (regardless of the umask),
 // fsyncs it, renames it over path and fsyncs the directory (not on
 // Windows, whose directories cannot be synced). The directory must exist.
-// On error the temporary file is removed and path is unchanged.
+// The temporary file is named ".NAME.tmp-*" (NAME: path's base name); on
+// error it is removed and path is unchanged.
 // WriteFile is safe for concurrent use on different paths; concurrent
 // writes to one path leave one of them.
 func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {

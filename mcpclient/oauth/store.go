@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpgate/acpgate/internal/atomicfile"
 )
 
 // record is what a Client keeps about one (server, authorization server,
@@ -181,18 +183,7 @@ func (s *Store) save(r *record) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
-	f, err := os.CreateTemp(s.dir, ".tmp-*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("token store: %w", err)
-	}
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("token store: %w", err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(s.dir, fileName(r.ServerURL, r.Issuer, r.ClientID))); err != nil {
-		_ = os.Remove(f.Name())
+	if err := atomicfile.WriteFile(filepath.Join(s.dir, fileName(r.ServerURL, r.Issuer, r.ClientID)), b, 0o600); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
 	return nil
