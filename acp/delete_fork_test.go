@@ -53,11 +53,11 @@ func TestInitializeAdvertisesMethods(t *testing.T) {
 		r := h.call("initialize", map[string]any{"protocolVersion": 1})
 		for _, want := range []string{`"delete":{}`, `"fork":{}`, `"list":{}`, `"close":{}`, `"resume":{}`} {
 			if !strings.Contains(string(r.Result), want) {
-				t.Errorf("initialize lacks %s: %s", want, r.raw)
+				t.Errorf("initialize lacks %s: %s", want, r.Raw)
 			}
 		}
 		if got := strings.Contains(string(r.Result), `"providers":{}`); got != tc.providers {
-			t.Errorf("providers advertised %v, want %v: %s", got, tc.providers, r.raw)
+			t.Errorf("providers advertised %v, want %v: %s", got, tc.providers, r.Raw)
 		}
 		// The SDK's client still reads the response.
 		if resp, err := h.conn.Initialize(h.ctx(), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil || resp.AgentCapabilities.SessionCapabilities.Fork == nil {
@@ -97,7 +97,7 @@ func TestDeleteSession(t *testing.T) {
 			t.Fatalf("session %s not stored before the delete", sid)
 		}
 		if r := h.call("session/delete", map[string]any{"sessionId": sid}); r.Error != nil || string(r.Result) != "{}" {
-			t.Fatalf("session/delete %s: %s", sid, r.raw)
+			t.Fatalf("session/delete %s: %s", sid, r.Raw)
 		}
 		if sessionFiles(t, h, sid) {
 			t.Errorf("session %s still on disk", sid)
@@ -131,8 +131,8 @@ func TestDeleteSession(t *testing.T) {
 		{map[string]any{"sessionId": 7}, "must be a string"},
 		{[]int{1}, "params must be an object"},
 	} {
-		if r := h.call("session/delete", tc.params); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.raw, tc.want) {
-			t.Errorf("delete %s: %s, want -32602 with %s", mustJSON(tc.params), r.raw, tc.want)
+		if r := h.call("session/delete", tc.params); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Raw, tc.want) {
+			t.Errorf("delete %s: %s, want -32602 with %s", mustJSON(tc.params), r.Raw, tc.want)
 		}
 	}
 }

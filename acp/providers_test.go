@@ -36,10 +36,10 @@ func listProviders(t *testing.T, h *harness) providerList {
 	r := h.call("providers/list", map[string]any{})
 	var l providerList
 	if r.Error != nil || json.Unmarshal(r.Result, &l) != nil || len(l.Providers) != 1 {
-		t.Fatalf("providers/list: %s", r.raw)
+		t.Fatalf("providers/list: %s", r.Raw)
 	}
 	if p := l.Providers[0]; p.ProviderID != "main" || len(p.Supported) != 1 || p.Supported[0] != "openai" || p.Required == nil || *p.Required {
-		t.Errorf("provider %s", r.raw)
+		t.Errorf("provider %s", r.Raw)
 	}
 	return l
 }
@@ -84,7 +84,7 @@ func TestProviders(t *testing.T) {
 	go func() { _, ups := h.prompt(sid, "slow"); done <- ups }()
 	<-started
 	if r := h.call("providers/set", map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": two.URL, "headers": map[string]string{"X-Team-Token": secret}}); r.Error != nil || string(r.Result) != "{}" {
-		t.Fatalf("providers/set: %s", r.raw)
+		t.Fatalf("providers/set: %s", r.Raw)
 	}
 	close(held)
 	if ups := <-done; agentText(ups) != "one, held" {
@@ -129,11 +129,11 @@ func TestProviders(t *testing.T) {
 	} {
 		r := h.call("providers/set", tc.params)
 		if r.Error == nil || r.Error.Code != -32602 || r.Error.Data.Path != tc.path {
-			t.Errorf("set %s: %s, want -32602 at %s", mustJSON(tc.params), r.raw, tc.path)
+			t.Errorf("set %s: %s, want -32602 at %s", mustJSON(tc.params), r.Raw, tc.path)
 		}
 		for _, leak := range []string{"pw-9d8e7f", "line-two-9d8e", "${HOME}", "secret://env"} {
-			if strings.Contains(r.raw, leak) {
-				t.Errorf("the error quotes %q: %s", leak, r.raw)
+			if strings.Contains(r.Raw, leak) {
+				t.Errorf("the error quotes %q: %s", leak, r.Raw)
 			}
 		}
 	}
@@ -144,11 +144,11 @@ func TestProviders(t *testing.T) {
 	// Disable: no model until the next set.
 	for _, id := range []string{"not-ours", "main"} {
 		if r := h.call("providers/disable", map[string]any{"providerId": id}); r.Error != nil || string(r.Result) != "{}" {
-			t.Fatalf("providers/disable %s: %s", id, r.raw)
+			t.Fatalf("providers/disable %s: %s", id, r.Raw)
 		}
 	}
 	if r := h.call("providers/disable", map[string]any{}); r.Error == nil || r.Error.Data.Path != "providerId" {
-		t.Errorf("disable without providerId: %s", r.raw)
+		t.Errorf("disable without providerId: %s", r.Raw)
 	}
 	if l := listProviders(t, h); l.Providers[0].Current != nil {
 		t.Errorf("current after disable: %s", mustJSON(l))
@@ -181,7 +181,7 @@ func TestProviders(t *testing.T) {
 	plain := newHarness(t, acp.Options{Provider: scripted(says("x"))}, nil)
 	for _, m := range []string{"providers/list", "providers/set", "providers/disable"} {
 		if r := plain.call(m, map[string]any{"providerId": "main"}); r.Error == nil || r.Error.Code != -32601 {
-			t.Errorf("%s without Models: %s", m, r.raw)
+			t.Errorf("%s without Models: %s", m, r.Raw)
 		}
 	}
 }
