@@ -13,42 +13,61 @@ import (
 // their params as sent, and answers with the request's id), and
 // HandleExtensionMethod serves them.
 
-// renamed maps an ACP method to the extension method the input filter
-// renames it to.
-var renamed = map[string]string{
-	// The SDK's InitializeResponse has no sessionCapabilities.delete.
-	acpsdk.AgentMethodInitialize: "_acpgate/initialize",
-	// Newer than the SDK: it answers -32601.
-	methodSessionDelete: "_acpgate/session/delete",
-	// Served as session/new is, with its types (the SDK's unstable fork
-	// types differ from them, not in JSON).
-	acpsdk.AgentMethodSessionFork: "_acpgate/session/fork",
-	// The SDK's types name the provider "id"; the schema "providerId".
-	acpsdk.AgentMethodProvidersList:    "_acpgate/providers/list",
-	acpsdk.AgentMethodProvidersSet:     "_acpgate/providers/set",
-	acpsdk.AgentMethodProvidersDisable: "_acpgate/providers/disable",
-}
-
 // methodSessionDelete is session/delete (stable in ACP v1 since June
 // 2026; acp-go-sdk v0.13.0 does not know it).
 const methodSessionDelete = "session/delete"
 
+// The extension methods the input filter renames ACP methods to.
+const (
+	extInitialize       = "_acpgate/initialize"
+	extSessionDelete    = "_acpgate/session/delete"
+	extSessionFork      = "_acpgate/session/fork"
+	extProvidersList    = "_acpgate/providers/list"
+	extProvidersSet     = "_acpgate/providers/set"
+	extProvidersDisable = "_acpgate/providers/disable"
+)
+
+// extensionFor returns the extension method the input filter renames ACP
+// method to, if it renames it.
+func extensionFor(method string) (string, bool) {
+	switch method {
+	case acpsdk.AgentMethodInitialize:
+		// The SDK's InitializeResponse has no sessionCapabilities.delete.
+		return extInitialize, true
+	case methodSessionDelete:
+		// Newer than the SDK, which answers -32601.
+		return extSessionDelete, true
+	case acpsdk.AgentMethodSessionFork:
+		// Served as session/new is, with its types (the SDK's unstable
+		// fork types differ from them, not in JSON).
+		return extSessionFork, true
+	case acpsdk.AgentMethodProvidersList:
+		// The SDK's provider types have "id"; the schema "providerId".
+		return extProvidersList, true
+	case acpsdk.AgentMethodProvidersSet:
+		return extProvidersSet, true
+	case acpsdk.AgentMethodProvidersDisable:
+		return extProvidersDisable, true
+	}
+	return "", false
+}
+
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler: it
-// serves the methods the input filter renamed (see renamed); any other
-// extension method is not found.
+// serves the methods the input filter renamed (see extensionFor); any
+// other extension method is not found.
 func (a *Agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	switch method {
-	case renamed[acpsdk.AgentMethodInitialize]:
+	case extInitialize:
 		return a.initialize(ctx, params)
-	case renamed[methodSessionDelete]:
+	case extSessionDelete:
 		return a.deleteSession(ctx, params)
-	case renamed[acpsdk.AgentMethodSessionFork]:
+	case extSessionFork:
 		return a.forkSession(ctx, params)
-	case renamed[acpsdk.AgentMethodProvidersList]:
+	case extProvidersList:
 		return a.listProviders()
-	case renamed[acpsdk.AgentMethodProvidersSet]:
+	case extProvidersSet:
 		return a.setProvider(params)
-	case renamed[acpsdk.AgentMethodProvidersDisable]:
+	case extProvidersDisable:
 		return a.disableProvider(params)
 	}
 	return nil, acpsdk.NewMethodNotFound(method)

@@ -202,11 +202,12 @@ func checkPrompt(params json.RawMessage) *inputError {
 }
 
 // normalizeServers checks params.mcpServers of session/new, session/load,
-// session/resume and session/fork, and rewrites every entry into the shape acp-go-sdk
-// decodes as intended (see mcpservers.ParseList: the liberal shapes real
-// clients send are accepted). Params that are not an object are returned
-// as they are, and missing mcpServers stay missing: the SDK answers those
-// itself. Members spelled like mcpServers in another case are removed.
+// session/resume and session/fork, and rewrites every entry into the
+// shape acp-go-sdk decodes as intended (see mcpservers.ParseList: the
+// liberal shapes real clients send are accepted). Params that are not an
+// object are returned as they are, and missing mcpServers stay missing:
+// the SDK answers those itself. Members spelled like mcpServers in
+// another case are removed.
 func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p == nil {
