@@ -133,7 +133,7 @@ func (su *setup) provider(ctx context.Context, sc sessionConfig, chosen string) 
 	return su.build(ctx, sc, chosen), gen
 }
 
-// build builds the model of provider.
+// build builds the model provider returns while the endpoint is enabled.
 func (su *setup) build(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
 	build := su.opts.Providers
 	if su.opts.Models != nil {

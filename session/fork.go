@@ -23,8 +23,8 @@ import (
 //
 // Fork fails with ErrInvalidID for an unsafe id, ErrNotFound if src does
 // not exist, ErrExists if id does, a *CorruptError if src's log has an
-// unreadable line before its last, and with edit's rule breaks as
-// UpdateMeta does. It is safe for concurrent use.
+// unreadable line before its last, and as UpdateMeta does when edit
+// breaks its rules. It is safe for concurrent use.
 func (s *Store) Fork(src, id string, edit func(*Meta)) (*Session, []Record, error) {
 	if err := checkID(src); err != nil {
 		return nil, nil, err
