@@ -43,35 +43,50 @@ type Reply struct {
 // replyPrefix starts the ids of the requests Call sends.
 const replyPrefix = "raw-"
 
-// Write takes the agent's output.
+// Write takes the agent's output. Only lines that may answer a request
+// of Call's are decoded, so a flood of output costs little.
 func (r *Replies) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if bytes.IndexByte(p, '\n') < 0 { // the line goes on
+		r.partial = append(r.partial, p...)
+		return len(p), nil
+	}
 	r.partial = append(r.partial, p...)
+	rest := r.partial
 	for {
-		i := bytes.IndexByte(r.partial, '\n')
+		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
-			return len(p), nil
+			break
 		}
-		line := strings.TrimSpace(string(r.partial[:i]))
-		r.partial = append(r.partial[:0], r.partial[i+1:]...)
-		var m struct {
-			Method *string `json:"method"`
-			Reply
+		line := rest[:i]
+		rest = rest[i+1:]
+		if bytes.Contains(line, []byte(`"`+replyPrefix)) {
+			r.take(line)
 		}
-		var id string
-		if json.Unmarshal([]byte(line), &m) != nil || m.Method != nil || json.Unmarshal(m.ID, &id) != nil || !strings.HasPrefix(id, replyPrefix) {
-			continue
-		}
-		m.Raw = line
-		if r.got == nil {
-			r.got = map[string]Reply{}
-		}
-		r.got[id] = m.Reply
-		if r.changed != nil {
-			close(r.changed)
-			r.changed = nil
-		}
+	}
+	r.partial = append(r.partial[:0], rest...)
+	return len(p), nil
+}
+
+// take keeps line if it answers a request of Call's.
+func (r *Replies) take(line []byte) {
+	var m struct {
+		Method *string `json:"method"`
+		Reply
+	}
+	var id string
+	if json.Unmarshal(line, &m) != nil || m.Method != nil || json.Unmarshal(m.ID, &id) != nil || !strings.HasPrefix(id, replyPrefix) {
+		return
+	}
+	m.Raw = strings.TrimSpace(string(line))
+	if r.got == nil {
+		r.got = map[string]Reply{}
+	}
+	r.got[id] = m.Reply
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
 	}
 }
 
