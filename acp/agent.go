@@ -115,6 +115,8 @@ type Agent struct {
 	sharedDone chan struct{}
 	// subs counts the sessions' subscriptions on shared servers.
 	subs sharedSubs
+	// ids serialises the lifecycle of each session id.
+	ids idLocks
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
@@ -217,9 +219,9 @@ func newAgent(opts Options, out io.Writer) *Agent {
 		NoModelMessage: opts.NoModelMessage,
 		Logger:         opts.Logger,
 	})
-	a.setup = &setup{opts: &a.opts, logger: opts.Logger, peer: a.peer}
+	a.setup = &setup{opts: &a.opts, logger: opts.Logger, peer: a.peer, endpoint: &endpoint{}}
 	a.perms = &permissions{peer: a.peer}
-	a.asks = &userRequests{peer: a.peer, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
+	a.asks = &userRequests{peer: a.peer, setup: a.setup, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
 	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
 	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
 	a.turns.cmds = a.cmds
@@ -289,8 +291,16 @@ func internalError(format string, args ...any) *acpsdk.RequestError {
 
 // Initialize implements acpsdk.Agent. The client's capabilities decide how
 // MCP servers' questions reach the user (see elicit).
+//
+// It reaches the client through initialize (extensions.go), which adds
+// sessionCapabilities.delete; providers are advertised when the
+// sessions' models are built from settings (setup.canRoute).
 func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	a.peer.setCapabilities(p.ClientCapabilities)
+	var providers *acpsdk.ProvidersCapabilities
+	if a.setup.canRoute() {
+		providers = &acpsdk.ProvidersCapabilities{}
+	}
 	return acpsdk.InitializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
@@ -300,10 +310,12 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true, Sse: true},
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			Providers:          providers,
 			SessionCapabilities: acpsdk.SessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},
 				Close:  &acpsdk.SessionCloseCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
+				Fork:   &acpsdk.SessionForkCapabilities{},
 				// The additional directories are the session's MCP roots,
 				// next to its cwd, and the workspace tools may work in them.
 				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},

@@ -240,9 +240,9 @@ func (co *commands) reload(ctx context.Context, s *liveSession) string {
 	s.mu.Lock()
 	chosen := s.pick.chosen
 	s.mu.Unlock()
-	model := co.setup.provider(ctx, sc, chosen)
+	model, gen := co.setup.provider(ctx, sc, chosen)
 	s.mu.Lock()
-	s.cfg, s.provider = sc, model
+	s.cfg, s.provider, s.providerGen = sc, model, gen
 	s.mu.Unlock()
 	s.sync.SetOptions(sc.bridgeOptions(co.setup.bridgeBase(s.id)))
 	if len(restarted) == 0 {

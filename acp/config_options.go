@@ -222,9 +222,9 @@ func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 	if id == a.setup.settings(sc).Model {
 		chosen = "" // back to the configured model: follows the configuration again
 	}
-	model := a.setup.provider(ctx, sc, chosen)
+	model, gen := a.setup.provider(ctx, sc, chosen)
 	s.mu.Lock()
-	s.pick.chosen, s.provider = chosen, model
+	s.pick.chosen, s.provider, s.providerGen = chosen, model, gen
 	s.mu.Unlock()
 	if err := s.store.UpdateMeta(func(m *session.Meta) {
 		delete(m.Extra, extraModel)

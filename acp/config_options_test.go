@@ -62,11 +62,11 @@ func (e *endpointModels) build(s config.Model) (*openaicompat.Provider, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	key := s.BaseURL + " " + s.Model
+	key := s.BaseURL + " " + s.Model + " " + s.APIKey + " " + mustJSON(s.Headers)
 	if p, ok := e.providers[key]; ok {
 		return p, nil
 	}
-	p, err := openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, Model: s.Model, MaxRetries: openaicompat.NoRetries})
+	p, err := openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: s.APIKey, Headers: s.Headers, MaxRetries: openaicompat.NoRetries})
 	if err != nil {
 		return nil, err
 	}

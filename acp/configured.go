@@ -30,6 +30,9 @@ type setup struct {
 	opts   *Options
 	logger *slog.Logger
 	peer   *peer // for the workspace tools that work through the editor
+	// endpoint is what the client made of the model endpoint
+	// (providers.go).
+	endpoint *endpoint
 }
 
 // sessionConfig is what the configuration file says about one session: its
@@ -118,10 +121,20 @@ func (su *setup) sessionConfigFor(profile string) (sessionConfig, error) {
 // provider returns the model of a session with configuration sc and the
 // model chosen in its model picker ("": the configured one): from
 // Options.Models for its model settings, else Options.Providers, else
-// Options.Provider. A provider that cannot be built is logged and becomes
-// one whose every call fails with the reason, so the session's prompts
-// say what is wrong.
-func (su *setup) provider(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
+// Options.Provider; none once the client disabled the endpoint. A
+// provider that cannot be built is logged and becomes one whose every
+// call fails with the reason, so the session's prompts say what is wrong.
+// gen is the endpoint's generation it was built for (see setup.model).
+func (su *setup) provider(ctx context.Context, sc sessionConfig, chosen string) (p gateway.Provider, gen uint64) {
+	gen, disabled, _ := su.endpoint.state()
+	if disabled {
+		return nil, gen
+	}
+	return su.build(ctx, sc, chosen), gen
+}
+
+// build builds the model provider returns while the endpoint is enabled.
+func (su *setup) build(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
 	build := su.opts.Providers
 	if su.opts.Models != nil {
 		build = func(ctx context.Context, m config.Model) (gateway.Provider, error) {
@@ -333,12 +346,13 @@ func (su *setup) redact() func([]byte) []byte {
 }
 
 // settings returns the model settings in force for configuration sc (no
-// choice applied).
+// choice applied), routed as the client set (endpoint.apply).
 func (su *setup) settings(sc sessionConfig) config.Model {
+	m := sc.model
 	if su.opts.Models != nil {
-		return su.opts.Models.Settings(sc.model)
+		m = su.opts.Models.Settings(sc.model)
 	}
-	return sc.model
+	return su.endpoint.apply(m)
 }
 
 // listModels starts listing the models of sc's endpoint, for at most

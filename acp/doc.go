@@ -25,7 +25,7 @@
 //
 //	agent.go              Options, Serve, Agent, initialize, JSON-RPC errors
 //	auth.go               the terminal auth method (acpgate setup); authenticate
-//	sessions.go           session/new, load, resume, list, close, cancel; opening and closing
+//	sessions.go           session/new, load, resume, fork, list, close, delete, cancel; opening and closing
 //	session.go            liveSession: a session's state and the questions roles ask of it
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
@@ -46,11 +46,13 @@
 //	resources.go          a session's resources: /resources, updates, subscriptions
 //	client.go             peer: session/update, cards, client capabilities
 //	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
+//	providers.go          providers/list, set, disable: the model endpoint the client sets
 //	workspace.go          the workspace tools (through the editor or local)
 //	progress.go           progress of a tool call on its card
 //	stored.go             the bounded copy of a result in the session log
 //	convert.go            content between ACP and the gateway
 //	frames.go             the writer to the editor and the input filter
+//	extensions.go         the methods the SDK cannot serve, renamed by the filter to extension methods
 //	large_update.go       an update with large texts (a whole result), written in pieces
 //	input.go              what the input filter checks
 //	scope.go              the session an ACP elicitation belongs to

@@ -151,10 +151,11 @@ func (l *lockedWriter) afterResponse(id string, fn func()) {
 // messages that are not valid JSON-RPC 2.0 requests with -32600 (the SDK
 // would ignore most of them, leave a request unanswered, and die on an
 // over-long line), and it checks the mcpServers of session/new,
-// session/load and session/resume, answering bad ones with -32602 and
-// rewriting good ones into the shapes the SDK decodes correctly (see
-// filter and normalizeServers). Not safe for concurrent use (the SDK has
-// one reader).
+// session/load, session/resume and session/fork, answering bad ones with
+// -32602 and rewriting good ones into the shapes the SDK decodes
+// correctly (see filter and normalizeServers); it renames the methods the
+// SDK cannot serve as the schema has them (see extensionFor). Not safe
+// for concurrent use (the SDK has one reader).
 type inputFilter struct {
 	ready   chan struct{} // closed by start: nothing is read before
 	r       *lines.Reader
@@ -250,7 +251,8 @@ func (f *inputFilter) filter(line []byte) []byte {
 	case env.kind == kindNotification && needsID(env.method):
 		f.logger.Warn("client sent a request without an id; ignored (it would get no answer)", "method", env.method)
 		return nil
-	case env.method == acpsdk.AgentMethodSessionNew, env.method == acpsdk.AgentMethodSessionLoad, env.method == acpsdk.AgentMethodSessionResume:
+	case env.method == acpsdk.AgentMethodSessionNew, env.method == acpsdk.AgentMethodSessionLoad, env.method == acpsdk.AgentMethodSessionResume,
+		env.method == acpsdk.AgentMethodSessionFork:
 		params, ierr := normalizeServers(fields["params"])
 		if ierr != nil {
 			f.reject(env, ierr)
@@ -267,6 +269,9 @@ func (f *inputFilter) filter(line []byte) []byte {
 	}
 	if env.kind == kindRequest && f.expect != nil {
 		f.expect(env.id)
+	}
+	if ext, ok := extensionFor(env.method); ok {
+		fields["method"], _ = json.Marshal(ext)
 	}
 	return canonical(fields, "jsonrpc", "id", "method", "params")
 }

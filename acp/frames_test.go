@@ -132,7 +132,8 @@ func TestInputFilterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != `{"id":1,"jsonrpc":"2.0","method":"initialize","params":{}}`+"\n" {
+	// The good message passes, renamed (extensions.go).
+	if string(got) != `{"id":1,"jsonrpc":"2.0","method":"_acpgate/initialize","params":{}}`+"\n" {
 		t.Errorf("passed on %q", got)
 	}
 	var codes []int

@@ -279,6 +279,10 @@ type harness struct {
 	fc   *fakeClient
 	opts acp.Options
 	wire *testbin.SyncBuffer // every byte the agent sent the client
+	// in is the agent's stdin and raw the answers to the requests a test
+	// writes there itself (call).
+	in  io.Writer
+	raw *testbin.Replies
 }
 
 // newHarness runs the agent with opts and connects fc (nil: a default
@@ -304,11 +308,19 @@ func newHarnessWith(t *testing.T, opts acp.Options, fc *fakeClient, client acpsd
 		opts.Store = st
 	}
 	p := startAgent(t, opts)
-	h := &harness{t: t, fc: fc, opts: opts, wire: &testbin.SyncBuffer{}}
-	h.conn = acpsdk.NewClientSideConnection(client, p.in, io.TeeReader(p.out, h.wire))
+	h := &harness{t: t, fc: fc, opts: opts, wire: &testbin.SyncBuffer{}, in: p.in, raw: &testbin.Replies{}}
+	h.conn = acpsdk.NewClientSideConnection(client, p.in, io.TeeReader(p.out, io.MultiWriter(h.wire, h.raw)))
 	h.conn.SetLogger(slog.New(slog.DiscardHandler)) // before any traffic
 	t.Cleanup(func() { p.stop(t) })
 	return h
+}
+
+// call sends a request as raw JSON next to the SDK's traffic (for the
+// methods the SDK's client side lacks or sends in older shapes) and
+// returns its answer.
+func (h *harness) call(method string, params any) testbin.Reply {
+	h.t.Helper()
+	return h.raw.Call(h.t, h.in, method, params)
 }
 
 // ctx is a context bounded by the hang guard.

@@ -143,7 +143,9 @@ func needsID(method string) bool {
 	case acpsdk.AgentMethodInitialize, acpsdk.AgentMethodAuthenticate,
 		acpsdk.AgentMethodSessionNew, acpsdk.AgentMethodSessionLoad, acpsdk.AgentMethodSessionResume,
 		acpsdk.AgentMethodSessionList, acpsdk.AgentMethodSessionClose, acpsdk.AgentMethodSessionPrompt,
-		acpsdk.AgentMethodSessionSetMode, acpsdk.AgentMethodSessionSetConfigOption:
+		acpsdk.AgentMethodSessionSetMode, acpsdk.AgentMethodSessionSetConfigOption,
+		acpsdk.AgentMethodSessionFork, methodSessionDelete,
+		acpsdk.AgentMethodProvidersList, acpsdk.AgentMethodProvidersSet, acpsdk.AgentMethodProvidersDisable:
 		return true
 	}
 	return false
@@ -199,12 +201,13 @@ func checkPrompt(params json.RawMessage) *inputError {
 	return nil
 }
 
-// normalizeServers checks params.mcpServers of session/new, session/load
-// and session/resume, and rewrites every entry into the shape acp-go-sdk
-// decodes as intended (see mcpservers.ParseList: the liberal shapes real
-// clients send are accepted). Params that are not an object are returned
-// as they are, and missing mcpServers stay missing: the SDK answers those
-// itself. Members spelled like mcpServers in another case are removed.
+// normalizeServers checks params.mcpServers of session/new, session/load,
+// session/resume and session/fork, and rewrites every entry into the
+// shape acp-go-sdk decodes as intended (see mcpservers.ParseList: the
+// liberal shapes real clients send are accepted). Params that are not an
+// object are returned as they are, and missing mcpServers stay missing:
+// the SDK answers those itself. Members spelled like mcpServers in
+// another case are removed.
 func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p == nil {

@@ -24,10 +24,7 @@ import (
 // stay as they are. A note saying which mentioned resources changed since
 // the last turn goes first.
 func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []gateway.Content) []gateway.Content {
-	s.mu.Lock()
-	model := s.provider
-	s.mu.Unlock()
-	if model == nil {
+	if tu.setup.model(ctx, s) == nil {
 		return input // the turn only says how to configure a model
 	}
 	c := s.caller()

@@ -260,10 +260,7 @@ func (co *commands) runPrompt(ctx context.Context, s *liveSession, t *turnLog, p
 		return gateway.StopEndTurn
 	}
 	msgs := promptMessages(res.Messages)
-	s.mu.Lock()
-	model := s.provider
-	s.mu.Unlock()
-	if model == nil || len(msgs) == 0 {
+	if co.setup.model(ctx, s) == nil || len(msgs) == 0 {
 		say(showPrompt(name, msgs))
 		return gateway.StopEndTurn
 	}

@@ -81,6 +81,15 @@ func TestLiveServerEdits(t *testing.T) {
 		_, ups := h.prompt(sid, "/tools mcp__beta__echo")
 		return strings.Contains(agentText(ups), "`mcp__beta__echo`")
 	})
+
+	// A fork has the servers of its own request, not the source's changes.
+	fork, err := h.conn.UnstableForkSession(h.ctx(), acpsdk.UnstableForkSessionRequest{SessionId: sid, Cwd: t.TempDir(), McpServers: []acpsdk.UnstableMcpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if servers := fork.Meta["acpgate"].(map[string]any)["mcpServers"].([]any); len(servers) != 0 {
+		t.Errorf("the fork has servers %v, want none", servers)
+	}
 }
 
 // Bad /mcp add lines are answered with what is wrong, and change nothing.

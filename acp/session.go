@@ -72,6 +72,9 @@ type liveSession struct {
 	news serverNews
 	// pick is the model picker's state (see config_options.go).
 	pick picker
+	// providerGen is the generation of the client's endpoint that
+	// provider was built for (see setup.model).
+	providerGen uint64
 	// res is what the session knows of its mentioned resources and its
 	// advertised commands (resources.go).
 	res resourceState

@@ -2,10 +2,12 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -18,8 +20,9 @@ import (
 	"github.com/acpgate/acpgate/session"
 )
 
-// This file is the session lifecycle: session/new, load, resume, list,
-// close and cancel, and what opening and closing a session does.
+// This file is the session lifecycle: session/new, load, resume, fork,
+// list, close, delete and cancel, and what opening and closing a session
+// does.
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
 // has checked them (see normalizeServers): every entry is a stdio, http or
@@ -38,46 +41,164 @@ func checkCwd(cwd string) error {
 
 // NewSession implements acpsdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
-	if err := checkCwd(p.Cwd); err != nil {
-		return acpsdk.NewSessionResponse{}, err
-	}
-	if err := checkDirs(p.AdditionalDirectories); err != nil {
-		return acpsdk.NewSessionResponse{}, err
-	}
-	specs, err := serverSpecs(p.McpServers)
+	s, err := a.start(ctx, sessionStart{place: sessionPlace{p.Cwd, p.AdditionalDirectories}, servers: p.McpServers, meta: p.Meta})
 	if err != nil {
-		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
+		return acpsdk.NewSessionResponse{}, err
 	}
-	profile := a.setup.profile(p.Meta, "")
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}, nil
+}
+
+// sessionStart is what session/new and session/fork ask of a new
+// session.
+type sessionStart struct {
+	place   sessionPlace
+	servers []acpsdk.McpServer
+	meta    map[string]any // the request's _meta
+	from    string         // the session to fork ("": none)
+}
+
+// start creates a session, stored and open: the path of session/new and
+// session/fork. Its servers are the client's merged with the
+// configured ones. A fork's history, mode, model choice and "always"
+// decisions are its source's as stored at this moment (Store.Fork), and
+// so is its profile unless the request names one. The failure cards and
+// the command list follow the response, once the client knows the
+// session.
+func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, error) {
+	if err := checkCwd(req.place.cwd); err != nil {
+		return nil, err
+	}
+	if err := checkDirs(req.place.dirs); err != nil {
+		return nil, err
+	}
+	specs, err := serverSpecs(req.servers)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	stored := ""
+	if req.from != "" {
+		m, err := a.opts.Store.Get(req.from)
+		if err != nil {
+			return nil, storeError(err, req.from, "forking")
+		}
+		stored, _ = m.Extra["profile"].(string)
+	}
+	profile := a.setup.profile(req.meta, stored)
 	sc, err := a.setup.sessionConfigFor(profile)
 	if err != nil {
-		return acpsdk.NewSessionResponse{}, invalidParams("%v", err)
+		return nil, invalidParams("%v", err)
 	}
 	id := "sess_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	st, err := a.opts.Store.Create(id, p.Cwd)
+	st, records, err := a.store(ctx, id, req, profile)
 	if err != nil {
-		return acpsdk.NewSessionResponse{}, internalError("creating the session: %v", err)
+		return nil, err
 	}
-	if profile != "" || len(p.AdditionalDirectories) > 0 {
-		if err := st.UpdateMeta(func(m *session.Meta) {
-			if profile != "" {
-				m.Extra["profile"] = profile
-			}
-			if len(p.AdditionalDirectories) > 0 {
-				m.Extra[extraDirs] = p.AdditionalDirectories
-			}
-		}); err != nil {
-			return acpsdk.NewSessionResponse{}, internalError("saving the session: %v", err)
+	s, err := a.open(ctx, st, req.place, specs, sc, history(records))
+	if err != nil {
+		return nil, err
+	}
+	a.peer.out.afterResponse(id, func() { a.announce(s) })
+	return s, nil
+}
+
+// store creates session id for start: a new one, or a copy of req.from
+// (titled after it, its cost and its /mcp add and remove changes left
+// behind: a fork has the request's servers), with the profile and the
+// request's cwd and directories.
+func (a *Agent) store(ctx context.Context, id string, req sessionStart, profile string) (*session.Session, []session.Record, error) {
+	place := func(m *session.Meta) {
+		delete(m.Extra, "profile")
+		if profile != "" {
+			m.Extra["profile"] = profile
+		}
+		delete(m.Extra, extraDirs)
+		if len(req.place.dirs) > 0 {
+			m.Extra[extraDirs] = req.place.dirs
 		}
 	}
-	s, err := a.open(ctx, st, sessionPlace{p.Cwd, p.AdditionalDirectories}, specs, sc, nil)
-	if err != nil {
-		return acpsdk.NewSessionResponse{}, err
+	if req.from != "" {
+		unlock, err := a.ids.lock(ctx, req.from)
+		if err != nil {
+			return nil, nil, internalError("forking session %q: %v", req.from, err)
+		}
+		defer unlock()
+		st, records, err := a.opts.Store.Fork(req.from, id, func(m *session.Meta) {
+			m.Cwd = req.place.cwd
+			if m.Title != "" {
+				m.Title += " (fork)"
+			}
+			delete(m.Extra, extraCost)
+			delete(m.Extra, extraServerEdits)
+			place(m)
+		})
+		if err != nil {
+			return nil, nil, storeError(err, req.from, "forking")
+		}
+		return st, records, nil
 	}
-	// Failure cards and the command list follow the response, once the
-	// client knows the session.
-	a.peer.out.afterResponse(id, func() { a.announce(s) })
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}, nil
+	st, err := a.opts.Store.Create(id, req.place.cwd)
+	if err != nil {
+		return nil, nil, internalError("creating the session: %v", err)
+	}
+	if profile != "" || len(req.place.dirs) > 0 {
+		if err := st.UpdateMeta(place); err != nil {
+			_ = st.Close()
+			return nil, nil, internalError("saving the session: %v", err)
+		}
+	}
+	return st, nil, nil
+}
+
+// forkSession answers session/fork (ACP, unstable): a new session with
+// its own id, log and servers (the request's merged with the configured
+// ones, as for session/new) whose history, mode, model choice and
+// "always" decisions are copied from the source as stored now (a turn
+// running there is copied as far as it is written); the source is left as
+// it is and stays open if it is. The response is session/new's.
+func (a *Agent) forkSession(ctx context.Context, params json.RawMessage) (any, error) {
+	from, ierr := stringParam(params, "sessionId")
+	if ierr != nil {
+		return nil, ierr.rpcError()
+	}
+	// The input filter has checked mcpServers as session/new's.
+	var p struct {
+		Cwd                   string             `json:"cwd"`
+		AdditionalDirectories []string           `json:"additionalDirectories"`
+		McpServers            []acpsdk.McpServer `json:"mcpServers"`
+		Meta                  map[string]any     `json:"_meta"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	s, err := a.start(ctx, sessionStart{place: sessionPlace{p.Cwd, p.AdditionalDirectories}, servers: p.McpServers, meta: p.Meta, from: from})
+	if err != nil {
+		return nil, err
+	}
+	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}, nil
+}
+
+// deleteSession answers session/delete: a session open on this
+// connection is closed first (its turn cancelled, its servers stopped,
+// as session/close does), then its log and metadata are removed for good:
+// session/list no longer shows it and session/load answers it as unknown.
+func (a *Agent) deleteSession(ctx context.Context, params json.RawMessage) (any, error) {
+	id, ierr := stringParam(params, "sessionId")
+	if ierr != nil {
+		return nil, ierr.rpcError()
+	}
+	unlock, err := a.ids.lock(ctx, id)
+	if err != nil {
+		return nil, internalError("deleting session %q: %v", id, err)
+	}
+	defer unlock()
+	if _, err := a.closeLive(ctx, id); err != nil {
+		a.logger.Warn("deleting a session that did not close cleanly", "session", id, "err", err)
+	}
+	if err := a.opts.Store.Delete(id); err != nil {
+		return nil, storeError(err, id, "deleting")
+	}
+	a.logger.Info("session deleted", "session", id)
+	return struct{}{}, nil
 }
 
 // extraDirs is the session metadata key of its additional directories.
@@ -91,8 +212,9 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	cwd := place.cwd
 	listed := a.setup.listModels(ctx, sc) // meanwhile, bounded
 	pick := restorePicker(meta)
+	model, gen := a.setup.provider(ctx, sc, pick.chosen)
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: a.setup.provider(ctx, sc, pick.chosen),
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
 		shared: a.shared, subs: &a.subs, logger: a.logger,
@@ -256,6 +378,11 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 	if err != nil {
 		return nil, nil, invalidParams("%v", err)
 	}
+	unlock, err := a.ids.lock(ctx, id)
+	if err != nil {
+		return nil, nil, internalError("loading session %q: %v", id, err)
+	}
+	defer unlock()
 	a.mu.Lock()
 	_, live := a.sessions[id]
 	a.mu.Unlock()
@@ -263,15 +390,8 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 		return nil, nil, invalidParams("session %q is already open on this connection", id)
 	}
 	st, records, err := a.opts.Store.Resume(id)
-	switch {
-	case errors.Is(err, session.ErrInvalidID):
-		return nil, nil, invalidParams("invalid session id %q (acpgate's ids are 1 to %d letters, digits, '_' and '-')", id, session.MaxIDLen)
-	case errors.Is(err, session.ErrNotFound):
-		return nil, nil, invalidParams("unknown session %q", id)
-	case errors.Is(err, session.ErrInUse):
-		return nil, nil, invalidParams("session %q is already open on this connection", id)
-	case err != nil:
-		return nil, nil, internalError("loading session %q: %v", id, err)
+	if err != nil {
+		return nil, nil, storeError(err, id, "loading")
 	}
 	stored, _ := st.Meta().Extra["profile"].(string)
 	sc, err := a.setup.sessionConfigFor(a.setup.profile(reqMeta, stored))
@@ -331,19 +451,82 @@ func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 // CloseSession implements acpsdk.Agent: cancels the running turn, stops the
 // servers, clears the session's tools and closes its store.
 func (a *Agent) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	live, err := a.closeLive(ctx, string(p.SessionId))
+	if !live {
+		return acpsdk.CloseSessionResponse{}, invalidParams("unknown session %q", p.SessionId)
+	}
+	return acpsdk.CloseSessionResponse{}, err
+}
+
+// closeLive closes session id if it is open on this connection (live
+// says whether it was), within closeBound whatever ctx says.
+func (a *Agent) closeLive(ctx context.Context, id string) (live bool, err error) {
 	a.mu.Lock()
-	s, ok := a.sessions[string(p.SessionId)]
-	delete(a.sessions, string(p.SessionId))
+	s, ok := a.sessions[id]
+	delete(a.sessions, id)
 	a.mu.Unlock()
 	if !ok {
-		return acpsdk.CloseSessionResponse{}, invalidParams("unknown session %q", p.SessionId)
+		return false, nil
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBound)
 	defer cancel()
 	if err := a.closeSession(cctx, s); err != nil {
-		return acpsdk.CloseSessionResponse{}, internalError("closing session %q: %v", s.id, err)
+		return true, internalError("closing session %q: %v", s.id, err)
 	}
-	return acpsdk.CloseSessionResponse{}, nil
+	return true, nil
+}
+
+// storeError is the answer to the store's error err about session id
+// (doing says what failed): invalid params for an invalid, unknown or
+// busy id, else an internal error.
+func storeError(err error, id, doing string) error {
+	switch {
+	case errors.Is(err, session.ErrInvalidID):
+		return invalidParams("invalid session id %q (acpgate's ids are 1 to %d letters, digits, '_' and '-')", id, session.MaxIDLen)
+	case errors.Is(err, session.ErrNotFound):
+		return invalidParams("unknown session %q", id)
+	case errors.Is(err, session.ErrInUse):
+		return invalidParams("session %q is already open on this connection", id)
+	}
+	return internalError("%s session %q: %v", doing, id, err)
+}
+
+// idLocks serialises what opens, forks from or deletes one session id
+// (session/load, resume, fork, delete), so that, say, a delete and a load
+// of one session never interleave. The zero value is ready; safe for
+// concurrent use.
+type idLocks struct {
+	mu   sync.Mutex
+	held map[string]chan struct{} // closed when released
+}
+
+// lock waits until id is free and takes it, or returns ctx's error;
+// unlock releases it.
+func (l *idLocks) lock(ctx context.Context, id string) (unlock func(), err error) {
+	for {
+		l.mu.Lock()
+		busy, ok := l.held[id]
+		if !ok {
+			if l.held == nil {
+				l.held = map[string]chan struct{}{}
+			}
+			mine := make(chan struct{})
+			l.held[id] = mine
+			l.mu.Unlock()
+			return func() {
+				l.mu.Lock()
+				delete(l.held, id)
+				l.mu.Unlock()
+				close(mine)
+			}, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // closeSession tears a session down: turn, servers, tools, store. Servers

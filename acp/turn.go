@@ -93,12 +93,12 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink}
+	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.setup.model(ctx, s)}
 	s.mu.Lock()
 	if note := s.untold(); note != "" {
 		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
 	}
-	run.History, run.Model = append(s.history[:len(s.history):len(s.history)], prior...), s.provider
+	run.History = append(s.history[:len(s.history):len(s.history)], prior...)
 	s.cfg.runOptions(&run)
 	_, run.ContextWindow, _ = s.current(tu.setup)
 	s.mu.Unlock()

@@ -236,33 +236,44 @@ func (ss *Session) UpdateMeta(fn func(*Meta)) error {
 	}
 	m := ss.meta.clone()
 	m.Updated = ss.store.now()
-	if m.Always == nil {
-		m.Always = make(map[string]string)
-	}
-	if m.Extra == nil {
-		m.Extra = make(map[string]any)
-	}
-	fn(&m)
-	if len(m.Always) == 0 {
-		m.Always = nil
-	}
-	if len(m.Extra) == 0 {
-		m.Extra = nil
-	}
-	if m.ID != ss.id {
-		return fmt.Errorf("session: %s: update metadata: the ID cannot change (to %q)", ss.id, m.ID)
-	}
-	for tool, d := range m.Always {
-		if d != AlwaysAllow && d != AlwaysReject {
-			return fmt.Errorf("session: %s: update metadata: always[%q] = %q, want %q or %q",
-				ss.id, tool, d, AlwaysAllow, AlwaysReject)
-		}
+	if err := m.edit(fn); err != nil {
+		return fmt.Errorf("session: %s: update metadata: %w", ss.id, err)
 	}
 	if err := writeMeta(ss.dir, m); err != nil {
 		return fmt.Errorf("session: %s: update metadata: %w", ss.id, err)
 	}
 	ss.meta = m
 	ss.dirty, ss.touched = false, false
+	return nil
+}
+
+// edit applies fn to m as UpdateMeta documents: Always and Extra non-nil
+// for fn and nil again when left empty, the ID unchanged, every Always
+// value AlwaysAllow or AlwaysReject. m is unchanged when it fails.
+func (m *Meta) edit(fn func(*Meta)) error {
+	e := m.clone()
+	if e.Always == nil {
+		e.Always = make(map[string]string)
+	}
+	if e.Extra == nil {
+		e.Extra = make(map[string]any)
+	}
+	fn(&e)
+	if len(e.Always) == 0 {
+		e.Always = nil
+	}
+	if len(e.Extra) == 0 {
+		e.Extra = nil
+	}
+	if e.ID != m.ID {
+		return fmt.Errorf("the ID cannot change (to %q)", e.ID)
+	}
+	for tool, d := range e.Always {
+		if d != AlwaysAllow && d != AlwaysReject {
+			return fmt.Errorf("always[%q] = %q, want %q or %q", tool, d, AlwaysAllow, AlwaysReject)
+		}
+	}
+	*m = e
 	return nil
 }
 

@@ -26,6 +26,9 @@
 // complete line and the loss is reported by Session.Dropped. Any other
 // unreadable line is an error (*CorruptError) naming the file and line.
 //
+// Store.Fork copies a session, open or not, into a new one; Store.Delete
+// removes one for good (see their docs for what a crash leaves).
+//
 // Within one Store a session is open for writing at most once. Nothing is
 // locked across processes.
 package session
@@ -268,6 +271,7 @@ func OpenWith(dir string, opts *Options) (*Store, error) {
 	if err := mkdirPrivate(s.sessions); err != nil {
 		return nil, fmt.Errorf("session: open %s: %w", abs, err)
 	}
+	s.removeDeleted()
 	return s, nil
 }
 
@@ -323,12 +327,17 @@ func (s *Store) Create(id, cwd string) (*Session, error) {
 	if err := s.reserve(id, ErrExists); err != nil {
 		return nil, err
 	}
-	ss, err := s.create(id, cwd)
+	now := s.now()
+	ss, err := s.create(Meta{ID: id, Cwd: cwd, Created: now, Updated: now}, nil)
 	s.settle(id, ss)
 	return ss, err
 }
 
-func (s *Store) create(id, cwd string) (_ *Session, err error) {
+// create writes session meta.ID, with metadata meta and a log written by
+// fill (nil: empty), in a temporary directory renamed into place once
+// complete, and opens it for appending. The caller has reserved the id.
+func (s *Store) create(meta Meta, fill func(*os.File) (int64, error)) (_ *Session, err error) {
+	id := meta.ID
 	final := s.sessionDir(id)
 	exists := func() error {
 		_, err := os.Lstat(final)
@@ -366,8 +375,15 @@ func (s *Store) create(id, cwd string) (_ *Session, err error) {
 	if err := f.Chmod(fileMode); err != nil {
 		return nil, fmt.Errorf("session: create %q: %w", id, err)
 	}
-	now := s.now()
-	meta := Meta{ID: id, Cwd: cwd, Created: now, Updated: now}
+	var size int64
+	if fill != nil {
+		if size, err = fill(f); err != nil {
+			return nil, fmt.Errorf("session: create %q: %w", id, err)
+		}
+		if err := s.datasync(f); err != nil {
+			return nil, fmt.Errorf("session: create %q: sync log: %w", id, err)
+		}
+	}
 	// writeMeta fsyncs tmp, which also makes the log's entry durable.
 	if err := writeMeta(tmp, meta); err != nil {
 		return nil, fmt.Errorf("session: create %q: %w", id, err)
@@ -384,7 +400,7 @@ func (s *Store) create(id, cwd string) (_ *Session, err error) {
 		f = nil
 		return nil, fmt.Errorf("session: create %q: %w", id, err)
 	}
-	return newSession(s, id, final, f, 0, meta), nil
+	return newSession(s, id, final, f, size, meta), nil
 }
 
 // Resume opens the existing session id for appending and returns its

@@ -85,6 +85,13 @@ func ContainsReference(value string) bool {
 	}
 }
 
+// Literal reports whether a Resolver takes value as it is: it is not a
+// secret:// reference and holds no "${" that expansion would read (a
+// ${VAR} or a malformed one). It is safe for concurrent use.
+func Literal(value string) bool {
+	return !strings.HasPrefix(value, Scheme) && !strings.Contains(value, "${")
+}
+
 // A Resolver resolves secret references. Redactor is required; the other
 // fields have defaults. A Resolver is safe for concurrent use as long as
 // its fields are not changed and LookupEnv and Run are safe for concurrent

@@ -575,3 +575,16 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteral: Literal holds exactly for the values a Resolver returns as
+// they are.
+func TestLiteral(t *testing.T) {
+	r := &secrets.Resolver{Redactor: secrets.NewRedactor(), LookupEnv: func(string) (string, bool) { return "X", true }}
+	for _, v := range []string{"", "plain", "Bearer abc", "$HOME", "$$", "{x}", "secret:/x", "a${b}", "${B}", "${", "x ${1bad}", "secret://env/B", "SECRET://env/B"} {
+		got, err := r.Resolve(context.Background(), v)
+		asIs := err == nil && got == v
+		if secrets.Literal(v) != asIs {
+			t.Errorf("Literal(%q) = %v, but Resolve gives %q, %v", v, secrets.Literal(v), got, err)
+		}
+	}
+}

@@ -196,6 +196,8 @@ type agent struct {
 	client *client
 	stderr *testbin.SyncBuffer
 	stdout *testbin.SyncBuffer // every byte the agent wrote to the client
+	// replies has the answers to the test's own requests (call).
+	replies *testbin.Replies
 	// stdoutPipe is the test's end of the agent's stdout; closing it
 	// makes the agent's writes fail (EPIPE).
 	stdoutPipe io.ReadCloser
@@ -254,7 +256,7 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, stdoutPipe: stdout, exited: make(chan struct{})}
+	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, replies: &testbin.Replies{}, stdoutPipe: stdout, exited: make(chan struct{})}
 	a.client.ws = s.ws
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
@@ -265,7 +267,7 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	if s.stdout != nil {
 		out = s.stdout(stdout)
 	}
-	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, io.TeeReader(out, a.stdout))
+	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, io.TeeReader(out, io.MultiWriter(a.stdout, a.replies)))
 	a.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		_ = stdin.Close()
@@ -293,6 +295,14 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 		t.Fatalf("initialize: %v", err)
 	}
 	return a
+}
+
+// call sends the agent a request as raw JSON, next to the client's
+// traffic (for the methods acp-go-sdk's client side lacks or sends in
+// older shapes), and returns its answer.
+func (a *agent) call(t testing.TB, method string, params any) testbin.Reply {
+	t.Helper()
+	return a.replies.Call(t, a.stdin, method, params)
 }
 
 // stdioServer is an ACP mcpServers entry running the test MCP server.

@@ -1,0 +1,312 @@
+package acp
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/acp/secrets"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/mcpclient"
+)
+
+// This file is providers/list, providers/set and providers/disable (ACP,
+// unstable): the client sees and changes where the model of every session
+// of the connection is sent (endpoint), and the sessions take the change
+// at their next turn (setup.model).
+
+// The one provider acpgate has, and the one protocol it speaks.
+const (
+	mainProvider = "main"
+	apiOpenAI    = "openai"
+)
+
+// endpoint is what the client made of the model endpoint with
+// providers/set and providers/disable, over what the configuration says,
+// for every session of the connection (acpgate serves one per process). It
+// is kept in memory only, as the ACP draft asks. Safe for concurrent use.
+type endpoint struct {
+	mu       sync.Mutex
+	gen      uint64       // counts the changes
+	disabled bool         // providers/disable: no model at all
+	set      *endpointSet // the last providers/set; nil: none
+}
+
+// endpointSet is what providers/set gave. It is never modified.
+type endpointSet struct {
+	baseURL string
+	headers map[string]string
+}
+
+// state returns the generation of the endpoint (it changes with every
+// set and disable), whether it is disabled, and the last set (nil: none).
+func (e *endpoint) state() (gen uint64, disabled bool, set *endpointSet) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gen, e.disabled, e.set
+}
+
+// change records a set (disabled false, set given) or a disable.
+func (e *endpoint) change(disabled bool, set *endpointSet) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gen++
+	e.disabled = disabled
+	if set != nil {
+		e.set = set
+	}
+}
+
+// apply returns model settings m routed as the client set: its base URL
+// and headers replace the configured ones, and the configured API key is
+// not sent to an endpoint the client chose (its headers carry what it
+// needs). The model and what is known of it stay.
+func (e *endpoint) apply(m config.Model) config.Model {
+	if _, _, set := e.state(); set != nil {
+		m.BaseURL, m.APIKey, m.Headers = set.baseURL, "", set.headers
+	}
+	return m
+}
+
+// model returns session s's model for a new turn, a prompt command or a
+// sampling request: the one built for its configuration and model choice,
+// built again first when the client changed the endpoint since. Each turn
+// calls it once, so a change reaches every session at its next turn and a
+// turn in progress finishes on the model it started with.
+func (su *setup) model(ctx context.Context, s *liveSession) gateway.Provider {
+	gen, _, _ := su.endpoint.state()
+	s.mu.Lock()
+	p, built, sc, chosen := s.provider, s.providerGen, s.cfg, s.pick.chosen
+	s.mu.Unlock()
+	if built == gen {
+		return p
+	}
+	p, gen = su.provider(ctx, sc, chosen)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.providerGen != built {
+		return s.provider // rebuilt meanwhile (/reload, the model picker)
+	}
+	s.provider, s.providerGen = p, gen
+	return p
+}
+
+// canRoute reports whether the agent builds its sessions' models from
+// settings (Options.Models or Options.Providers), so that the client can
+// route them: the providers methods are served only then.
+func (su *setup) canRoute() bool { return su.opts.Models != nil || su.opts.Providers != nil }
+
+// providerInfo is one entry of providers/list (ProviderInfo in the ACP
+// schema).
+type providerInfo struct {
+	ProviderID string           `json:"providerId"`
+	Supported  []string         `json:"supported"`
+	Required   bool             `json:"required"`
+	Current    *providerCurrent `json:"current"` // null: disabled
+}
+
+// providerCurrent is ProviderCurrentConfig: where the provider sends
+// requests. Header values are never shown: _meta.acpgate.headers names
+// the headers sent, each value [REDACTED].
+type providerCurrent struct {
+	APIType string         `json:"apiType"`
+	BaseURL string         `json:"baseUrl"`
+	Meta    map[string]any `json:"_meta,omitempty"`
+}
+
+// listProviders answers providers/list: the one provider, "main", speaking
+// openai, with the endpoint of the sessions of the default profile (as
+// set by the client, else as configured) or null once disabled. It can be
+// disabled, so it is not required.
+func (a *Agent) listProviders() (any, error) {
+	if !a.setup.canRoute() {
+		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersList)
+	}
+	info := providerInfo{ProviderID: mainProvider, Supported: []string{apiOpenAI}}
+	if _, disabled, _ := a.setup.endpoint.state(); !disabled {
+		// A profile the configuration no longer has falls back to the
+		// defaults, as the settings of no profile.
+		sc, _ := a.setup.sessionConfigFor(a.opts.Profile)
+		m := a.setup.settings(sc)
+		info.Current = &providerCurrent{APIType: apiOpenAI, BaseURL: cmp.Or(m.BaseURL, openaicompat.DefaultBaseURL)}
+		if len(m.Headers) > 0 {
+			redacted := map[string]string{}
+			for name := range m.Headers {
+				redacted[name] = secrets.Redacted
+			}
+			info.Current.Meta = map[string]any{"acpgate": map[string]any{"headers": redacted}}
+		}
+	}
+	return map[string]any{"providers": []providerInfo{info}}, nil
+}
+
+// setProvider answers providers/set: the sessions' model requests go to
+// baseUrl with headers from their next turn on (see endpoint.apply). Every
+// header value is registered as a secret first, so it is redacted from
+// the logs and from everything sent to the client.
+func (a *Agent) setProvider(params json.RawMessage) (any, error) {
+	if !a.setup.canRoute() {
+		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersSet)
+	}
+	set, ierr := a.parseSetProvider(params)
+	if ierr != nil {
+		return nil, ierr.rpcError()
+	}
+	a.setup.endpoint.change(false, set)
+	a.logger.Info("the client set the model endpoint", "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
+	return struct{}{}, nil
+}
+
+// disableProvider answers providers/disable: sessions have no model from
+// their next turn on, until providers/set. Disabling a provider acpgate
+// does not have changes nothing, as the ACP draft asks.
+func (a *Agent) disableProvider(params json.RawMessage) (any, error) {
+	if !a.setup.canRoute() {
+		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersDisable)
+	}
+	id, ierr := stringParam(params, "providerId")
+	if ierr != nil {
+		return nil, ierr.rpcError()
+	}
+	if id == mainProvider {
+		a.setup.endpoint.change(true, nil)
+		a.logger.Info("the client disabled the model endpoint")
+	}
+	return struct{}{}, nil
+}
+
+// parseSetProvider checks the params of providers/set (SetProviderRequest
+// in the ACP schema), naming the member at fault. The header values are
+// registered with the redactor before anything else.
+func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputError) {
+	var p struct {
+		ProviderID *string         `json:"providerId"`
+		APIType    *string         `json:"apiType"`
+		BaseURL    *string         `json:"baseUrl"`
+		Headers    json.RawMessage `json:"headers"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, badParam("", "params must be an object with providerId, apiType and baseUrl: %v", err)
+	}
+	headers, ierr := a.providerHeaders(p.Headers)
+	if ierr != nil {
+		return nil, ierr
+	}
+	switch {
+	case p.ProviderID == nil:
+		return nil, badParam("providerId", "missing")
+	case *p.ProviderID != mainProvider:
+		return nil, badParam("providerId", "unknown provider %q (acpgate has one: %q)", *p.ProviderID, mainProvider)
+	case p.APIType == nil:
+		return nil, badParam("apiType", "missing")
+	case *p.APIType != apiOpenAI:
+		return nil, badParam("apiType", "unsupported protocol %q: acpgate speaks %q (OpenAI-compatible Chat Completions)", *p.APIType, apiOpenAI)
+	case p.BaseURL == nil:
+		return nil, badParam("baseUrl", "missing")
+	}
+	if ierr := checkBaseURL(*p.BaseURL); ierr != nil {
+		return nil, ierr
+	}
+	return &endpointSet{baseURL: *p.BaseURL, headers: headers}, nil
+}
+
+// providerHeaders decodes the headers of providers/set (absent: none),
+// registers their values as secrets and checks them: HTTP header names,
+// values without CR, LF or NUL, taken literally (a value the secret
+// resolver would read as a reference is refused: only acpgate's own
+// configuration resolves references).
+func (a *Agent) providerHeaders(raw json.RawMessage) (map[string]string, *inputError) {
+	headers := map[string]string{}
+	if kindOf(raw) == "null" || len(raw) == 0 {
+		return headers, nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return nil, badParam("headers", "must be an object of strings, got %s", kindOf(raw))
+	}
+	for name, v := range fields {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return nil, badParam("headers."+name, "must be a string, got %s", kindOf(v))
+		}
+		headers[name] = s
+	}
+	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+		r.Redactor.Add(slices.Collect(maps.Values(headers))...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		v := headers[name]
+		switch {
+		case !validHeaderName(name):
+			return nil, badParam("headers", "%q is not an HTTP header name", name)
+		case !validHeaderValue(v):
+			return nil, badParam("headers."+name, "must not contain CR, LF or NUL")
+		case !secrets.Literal(v):
+			return nil, badParam("headers."+name, `a value a client sets is sent as it is: it must not be a secret:// reference or hold "${"`)
+		}
+	}
+	return headers, nil
+}
+
+// checkBaseURL checks the baseUrl of providers/set with the rule of the
+// URLs a client gives (mcpclient.CheckURL): http or https with a host,
+// plain http to a loopback host only; credentials belong in headers. A
+// URL that does not parse or carries a password is not quoted.
+func checkBaseURL(raw string) *inputError {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return badParam("baseUrl", "%v", mcpclient.ErrURLSyntax)
+	case u.User != nil:
+		return badParam("baseUrl", "must not carry credentials (user:password@); send them in headers")
+	}
+	err = mcpclient.CheckURL(raw, false)
+	switch {
+	case errors.Is(err, mcpclient.ErrInsecureHTTP):
+		return badParam("baseUrl", "URL %q: plain http is only allowed to a loopback host (localhost, 127.0.0.0/8, ::1); use https", raw)
+	case err != nil:
+		return badParam("baseUrl", "%v", err)
+	}
+	return nil
+}
+
+// validHeaderName reports whether name is an HTTP field name (an RFC 9110
+// token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c < 0x80 && c > ' ' && c != 0x7f && !isSeparator(c):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isSeparator reports whether c is an RFC 9110 delimiter.
+func isSeparator(c byte) bool { return strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 }
+
+// validHeaderValue reports whether v can be sent as an HTTP field value.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '\r' || c == '\n' || c == 0 {
+			return false
+		}
+	}
+	return true
+}

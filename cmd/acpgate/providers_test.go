@@ -1,0 +1,108 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/fakellm"
+)
+
+// currentProvider calls providers/list and returns its one provider's
+// current config as JSON ("null" when disabled).
+func currentProvider(t *testing.T, a *agent) string {
+	t.Helper()
+	r := a.call(t, "providers/list", map[string]any{})
+	var l struct {
+		Providers []struct {
+			ProviderID string          `json:"providerId"`
+			Supported  []string        `json:"supported"`
+			Required   *bool           `json:"required"`
+			Current    json.RawMessage `json:"current"`
+		} `json:"providers"`
+	}
+	if r.Error != nil || json.Unmarshal(r.Result, &l) != nil || len(l.Providers) != 1 || l.Providers[0].ProviderID != "main" ||
+		mustJSON(l.Providers[0].Supported) != `["openai"]` || l.Providers[0].Required == nil || *l.Providers[0].Required {
+		t.Fatalf("providers/list: %s", r.Raw)
+	}
+	return string(l.Providers[0].Current)
+}
+
+// TestProvidersOverRawACP: through the binary, providers/list shows the
+// endpoint of --base-url; providers/set sends the next turn to another
+// endpoint with the given header and not the API key of the environment;
+// the header's value never reaches the client (the model repeating it
+// included), the log or the session log; a plain http endpoint off
+// loopback is refused; providers/disable leaves the session without a
+// model, and its prompt says how to set one up.
+func TestProvidersOverRawACP(t *testing.T) {
+	t.Parallel()
+	const secret = "gw-token-41c7e9b0d2"
+	one := fakellm.Start(fakellm.Turn{Text: "from one"})
+	defer one.Close()
+	two := fakellm.Start(fakellm.Turn{Text: "from two"}, fakellm.Turn{Text: "my header says " + secret})
+	defer two.Close()
+	state := t.TempDir()
+	a := startAgent(t, state, "--model", fakellm.DefaultModel, "--base-url", one.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	prompt(t, a, sid, "hello")
+	if cur := currentProvider(t, a); cur != `{"apiType":"openai","baseUrl":"`+one.URL+`"}` {
+		t.Errorf("current %s", cur)
+	}
+
+	r := a.call(t, "providers/set", map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": two.URL, "headers": map[string]string{"X-Gateway-Token": secret}})
+	if r.Error != nil || string(r.Result) != "{}" {
+		t.Fatalf("providers/set: %s", r.Raw)
+	}
+	if cur := currentProvider(t, a); !strings.Contains(cur, `"baseUrl":"`+two.URL+`"`) || !strings.Contains(cur, `"X-Gateway-Token":"[REDACTED]"`) {
+		t.Errorf("current after set %s", cur)
+	}
+	before := len(a.client.all())
+	prompt(t, a, sid, "hello again")
+	prompt(t, a, sid, "what does your header say?")
+	if text := agentText(a.client.all()[before:]); text != "from twomy header says [REDACTED]" {
+		t.Errorf("after set the agent said %q", text)
+	}
+	if len(one.Requests()) != 1 || len(two.Requests()) != 2 {
+		t.Errorf("requests: %d to the first endpoint, %d to the second", len(one.Requests()), len(two.Requests()))
+	}
+	h := two.Requests()[0].Header
+	if h.Get("X-Gateway-Token") != secret || strings.Contains(h.Get("Authorization"), "sk-test-key") {
+		t.Errorf("the second endpoint got X-Gateway-Token %q, Authorization %q", h.Get("X-Gateway-Token"), h.Get("Authorization"))
+	}
+
+	r = a.call(t, "providers/set", map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": "http://example.com/v1"})
+	if r.Error == nil || r.Error.Code != -32602 || r.Error.Data.Path != "baseUrl" || !strings.Contains(r.Error.Message, "loopback") {
+		t.Errorf("plain http off loopback: %s", r.Raw)
+	}
+
+	if r := a.call(t, "providers/disable", map[string]any{"providerId": "main"}); r.Error != nil {
+		t.Fatalf("providers/disable: %s", r.Raw)
+	}
+	if cur := currentProvider(t, a); cur != "null" {
+		t.Errorf("current after disable %s", cur)
+	}
+	before = len(a.client.all())
+	prompt(t, a, sid, "anyone there?")
+	if text := agentText(a.client.all()[before:]); !strings.Contains(text, "No model is set up") || !strings.Contains(text, "acpgate setup") {
+		t.Errorf("after disable the agent said %q", text)
+	}
+
+	log, _ := os.ReadFile(filepath.Join(state, "sessions", string(sid), "log.jsonl"))
+	for where, text := range map[string]string{"the client": a.stdout.String(), "the log": a.stderr.String(), "the session log": string(log)} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the header value reached %s", where)
+		}
+	}
+	if !strings.Contains(a.stderr.String(), "the client set the model endpoint") {
+		t.Errorf("the change is not logged:\n%s", a.stderr.String())
+	}
+}
