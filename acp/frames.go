@@ -54,9 +54,9 @@ func newLockedWriter(w io.Writer, r *secrets.Redactor) *lockedWriter {
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	frame := p
+	frame := wireName(p)
 	if l.scoping.Load() > 0 {
-		frame = scopeFrame(p)
+		frame = scopeFrame(frame)
 	}
 	if l.redactor != nil {
 		frame = l.redactor.RedactBytes(frame)
@@ -165,6 +165,9 @@ type inputFilter struct {
 	// expect, when set, is told the id of each request handed to the SDK
 	// (lockedWriter.expect), before the SDK can read it.
 	expect func(id json.RawMessage)
+	// acpServers: initialize has advertised mcpCapabilities.acp, so
+	// mcpServers may list acp servers.
+	acpServers bool
 }
 
 // newInputFilter returns a filter that reads nothing until start is called
@@ -250,8 +253,10 @@ func (f *inputFilter) filter(line []byte) []byte {
 	case env.kind == kindNotification && needsID(env.method):
 		f.logger.Warn("client sent a request without an id; ignored (it would get no answer)", "method", env.method)
 		return nil
+	case env.method == acpsdk.AgentMethodInitialize:
+		f.acpServers = mcpCapabilities().Acp
 	case env.method == acpsdk.AgentMethodSessionNew, env.method == acpsdk.AgentMethodSessionLoad, env.method == acpsdk.AgentMethodSessionResume:
-		params, ierr := normalizeServers(fields["params"])
+		params, ierr := normalizeServers(fields["params"], f.acpServers)
 		if ierr != nil {
 			f.reject(env, ierr)
 			return nil
@@ -264,6 +269,8 @@ func (f *inputFilter) filter(line []byte) []byte {
 			f.reject(env, ierr)
 			return nil
 		}
+	case rawMethod(env.method):
+		fields["method"], _ = json.Marshal(sdkName(env.method, env.kind == kindNotification))
 	}
 	if env.kind == kindRequest && f.expect != nil {
 		f.expect(env.id)

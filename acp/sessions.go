@@ -22,8 +22,8 @@ import (
 // close and cancel, and what opening and closing a session does.
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
-// has checked them (see normalizeServers): every entry is a stdio, http or
-// sse server with a name, unique in the list.
+// has checked them (see normalizeServers): every entry is a stdio, http,
+// sse or acp server with a name, unique in the list.
 func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
 	return mcpservers.Specs(in, "mcpServers")
 }
@@ -174,6 +174,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs, client []mcpclient.ServerSpec,
 	// /reload brings reaches servers started after it).
 	requests := serverRequests{u: a.asks, s: s}
 	mo.Elicitor, mo.Roots = requests, requests
+	mo.Tunnel = a.tunnel
 	if s.provider != nil {
 		mo.Sampler = requests
 	}
