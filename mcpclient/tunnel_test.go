@@ -115,7 +115,9 @@ func (p handlerPeer) Request(ctx context.Context, method string, params json.Raw
 	return res, err
 }
 
-func (p handlerPeer) Notify(method string, params json.RawMessage) { p.h.HandleNotification(method, params) }
+func (p handlerPeer) Notify(method string, params json.RawMessage) {
+	p.h.HandleNotification(method, params)
+}
 
 func acpServer(name, serverID string) mcpclient.ServerSpec {
 	return mcpclient.ServerSpec{Name: name, Transport: mcpclient.TransportACP, ServerID: serverID}
