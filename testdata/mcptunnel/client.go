@@ -288,16 +288,17 @@ func (c *Client) reply(id json.RawMessage, r rpcResponse) {
 	c.in.writeJSON(msg)
 }
 
-// request sends a request of connection conn's server to the agent and
-// waits for the answer.
-func (c *Client) request(ctx context.Context, conn, method string, params json.RawMessage) (json.RawMessage, error) {
+// Call sends the request method with params to the agent, as the
+// Client's own (its answer does not reach the SDK connection), and waits
+// for the answer: its result, or an *Error.
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	c.mu.Lock()
 	c.seq++
 	id := strconv.Quote(fmt.Sprintf("tunnel-%d", c.seq))
 	ch := make(chan rpcResponse, 1)
 	c.pending[id] = ch
 	c.mu.Unlock()
-	c.in.writeJSON(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": MethodMessage, "params": inner(conn, method, params)})
+	c.in.writeJSON(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
 	select {
 	case r := <-ch:
 		if r.err != nil {
@@ -338,7 +339,7 @@ type connPeer struct {
 }
 
 func (p connPeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return p.c.request(ctx, p.id, method, params)
+	return p.c.Call(ctx, MethodMessage, inner(p.id, method, params))
 }
 
 func (p connPeer) Notify(method string, params json.RawMessage) {
