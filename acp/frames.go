@@ -204,6 +204,13 @@ func (f *inputFilter) next() ([]byte, error) {
 	line, n, err := f.r.Line(f.line, maxFrame)
 	f.line = line
 	if n > maxFrame {
+		if id, ok := responseID(line); ok && (kindOf(id) == "string" || kindOf(id) == "number") {
+			// An answer to one of our requests (a tunnelled MCP result,
+			// say): the request fails now instead of at its timeout.
+			f.logger.Warn("client answered with a message larger than 10 MiB; the request fails", "id", string(id))
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": internalError("the client's answer is larger than 10 MiB")})
+			return append(b, '\n'), err
+		}
 		f.reply(nil, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
 		return nil, err
 	}
@@ -400,7 +407,9 @@ func (p *pendingSet) wait(ctx context.Context) int {
 // responseID returns the id of a frame the SDK writes when it is a
 // response (an id and no method). The SDK writes "jsonrpc", "id" and then
 // "method" or "result"/"error", in that order, so only the frame's first
-// members are read, however large its result.
+// members are read, however large its result: the first bytes of a
+// frame are enough (the input filter reads a client's over-long answer
+// so, when the client writes its id first too).
 func responseID(frame []byte) (json.RawMessage, bool) {
 	dec := json.NewDecoder(bytes.NewReader(frame))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {

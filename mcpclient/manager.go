@@ -2,8 +2,9 @@
 // connected: stdio children in their own process groups, streamable HTTP and
 // legacy SSE servers, servers in the ACP client reached through a Tunnel
 // (MCP over ACP), with handshake, discovery, calls, crash restarts and a
-// teardown that leaves no process behind. It knows nothing of ACP, models or
-// sessions: one Manager serves one session.
+// teardown that leaves no process behind. It knows nothing of ACP (a
+// Tunnel carries an acp server's messages), models or sessions: one
+// Manager serves one session.
 //
 // Its catalog (Tools, Resources, ...) is the one source of a session's
 // tools; Options.OnEvent says when it changed.
