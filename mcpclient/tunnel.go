@@ -79,11 +79,10 @@ type tunnelTransport struct {
 	life context.Context // ends at Close
 	stop context.CancelFunc
 	seq  atomic.Int64 // ids of the server's requests, as our handlers see them
+	handlerSlots
 
-	mu        sync.Mutex
-	onNotify  func(mcp.JSONRPCNotification)
-	onRequest transport.RequestHandler
-	serveCtx  context.Context // Start's: the server's requests are handled in it
+	mu       sync.Mutex
+	serveCtx context.Context // Start's: the server's requests are handled in it
 }
 
 var (
@@ -114,20 +113,6 @@ func (t *tunnelTransport) Close() error {
 
 // GetSessionId implements transport.Interface: a tunnel has no session id.
 func (t *tunnelTransport) GetSessionId() string { return "" }
-
-// SetNotificationHandler implements transport.Interface.
-func (t *tunnelTransport) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
-	t.mu.Lock()
-	t.onNotify = h
-	t.mu.Unlock()
-}
-
-// SetRequestHandler implements transport.BidirectionalInterface.
-func (t *tunnelTransport) SetRequestHandler(h transport.RequestHandler) {
-	t.mu.Lock()
-	t.onRequest = h
-	t.mu.Unlock()
-}
 
 // SendRequest sends req and waits for its answer, ctx's end or the
 // transport's.
@@ -179,8 +164,9 @@ func (t *tunnelTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNot
 // the request handler mcp-go's client set (acpgate's serve chain first),
 // as a request on the wire of a stdio server would.
 func (t *tunnelTransport) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	_, h := t.handlers()
 	t.mu.Lock()
-	h, serveCtx := t.onRequest, t.serveCtx
+	serveCtx := t.serveCtx
 	t.mu.Unlock()
 	switch {
 	case t.life.Err() != nil:
@@ -220,9 +206,7 @@ func (t *tunnelTransport) HandleRequest(ctx context.Context, method string, para
 // not decode, or is over the size limit, is dropped, as the stdio
 // transport drops a line it cannot read.
 func (t *tunnelTransport) HandleNotification(method string, params json.RawMessage) {
-	t.mu.Lock()
-	h := t.onNotify
-	t.mu.Unlock()
+	h, _ := t.handlers()
 	if h == nil || t.life.Err() != nil || len(params) > t.max {
 		return
 	}

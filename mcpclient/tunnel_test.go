@@ -123,8 +123,19 @@ func acpServer(name, serverID string) mcpclient.ServerSpec {
 	return mcpclient.ServerSpec{Name: name, Transport: mcpclient.TransportACP, ServerID: serverID}
 }
 
+// tunnelOpts returns a fake tunnel serving mcptunnel's test server as
+// "id-1", and fastOpts using it.
+func tunnelOpts(t *testing.T) (*fakeTunnel, *mcpclient.Options) {
+	t.Helper()
+	tun := newFakeTunnel()
+	tun.servers["id-1"] = mcptunnel.NewServer("client-tools")
+	opts, _ := fastOpts(t)
+	opts.Tunnel = tun
+	return tun, opts
+}
+
 // An acp server works like any other: its tools are listed and called,
-// its requests (elicitation, roots) reach the Options' handlers, a
+// its requests (elicitation, roots, sampling) reach the Options' handlers, a
 // tools/list_changed is honoured, and Close closes its connection.
 func TestTunnelServer(t *testing.T) {
 	t.Parallel()
@@ -142,8 +153,11 @@ func TestTunnelServer(t *testing.T) {
 		RootsFunc: func(context.Context, mcpclient.Origin) ([]mcpclient.Root, error) {
 			return []mcpclient.Root{{URI: "file:///work"}}, nil
 		},
+		SampleFunc: func(_ context.Context, r mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
+			return mcpclient.SamplingResult{Model: "m1", Content: []mcpclient.SamplingContent{{Type: mcpclient.SamplingText, Text: "sampled"}}}, nil
+		},
 	}
-	opts.Elicitor, opts.Roots = h, h
+	opts.Elicitor, opts.Roots, opts.Sampler = h, h, h
 	m, err := mcpclient.New([]mcpclient.ServerSpec{acpServer("tun", "id-1")}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +181,9 @@ func TestTunnelServer(t *testing.T) {
 	}
 	if got := text(t, call(t, m, "tun", "roots", nil)); got != "file:///work\n" {
 		t.Errorf("roots: %q", got)
+	}
+	if got := text(t, call(t, m, "tun", "sample", map[string]any{"prompt": "hi"})); got != "sampled" {
+		t.Errorf("sample: %q", got)
 	}
 
 	srv.AddTool(mcp.NewTool("late", mcp.WithDescription("Added later")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -214,10 +231,7 @@ func TestTunnelRefusedOrMissing(t *testing.T) {
 // connection is opened, and the old one closed.
 func TestTunnelReconnects(t *testing.T) {
 	t.Parallel()
-	tun := newFakeTunnel()
-	tun.servers["id-1"] = mcptunnel.NewServer("client-tools")
-	opts, _ := fastOpts(t)
-	opts.Tunnel = tun
+	tun, opts := tunnelOpts(t)
 	events := newEventLog()
 	opts.OnEvent = events.add
 	m := start(t, opts, acpServer("tun", "id-1"))
@@ -243,10 +257,7 @@ func TestTunnelReconnects(t *testing.T) {
 // stays usable.
 func TestTunnelResponseTooLarge(t *testing.T) {
 	t.Parallel()
-	tun := newFakeTunnel()
-	tun.servers["id-1"] = mcptunnel.NewServer("client-tools")
-	opts, _ := fastOpts(t)
-	opts.Tunnel = tun
+	_, opts := tunnelOpts(t)
 	opts.MaxMessageSize = 64 << 10
 	m := start(t, opts, acpServer("tun", "id-1"))
 	_, err := m.CallTool(context.Background(), "tun", "big", map[string]any{"size": 100 << 10})
@@ -261,11 +272,8 @@ func TestTunnelResponseTooLarge(t *testing.T) {
 // A server that speaks 2026-07-28 is reached on it through the tunnel too.
 func TestTunnelModern(t *testing.T) {
 	t.Parallel()
-	tun := newFakeTunnel()
+	tun, opts := tunnelOpts(t)
 	tun.versions = nil // all mcp-go speaks
-	tun.servers["id-1"] = mcptunnel.NewServer("client-tools")
-	opts, _ := fastOpts(t)
-	opts.Tunnel = tun
 	m := start(t, opts, acpServer("tun", "id-1"))
 	if st, _ := m.Status("tun"); st.State != mcpclient.StateReady || st.ProtocolVersion != mcp.ProtocolVersion20260728 {
 		t.Fatalf("status: %+v", st)

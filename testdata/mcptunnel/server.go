@@ -53,6 +53,7 @@ func NewServer(name string) *server.MCPServer {
 		})
 	s.AddTool(mcp.NewTool("sample", mcp.WithDescription("Ask the client's model"), mcp.WithString("prompt", mcp.Required())),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			//lint:ignore SA1019 the server asks as 2025-11-25 servers do (the tunnel's test connections speak that revision).
 			res, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
 				Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
 				MaxTokens: 100,
