@@ -68,8 +68,8 @@ func newRawSession(t *testing.T, h *harness, tc *mcptunnel.Client, servers ...an
 // TestMCPOverACP: a server of the client's, reached through the ACP
 // connection, is a session's server like any other: connected with the
 // schema's serverId, its tools listed and called, its elicitation and
-// roots/list answered, its tools/list_changed honoured, and disconnected
-// when the session closes.
+// roots/list answered, its tools/list_changed honoured, disconnected
+// when the session closes, and connected again on session/resume.
 func TestMCPOverACP(t *testing.T) {
 	t.Parallel()
 	fc := &fakeClient{RequestPermissionFunc: allowTools(nil)}
@@ -136,8 +136,28 @@ func TestMCPOverACP(t *testing.T) {
 	if _, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "disconnect" && e.ID == connect.ID }); err != nil {
 		t.Fatal(err)
 	}
-	if open := tc.Open(); len(open) != 0 {
+	if open := tc.Connections(); len(open) != 0 {
 		t.Errorf("connections still open: %v", open)
+	}
+
+	// session/resume takes acp servers too: a new connection.
+	from := h.fc.rec.len()
+	if _, err := tc.Call(h.ctx(), acpsdk.AgentMethodSessionResume, map[string]any{"sessionId": sid, "cwd": t.TempDir(),
+		"mcpServers": []any{acpServerRaw("tools", "srv-1")}}); err != nil {
+		t.Fatal(err)
+	}
+	h.fc.rec.waitFor(t, from, sid, "the server ready again", func(u acpsdk.SessionUpdate) bool {
+		if u.SessionInfoUpdate == nil {
+			return false
+		}
+		list := serversOf(u.SessionInfoUpdate.Meta)
+		return len(list) == 1 && list[0]["state"] == "ready"
+	})
+	if _, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "connect" && e.ID != connect.ID }); err != nil {
+		t.Fatal(err)
+	}
+	if text, _, _ := h.callResult(sid, "mcp__tools__echo", `{"text":"resumed"}`); text != "resumed" {
+		t.Errorf("echo after resume: %q", text)
 	}
 }
 

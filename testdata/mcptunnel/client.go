@@ -125,8 +125,8 @@ func (c *Client) WaitEvent(ctx context.Context, match func(Event) bool) (Event, 
 	}
 }
 
-// Open returns the connections open now, by connectionId.
-func (c *Client) Open() []string {
+// Connections returns the connections open now, by connectionId.
+func (c *Client) Connections() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ids := make([]string, 0, len(c.conns))
