@@ -15,8 +15,9 @@ import (
 )
 
 // link is what keeps one connection to a server alive: a child process for
-// stdio, an HTTP session for http and sse, a tunnel connection for acp. Implementations are safe for
-// concurrent use and their close is idempotent.
+// stdio, an HTTP session for http and sse, a tunnel connection for acp.
+// Implementations are safe for concurrent use and their close is
+// idempotent.
 type link interface {
 	// done is closed when the link dies on its own (process exit,
 	// connection lost).
