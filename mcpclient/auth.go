@@ -382,7 +382,7 @@ func (s *server) oauthClient(ctx context.Context) (*oauth.Client, error) {
 		return c, nil
 	}
 	if t := s.spec.Transport; t != TransportHTTP && t != TransportSSE {
-		return nil, fmt.Errorf("%w: %q is a %s server", ErrNoOAuth, s.spec.Name, t)
+		return nil, fmt.Errorf("%w: %q is reached over %s", ErrNoOAuth, s.spec.Name, t)
 	}
 	spec := s.spec
 	if prepare := s.m.opts.Prepare; prepare != nil {
