@@ -108,6 +108,7 @@ type Agent struct {
 	cmds   *commands
 	perms  *permissions
 	asks   *userRequests
+	tunnel *tunnel // MCP over ACP: the client's acp servers
 	// shared runs the servers configured shared: true; nil without a
 	// configuration. sharedDone is closed when the goroutine applying
 	// configuration changes to it has returned.
@@ -221,6 +222,7 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	})
 	a.setup = &setup{opts: &a.opts, logger: opts.Logger, peer: a.peer, endpoint: &endpoint{}}
 	a.perms = &permissions{peer: a.peer}
+	a.tunnel = newTunnel(a.peer, opts.Logger)
 	a.asks = &userRequests{peer: a.peer, setup: a.setup, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
 	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
 	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
@@ -308,7 +310,7 @@ func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acp
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
 			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},
-			McpCapabilities:    acpsdk.McpCapabilities{Http: true, Sse: true},
+			McpCapabilities:    mcpCapabilities(),
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			Providers:          providers,
 			SessionCapabilities: acpsdk.SessionCapabilities{

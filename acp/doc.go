@@ -19,6 +19,8 @@
 //     session.
 //   - peer: the editor as every role sees it (session/update, cards,
 //     capabilities).
+//   - tunnel: MCP over ACP, the client's own servers reached through the
+//     connection (an mcpclient.Tunnel).
 //   - liveSession: one open session's state.
 //
 // Where things are:
@@ -56,4 +58,6 @@
 //	large_update.go       an update with large texts (a whole result), written in pieces
 //	input.go              what the input filter checks
 //	scope.go              the session an ACP elicitation belongs to
+//	tunnel.go             MCP over ACP: the client's acp servers (mcp/connect, mcp/message, mcp/disconnect)
+//	raw.go                the methods the SDK cannot send or route, under private names
 package acp

@@ -28,9 +28,13 @@ const (
 )
 
 // extensionFor returns the extension method the input filter renames ACP
-// method to, if it renames it.
-func extensionFor(method string) (string, bool) {
+// method to (sent as a notification or not), if it renames it.
+func extensionFor(method string, notification bool) (string, bool) {
 	switch method {
+	case acpsdk.AgentMethodMcpMessage:
+		// MCP over ACP: the SDK can route it with neither its name nor
+		// the schema's fields (raw.go).
+		return sdkName(method, notification), true
 	case acpsdk.AgentMethodInitialize:
 		// The SDK's InitializeResponse has no sessionCapabilities.delete.
 		return extInitialize, true
@@ -69,6 +73,10 @@ func (a *Agent) HandleExtensionMethod(ctx context.Context, method string, params
 		return a.setProvider(params)
 	case extProvidersDisable:
 		return a.disableProvider(params)
+	case sdkName(acpsdk.AgentMethodMcpMessage, false):
+		return a.tunnel.message(ctx, params, true)
+	case sdkName(acpsdk.AgentMethodMcpMessage, true):
+		return a.tunnel.message(ctx, params, false)
 	}
 	return nil, acpsdk.NewMethodNotFound(method)
 }

@@ -54,9 +54,9 @@ func newLockedWriter(w io.Writer, r *secrets.Redactor) *lockedWriter {
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	frame := p
+	frame := wireName(p)
 	if l.scoping.Load() > 0 {
-		frame = scopeFrame(p)
+		frame = scopeFrame(frame)
 	}
 	if l.redactor != nil {
 		frame = l.redactor.RedactBytes(frame)
@@ -166,6 +166,9 @@ type inputFilter struct {
 	// expect, when set, is told the id of each request handed to the SDK
 	// (lockedWriter.expect), before the SDK can read it.
 	expect func(id json.RawMessage)
+	// acpServers: initialize has advertised mcpCapabilities.acp, so
+	// mcpServers may list acp servers.
+	acpServers bool
 }
 
 // newInputFilter returns a filter that reads nothing until start is called
@@ -202,6 +205,13 @@ func (f *inputFilter) next() ([]byte, error) {
 	line, n, err := f.r.Line(f.line, maxFrame)
 	f.line = line
 	if n > maxFrame {
+		if id, ok := responseID(line); ok && (kindOf(id) == "string" || kindOf(id) == "number") {
+			// An answer to one of our requests (a tunnelled MCP result,
+			// say): the request fails now instead of at its timeout.
+			f.logger.Warn("client answered with a message larger than 10 MiB; the request fails", "id", string(id))
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": internalError("the client's answer is larger than 10 MiB")})
+			return append(b, '\n'), err
+		}
 		f.reply(nil, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
 		return nil, err
 	}
@@ -251,9 +261,11 @@ func (f *inputFilter) filter(line []byte) []byte {
 	case env.kind == kindNotification && needsID(env.method):
 		f.logger.Warn("client sent a request without an id; ignored (it would get no answer)", "method", env.method)
 		return nil
+	case env.method == acpsdk.AgentMethodInitialize:
+		f.acpServers = mcpCapabilities().Acp
 	case env.method == acpsdk.AgentMethodSessionNew, env.method == acpsdk.AgentMethodSessionLoad, env.method == acpsdk.AgentMethodSessionResume,
 		env.method == acpsdk.AgentMethodSessionFork:
-		params, ierr := normalizeServers(fields["params"])
+		params, ierr := normalizeServers(fields["params"], f.acpServers)
 		if ierr != nil {
 			f.reject(env, ierr)
 			return nil
@@ -270,7 +282,7 @@ func (f *inputFilter) filter(line []byte) []byte {
 	if env.kind == kindRequest && f.expect != nil {
 		f.expect(env.id)
 	}
-	if ext, ok := extensionFor(env.method); ok {
+	if ext, ok := extensionFor(env.method, env.kind == kindNotification); ok {
 		fields["method"], _ = json.Marshal(ext)
 	}
 	return canonical(fields, "jsonrpc", "id", "method", "params")
@@ -398,7 +410,9 @@ func (p *pendingSet) wait(ctx context.Context) int {
 // responseID returns the id of a frame the SDK writes when it is a
 // response (an id and no method). The SDK writes "jsonrpc", "id" and then
 // "method" or "result"/"error", in that order, so only the frame's first
-// members are read, however large its result.
+// members are read, however large its result: the first bytes of a
+// frame are enough (the input filter reads a client's over-long answer
+// so, when the client writes its id first too).
 func responseID(frame []byte) (json.RawMessage, bool) {
 	dec := json.NewDecoder(bytes.NewReader(frame))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {

@@ -283,6 +283,8 @@ type harness struct {
 	// writes there itself (call).
 	in  io.Writer
 	raw *testbin.Replies
+	// pipes are the agent's stdin and stdout.
+	pipes agentPipes
 }
 
 // newHarness runs the agent with opts and connects fc (nil: a default
@@ -299,6 +301,14 @@ func newHarness(t *testing.T, opts acp.Options, fc *fakeClient) *harness {
 // dispatches to (a wrapper of fc adding optional methods); fc records.
 func newHarnessWith(t *testing.T, opts acp.Options, fc *fakeClient, client acpsdk.Client) *harness {
 	t.Helper()
+	return newHarnessWrapped(t, opts, fc, client, nil)
+}
+
+// newHarnessWrapped is newHarnessWith with wrap, when set, between the
+// client's connection and the agent: it is given the agent's stdin and
+// the stdout the client reads, and returns those the connection uses.
+func newHarnessWrapped(t *testing.T, opts acp.Options, fc *fakeClient, client acpsdk.Client, wrap func(in io.Writer, out io.Reader) (io.Writer, io.Reader)) *harness {
+	t.Helper()
 	fc.t = t
 	if opts.Store == nil {
 		st, err := session.Open(t.TempDir())
@@ -308,8 +318,13 @@ func newHarnessWith(t *testing.T, opts acp.Options, fc *fakeClient, client acpsd
 		opts.Store = st
 	}
 	p := startAgent(t, opts)
-	h := &harness{t: t, fc: fc, opts: opts, wire: &testbin.SyncBuffer{}, in: p.in, raw: &testbin.Replies{}}
-	h.conn = acpsdk.NewClientSideConnection(client, p.in, io.TeeReader(p.out, io.MultiWriter(h.wire, h.raw)))
+	h := &harness{t: t, fc: fc, opts: opts, wire: &testbin.SyncBuffer{}, in: p.in, raw: &testbin.Replies{}, pipes: p}
+	var in io.Writer = p.in
+	var out io.Reader = io.TeeReader(p.out, io.MultiWriter(h.wire, h.raw))
+	if wrap != nil {
+		in, out = wrap(in, out)
+	}
+	h.conn = acpsdk.NewClientSideConnection(client, in, out)
 	h.conn.SetLogger(slog.New(slog.DiscardHandler)) // before any traffic
 	t.Cleanup(func() { p.stop(t) })
 	return h

@@ -204,11 +204,11 @@ func checkPrompt(params json.RawMessage) *inputError {
 // normalizeServers checks params.mcpServers of session/new, session/load,
 // session/resume and session/fork, and rewrites every entry into the
 // shape acp-go-sdk decodes as intended (see mcpservers.ParseList: the
-// liberal shapes real clients send are accepted). Params that are not an
-// object are returned as they are, and missing mcpServers stay missing:
-// the SDK answers those itself. Members spelled like mcpServers in
-// another case are removed.
-func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
+// liberal shapes real clients send are accepted; acp servers only when
+// acp is set). Params that are not an object are returned as they are,
+// and missing mcpServers stay missing: the SDK answers those itself.
+// Members spelled like mcpServers in another case are removed.
+func normalizeServers(params json.RawMessage, acp bool) (json.RawMessage, *inputError) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(params, &p) != nil || p == nil {
 		return params, nil
@@ -220,7 +220,7 @@ func normalizeServers(params json.RawMessage) (json.RawMessage, *inputError) {
 		}
 	}
 	if raw, ok := p["mcpServers"]; ok && kindOf(raw) != "null" {
-		servers, err := mcpservers.ParseList(raw, "mcpServers", mcpservers.Options{})
+		servers, err := mcpservers.ParseList(raw, "mcpServers", mcpservers.Options{ACP: acp})
 		var perr *mcpservers.Error
 		if errors.As(err, &perr) {
 			return nil, badParam(perr.Path, "%s", perr.Problem)

@@ -30,7 +30,7 @@ func TestInitialize(t *testing.T) {
 		t.Errorf("agentInfo %+v", resp.AgentInfo)
 	case len(resp.AuthMethods) != 0:
 		t.Errorf("auth methods %+v", resp.AuthMethods)
-	case !c.LoadSession || !c.McpCapabilities.Http || !c.McpCapabilities.Sse:
+	case !c.LoadSession || !c.McpCapabilities.Http || !c.McpCapabilities.Sse || !c.McpCapabilities.Acp:
 		t.Errorf("capabilities %+v", c)
 	case !c.PromptCapabilities.Image || !c.PromptCapabilities.EmbeddedContext || c.PromptCapabilities.Audio:
 		t.Errorf("prompt capabilities %+v", c.PromptCapabilities)

@@ -25,8 +25,8 @@ import (
 // does.
 
 // serverSpecs converts the client's mcpServers into specs. The input filter
-// has checked them (see normalizeServers): every entry is a stdio, http or
-// sse server with a name, unique in the list.
+// has checked them (see normalizeServers): every entry is a stdio, http,
+// sse or acp server with a name, unique in the list.
 func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
 	return mcpservers.Specs(in, "mcpServers")
 }
@@ -300,6 +300,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 	// /reload brings reaches servers started after it).
 	requests := serverRequests{u: a.asks, s: s}
 	mo.Elicitor, mo.Roots = requests, requests
+	mo.Tunnel = a.tunnel
 	if s.provider != nil {
 		mo.Sampler = requests
 	}

@@ -381,8 +381,8 @@ func (s *server) oauthClient(ctx context.Context) (*oauth.Client, error) {
 	if c := s.auth.current(); c != nil {
 		return c, nil
 	}
-	if s.spec.Transport == TransportStdio {
-		return nil, fmt.Errorf("%w: %q is a stdio server", ErrNoOAuth, s.spec.Name)
+	if t := s.spec.Transport; t != TransportHTTP && t != TransportSSE {
+		return nil, fmt.Errorf("%w: %q is reached over %s", ErrNoOAuth, s.spec.Name, t)
 	}
 	spec := s.spec
 	if prepare := s.m.opts.Prepare; prepare != nil {

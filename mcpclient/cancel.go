@@ -46,8 +46,10 @@ type wrappedHTTP struct {
 func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) transport.Interface {
 	w := wrapped{Interface: t, schemas: schemas}
 	w.probe = &probeState{}
-	if _, ok := t.(*stdioTransport); !ok {
-		w.probe.noFence.Store(true) // the ping fence is for stdio (see modern.go)
+	switch t.(type) {
+	case *stdioTransport, *tunnelTransport:
+	default:
+		w.probe.noFence.Store(true) // the ping fence is for stdio and acp (see modern.go)
 	}
 	if !libraryCancels(t) {
 		w.notes = notes

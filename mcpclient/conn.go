@@ -15,8 +15,9 @@ import (
 )
 
 // link is what keeps one connection to a server alive: a child process for
-// stdio, an HTTP session for http and sse. Implementations are safe for
-// concurrent use and their close is idempotent.
+// stdio, an HTTP session for http and sse, a tunnel connection for acp.
+// Implementations are safe for concurrent use and their close is
+// idempotent.
 type link interface {
 	// done is closed when the link dies on its own (process exit,
 	// connection lost).
@@ -89,6 +90,8 @@ func (s *server) dial(life, ctx context.Context, spec *ServerSpec) (*conn, error
 		return s.dialStdio(life, ctx, spec)
 	case TransportSSE:
 		return s.dialSSE(life, ctx, spec)
+	case TransportACP:
+		return s.dialTunnel(life, ctx, spec)
 	default:
 		c, err := s.dialStreamable(life, ctx, spec)
 		if errors.Is(err, transport.ErrLegacySSEServer) {

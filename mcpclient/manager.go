@@ -1,8 +1,10 @@
 // Package mcpclient connects the MCP servers of one session and keeps them
 // connected: stdio children in their own process groups, streamable HTTP and
-// legacy SSE servers, with handshake, discovery, calls, crash restarts and a
-// teardown that leaves no process behind. It knows nothing of ACP, models or
-// sessions: one Manager serves one session.
+// legacy SSE servers, servers in the ACP client reached through a Tunnel
+// (MCP over ACP), with handshake, discovery, calls, crash restarts and a
+// teardown that leaves no process behind. It knows nothing of ACP (a
+// Tunnel carries an acp server's messages), models or sessions: one
+// Manager serves one session.
 //
 // Its catalog (Tools, Resources, ...) is the one source of a session's
 // tools; Options.OnEvent says when it changed.
@@ -143,6 +145,9 @@ type Options struct {
 	Elicitor Elicitor
 	Sampler  Sampler
 	Roots    RootsLister
+	// Tunnel carries the messages of acp servers (TransportACP; see
+	// Tunnel). Without it such a server fails, its spec invalid.
+	Tunnel Tunnel
 }
 
 // The defaults of Options.ClientName and Options.ClientVersion. An agent
@@ -291,6 +296,9 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 		}
 		s := newServer(m, full)
 		invalid := spec.Validate()
+		if invalid == nil && full.Transport == TransportACP && m.opts.Tunnel == nil {
+			invalid = fmt.Errorf("%w: server %q: acp servers are not supported here (no tunnel to the ACP client)", ErrInvalidSpec, spec.Name)
+		}
 		switch {
 		case spec.Disabled:
 			s.st.State = StateClosed

@@ -35,6 +35,10 @@ import (
 // switched off: a server slow to start (npx fetching a package) answers
 // neither, and is waited for within the connect timeout as before.
 //
+// An acp server (MCP over ACP, see tunnel.go) is offered 2026-07-28 as a
+// stdio server is, fence included: a client that relays to a server
+// ignoring unknown methods leaves the probe unanswered just the same.
+//
 // A streamable HTTP server is offered 2026-07-28 the same way, without the
 // fence: every POST gets an answer (a legacy server refuses the probe with
 // a JSON-RPC error or an HTTP 4xx at once). Only after a legacy handshake

@@ -197,10 +197,13 @@ type Root struct {
 // RequestError is an error a handler returns to answer the server with a
 // JSON-RPC error of a code of its choosing (any other error is answered
 // with -32603 and its text, so it must say nothing secret). It is also the
-// JSON-RPC error a 2026-07-28 task failed with (see ErrTaskFailed).
+// JSON-RPC error a 2026-07-28 task failed with (see ErrTaskFailed), and
+// an error answer carried by a Tunnel.
 type RequestError struct {
 	Code    int
 	Message string
+	// Data is the error's data member as sent, if any.
+	Data json.RawMessage
 }
 
 // Error implements error.

@@ -135,7 +135,11 @@ func errorResponse(id mcp.RequestId, err error) *transport.JSONRPCResponse {
 	var re *RequestError
 	switch {
 	case errors.As(err, &re):
-		return transport.NewJSONRPCErrorResponse(id, re.Code, re.Message, nil)
+		resp := transport.NewJSONRPCErrorResponse(id, re.Code, re.Message, nil)
+		if len(re.Data) > 0 {
+			resp.Error.Data = re.Data
+		}
+		return resp
 	case errors.Is(err, ErrBadRequest):
 		return transport.NewJSONRPCErrorResponse(id, mcp.INVALID_PARAMS, err.Error(), nil)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -22,6 +22,10 @@ const (
 	TransportHTTP Transport = "http"
 	// TransportSSE is the legacy HTTP+SSE transport (protocol 2024-11-05).
 	TransportSSE Transport = "sse"
+	// TransportACP reaches a server that lives in the ACP client, through
+	// the ACP connection (MCP over ACP): Options.Tunnel carries its
+	// messages. Each connection, a reconnect included, is a new one.
+	TransportACP Transport = "acp"
 )
 
 // Defaults applied to zero fields of ServerSpec and Options.
@@ -61,7 +65,7 @@ const Unlimited = -1
 type ServerSpec struct {
 	// Name identifies the server within its Manager. Required and unique.
 	Name string
-	// Transport is stdio, http or sse.
+	// Transport is stdio, http, sse or acp.
 	Transport Transport
 
 	// Command, Args, Env and Cwd describe a stdio server. Env is added to a
@@ -82,6 +86,10 @@ type ServerSpec struct {
 	// signs in (a 401 is then an ordinary failure). Secrets in it are
 	// resolved by Options.Prepare, like Headers.
 	OAuth *oauth.Config
+
+	// ServerID names an acp server to Options.Tunnel: the id the ACP
+	// client declared it with (its serverId).
+	ServerID string
 
 	// ConnectTimeout bounds starting the server and the initialize handshake
 	// plus discovery. CallTimeout bounds one call; each progress
@@ -161,8 +169,12 @@ func (s *ServerSpec) Validate() error {
 		if err := CheckURL(s.URL, s.AllowInsecureHTTP); err != nil {
 			return fmt.Errorf("%w: server %q: %w", ErrInvalidSpec, s.Name, err)
 		}
+	case TransportACP:
+		if strings.TrimSpace(s.ServerID) == "" {
+			return fmt.Errorf("%w: server %q: acp transport requires a server id", ErrInvalidSpec, s.Name)
+		}
 	default:
-		return fmt.Errorf("%w: server %q: unknown transport %q (want stdio, http or sse)", ErrInvalidSpec, s.Name, s.Transport)
+		return fmt.Errorf("%w: server %q: unknown transport %q (want stdio, http, sse or acp)", ErrInvalidSpec, s.Name, s.Transport)
 	}
 	return nil
 }

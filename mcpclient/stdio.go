@@ -30,13 +30,12 @@ type stdioTransport struct {
 	tooLarge *tooLargeIDs
 
 	writeMu sync.Mutex // one frame at a time on stdin
+	handlerSlots
 
-	mu        sync.Mutex
-	pending   map[string]chan *transport.JSONRPCResponse
-	onNotify  func(mcp.JSONRPCNotification)
-	onRequest transport.RequestHandler
-	ctx       context.Context // for server requests: the Start context
-	started   bool
+	mu      sync.Mutex
+	pending map[string]chan *transport.JSONRPCResponse
+	ctx     context.Context // for server requests: the Start context
+	started bool
 
 	done      chan struct{} // closed when stdout ends or on Close
 	closeOnce sync.Once
@@ -91,20 +90,6 @@ func (t *stdioTransport) finish() {
 
 // GetSessionId implements transport.Interface: stdio has no session id.
 func (t *stdioTransport) GetSessionId() string { return "" }
-
-// SetNotificationHandler implements transport.Interface.
-func (t *stdioTransport) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
-	t.mu.Lock()
-	t.onNotify = h
-	t.mu.Unlock()
-}
-
-// SetRequestHandler implements transport.BidirectionalInterface.
-func (t *stdioTransport) SetRequestHandler(h transport.RequestHandler) {
-	t.mu.Lock()
-	t.onRequest = h
-	t.mu.Unlock()
-}
 
 // SendRequest writes req and waits for its response, ctx's end or the
 // transport's.
@@ -187,6 +172,36 @@ func (t *stdioTransport) write(frame []byte) error {
 	return err
 }
 
+// handlerSlots keeps the handlers mcp-go's client gives a transport for
+// what the server sends: its notifications and its requests. Safe for
+// concurrent use; embedded by the transports.
+type handlerSlots struct {
+	hmu       sync.Mutex
+	onNotify  func(mcp.JSONRPCNotification)
+	onRequest transport.RequestHandler
+}
+
+// SetNotificationHandler implements transport.Interface.
+func (s *handlerSlots) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
+	s.hmu.Lock()
+	s.onNotify = h
+	s.hmu.Unlock()
+}
+
+// SetRequestHandler implements transport.BidirectionalInterface.
+func (s *handlerSlots) SetRequestHandler(h transport.RequestHandler) {
+	s.hmu.Lock()
+	s.onRequest = h
+	s.hmu.Unlock()
+}
+
+// handlers returns the handlers set so far (nil: none).
+func (s *handlerSlots) handlers() (func(mcp.JSONRPCNotification), transport.RequestHandler) {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	return s.onNotify, s.onRequest
+}
+
 // rawRef is a JSON value kept as a slice of the text it was decoded from,
 // uncopied. Only for texts in buffers nobody writes to again (see
 // jsonLines.next).
@@ -233,10 +248,7 @@ func (t *stdioTransport) dispatch(line []byte) {
 		if json.Unmarshal(line, &n) != nil {
 			return
 		}
-		t.mu.Lock()
-		h := t.onNotify
-		t.mu.Unlock()
-		if h != nil {
+		if h, _ := t.handlers(); h != nil {
 			h(n)
 		}
 	case env.Method != "":
@@ -262,8 +274,9 @@ func (t *stdioTransport) dispatch(line []byte) {
 // goroutine of its own (a handler may send requests itself); without a
 // handler it answers "method not found".
 func (t *stdioTransport) serve(req transport.JSONRPCRequest) {
+	_, h := t.handlers()
 	t.mu.Lock()
-	h, ctx := t.onRequest, t.ctx
+	ctx := t.ctx
 	t.mu.Unlock()
 	if h == nil {
 		t.respond(transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND, "No request handler configured", nil))

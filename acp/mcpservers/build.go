@@ -35,6 +35,12 @@ func Remote(t mcpclient.Transport, name, url string, headers []acpsdk.HttpHeader
 	return acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: name, Url: url, Headers: headers}}
 }
 
+// ACP returns an acp server entry (MCP over ACP): serverID, the schema's
+// serverId, goes in the SDK's older field, id.
+func ACP(name, serverID string) acpsdk.McpServer {
+	return acpsdk.McpServer{Acp: &acpsdk.McpServerAcpInline{Type: "acp", Name: name, Id: acpsdk.McpServerAcpId(serverID)}}
+}
+
 // Name returns the name of any server entry ("" for an empty one).
 func Name(s acpsdk.McpServer) string {
 	switch {
@@ -64,9 +70,8 @@ func CheckNames(servers []acpsdk.McpServer) error {
 	return nil
 }
 
-// Specs converts entries into mcpclient specs, in order. An entry that is
-// not a stdio, http or sse server (an "acp" one, or an empty one) is an
-// [*Error] at path[i] wrapping ErrUnsupportedType.
+// Specs converts entries into mcpclient specs, in order. An empty entry
+// is an [*Error] at path[i] wrapping ErrUnsupportedType.
 func Specs(servers []acpsdk.McpServer, path string) ([]mcpclient.ServerSpec, error) {
 	specs := make([]mcpclient.ServerSpec, 0, len(servers))
 	for i, s := range servers {
@@ -84,8 +89,10 @@ func Specs(servers []acpsdk.McpServer, path string) ([]mcpclient.ServerSpec, err
 			spec = mcpclient.ServerSpec{Name: s.Http.Name, Transport: mcpclient.TransportHTTP, URL: s.Http.Url, Headers: headerMap(s.Http.Headers)}
 		case s.Sse != nil:
 			spec = mcpclient.ServerSpec{Name: s.Sse.Name, Transport: mcpclient.TransportSSE, URL: s.Sse.Url, Headers: headerMap(s.Sse.Headers)}
+		case s.Acp != nil:
+			spec = mcpclient.ServerSpec{Name: s.Acp.Name, Transport: mcpclient.TransportACP, ServerID: string(s.Acp.Id)}
 		default:
-			return nil, fail(fmt.Sprintf("%s[%d]", path, i), ErrUnsupportedType, "unsupported server type (acpgate takes stdio, http and sse)")
+			return nil, fail(fmt.Sprintf("%s[%d]", path, i), ErrUnsupportedType, "unsupported server type (acpgate takes stdio, http, sse and acp)")
 		}
 		specs = append(specs, spec)
 	}

@@ -1,7 +1,8 @@
 // Package mcpservers parses and normalises every shape in which MCP
 // servers are listed: the ACP list of session/new, session/load and
 // session/resume ([{"name", "command", "args", "env"}, {"type": "http",
-// "name", "url", "headers"}], with the liberal forms real clients send),
+// "name", "url", "headers"}, {"type": "acp", "name", "serverId"}], with the
+// liberal forms real clients send),
 // the Claude Desktop / Cursor object {"mcpServers": {NAME: {...}}} and VS
 // Code's {"servers": {NAME: {...}}}. It returns acp-go-sdk's McpServer
 // values, converts them into mcpclient specs, and names the transport of
@@ -14,6 +15,7 @@ package mcpservers
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -33,6 +35,11 @@ type Options struct {
 	CheckURLs bool
 	// AllowInsecureHTTP allows plain http to any host (with CheckURLs).
 	AllowInsecureHTTP bool
+	// ACP accepts servers of type "acp" (MCP over ACP: {"type": "acp",
+	// "name", "serverId"}), which only an ACP client that saw
+	// mcpCapabilities.acp may list; without it they are an error wrapping
+	// ErrUnsupportedType.
+	ACP bool
 }
 
 // ParseType returns the transport a "type" member names: "stdio", "http",
@@ -86,9 +93,10 @@ func Parse(data []byte, opts Options) ([]acpsdk.McpServer, error) {
 // ParseList parses an ACP mcpServers list, raw, found at path (for error
 // paths: "mcpServers" for a request's params.mcpServers). Every entry is
 // returned in the shape acp-go-sdk decodes as intended: a stdio entry with
-// non-nil args and env, an http or sse entry with non-nil headers. An
+// non-nil args and env, an http or sse entry with non-nil headers, an acp
+// entry (with opts.ACP) with its serverId in the SDK's older field, id. An
 // entry's "type" may be absent (stdio with a command, else http with a
-// url, see [Infer]) or any [ParseType] accepts; env and headers may be
+// url, see [Infer]), "acp" or any [ParseType] accepts; env and headers may be
 // objects ({"K": "V"}, sorted by key) or {"name", "value"} arrays; null is
 // the same as absent. Names must be unique. The error is an [*Error].
 func ParseList(raw json.RawMessage, path string, opts Options) ([]acpsdk.McpServer, error) {
@@ -176,6 +184,9 @@ func parseEntry(path, name string, e map[string]json.RawMessage, opts Options) (
 	if v, ok := e["type"]; present(v, ok) && json.Unmarshal(v, &typ) != nil {
 		return acpsdk.McpServer{}, wrongKind(path+".type", "a string", v)
 	}
+	if typ == "acp" {
+		return parseACP(path, name, e, opts)
+	}
 	cmd, hasCmd := e["command"]
 	u, hasURL := e["url"]
 	t := Infer(present(cmd, hasCmd), present(u, hasURL))
@@ -224,6 +235,23 @@ func parseEntry(path, name string, e map[string]json.RawMessage, opts Options) (
 		headers[i] = acpsdk.HttpHeader{Name: p[0], Value: p[1]}
 	}
 	return Remote(t, name, url, headers), nil
+}
+
+// parseACP parses the members of an acp server entry at path, named name:
+// its serverId is required.
+func parseACP(path, name string, e map[string]json.RawMessage, opts Options) (acpsdk.McpServer, error) {
+	if !opts.ACP {
+		return acpsdk.McpServer{}, fail(path+".type", ErrUnsupportedType,
+			`type "acp" (MCP over ACP) is taken only from an ACP client, once the agent's initialize response has advertised mcpCapabilities.acp (send initialize first)`)
+	}
+	id, err := requiredString(e, path, "serverId")
+	if err != nil {
+		if _, old := e["id"]; old && errors.Is(err, ErrMissing) {
+			err.Problem += ` (the ACP schema names it serverId; "id" is its old name)`
+		}
+		return acpsdk.McpServer{}, err
+	}
+	return ACP(name, id), nil
 }
 
 // requiredString returns the member key of e, which must be a non-blank

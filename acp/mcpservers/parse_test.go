@@ -203,11 +203,13 @@ func TestParseType(t *testing.T) {
 	}
 }
 
-// TestSpecs: entries become mcpclient specs (env and headers as maps);
-// an "acp" entry is refused at its path.
+// TestSpecs: entries become mcpclient specs (env and headers as maps, an
+// acp server's serverId as ServerID); an empty entry is refused at its
+// path.
 func TestSpecs(t *testing.T) {
-	servers, err := mcpservers.Parse([]byte(`[{"name": "s", "command": "c", "args": ["a"], "env": {"K": "V"}},
-		{"name": "h", "url": "https://h/", "headers": {"X": "1"}}, {"type": "sse", "name": "e", "url": "https://h/sse"}]`), mcpservers.Options{})
+	servers, err := mcpservers.ParseList([]byte(`[{"name": "s", "command": "c", "args": ["a"], "env": {"K": "V"}},
+		{"name": "h", "url": "https://h/", "headers": {"X": "1"}}, {"type": "sse", "name": "e", "url": "https://h/sse"},
+		{"type": "acp", "name": "t", "serverId": "srv-1"}]`), "mcpServers", mcpservers.Options{ACP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +217,7 @@ func TestSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"Name":"s","Transport":"stdio","Command":"c","Args":["a"],"Env":{"K":"V"}},{"Name":"h","Transport":"http","URL":"https://h/","Headers":{"X":"1"}},{"Name":"e","Transport":"sse","URL":"https://h/sse"}]`
+	want := `[{"Name":"s","Transport":"stdio","Command":"c","Args":["a"],"Env":{"K":"V"}},{"Name":"h","Transport":"http","URL":"https://h/","Headers":{"X":"1"}},{"Name":"e","Transport":"sse","URL":"https://h/sse"},{"Name":"t","Transport":"acp","ServerID":"srv-1"}]`
 	type brief struct {
 		Name      string
 		Transport mcpclient.Transport
@@ -224,18 +226,66 @@ func TestSpecs(t *testing.T) {
 		Env       map[string]string `json:",omitempty"`
 		URL       string            `json:",omitempty"`
 		Headers   map[string]string `json:",omitempty"`
+		ServerID  string            `json:",omitempty"`
 	}
 	var got []brief
 	for _, s := range specs {
-		got = append(got, brief{s.Name, s.Transport, s.Command, s.Args, s.Env, s.URL, s.Headers})
+		got = append(got, brief{s.Name, s.Transport, s.Command, s.Args, s.Env, s.URL, s.Headers, s.ServerID})
 	}
 	if testbin.JSON(t, got) != want {
 		t.Errorf("got  %s\nwant %s", testbin.JSON(t, got), want)
 	}
-	_, err = mcpservers.Specs([]acpsdk.McpServer{servers[0], {Acp: &acpsdk.McpServerAcpInline{Name: "x"}}}, "mcpServers")
+	_, err = mcpservers.Specs([]acpsdk.McpServer{servers[0], {}}, "mcpServers")
 	var perr *mcpservers.Error
 	if !errors.As(err, &perr) || perr.Path != "mcpServers[1]" || !errors.Is(err, mcpservers.ErrUnsupportedType) {
-		t.Errorf("Specs(acp) = %v", err)
+		t.Errorf("Specs(empty) = %v", err)
+	}
+}
+
+// TestParseACP: an acp server (MCP over ACP) is taken only when asked for,
+// with its serverId; the SDK decodes the normalised entry as one. A
+// missing or blank serverId or name is an error naming it.
+func TestParseACP(t *testing.T) {
+	list := `[{"type": "acp", "name": "tools", "serverId": "550e8400", "_meta": {"x": 1}}]`
+	servers, err := mcpservers.ParseList([]byte(list), "mcpServers", mcpservers.Options{ACP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"id":"550e8400","name":"tools","type":"acp"}]`
+	if got := testbin.JSON(t, servers); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	var back []acpsdk.McpServer
+	if err := json.Unmarshal([]byte(want), &back); err != nil || back[0].Acp == nil || back[0].Acp.Id != "550e8400" {
+		t.Errorf("round trip through acp-go-sdk: %v %s", err, testbin.JSON(t, back))
+	}
+	for _, tc := range []struct {
+		name, list, path string
+		acp              bool
+		want             error
+		says             string
+	}{
+		{"not advertised", list, "mcpServers[0].type", false, mcpservers.ErrUnsupportedType, "mcpCapabilities.acp"},
+		{"no serverId", `[{"type": "acp", "name": "t"}]`, "mcpServers[0].serverId", true, mcpservers.ErrMissing, "missing"},
+		{"the old id", `[{"type": "acp", "name": "t", "id": "x"}]`, "mcpServers[0].serverId", true, mcpservers.ErrMissing, `"id" is its old name`},
+		{"blank serverId", `[{"type": "acp", "name": "t", "serverId": " "}]`, "mcpServers[0].serverId", true, mcpservers.ErrEmpty, "must not be empty"},
+		{"serverId number", `[{"type": "acp", "name": "t", "serverId": 7}]`, "mcpServers[0].serverId", true, mcpservers.ErrKind, "must be a string"},
+		{"no name", `[{"type": "acp", "serverId": "x"}]`, "mcpServers[0].name", true, mcpservers.ErrMissing, "missing"},
+		{"blank name", `[{"type": "acp", "name": "", "serverId": "x"}]`, "mcpServers[0].name", true, mcpservers.ErrEmpty, "must not be empty"},
+		{"in a file", `{"mcpServers": {"t": {"type": "acp", "serverId": "x"}}}`, "mcpServers.t.type", false, mcpservers.ErrUnsupportedType, "MCP over ACP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if strings.HasPrefix(tc.list, "{") {
+				_, err = mcpservers.Parse([]byte(tc.list), mcpservers.Options{})
+			} else {
+				_, err = mcpservers.ParseList([]byte(tc.list), "mcpServers", mcpservers.Options{ACP: tc.acp})
+			}
+			var perr *mcpservers.Error
+			if !errors.As(err, &perr) || perr.Path != tc.path || !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %v, want %v at %s saying %q", err, tc.want, tc.path, tc.says)
+			}
+		})
 	}
 }
 

@@ -236,6 +236,10 @@ type agentSetup struct {
 	// stdout, when set, wraps the agent's stdout before the client (and
 	// agent.stdout) sees it.
 	stdout func(io.Reader) io.Reader
+	// pipes, when set, sits between the client's connection and the
+	// agent: it is given the agent's stdin and the stdout the client
+	// reads, and returns those the connection uses.
+	pipes func(in io.Writer, out io.Reader) (io.Writer, io.Reader)
 }
 
 // startAgentWith is startAgent with the setup s.
@@ -267,7 +271,12 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	if s.stdout != nil {
 		out = s.stdout(stdout)
 	}
-	a.conn = acpsdk.NewClientSideConnection(a.client, stdin, io.TeeReader(out, io.MultiWriter(a.stdout, a.replies)))
+	var in io.Writer = stdin
+	out = io.TeeReader(out, io.MultiWriter(a.stdout, a.replies))
+	if s.pipes != nil {
+		in, out = s.pipes(in, out)
+	}
+	a.conn = acpsdk.NewClientSideConnection(a.client, in, out)
 	a.conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		_ = stdin.Close()
