@@ -130,7 +130,7 @@ func run(args []string) int {
 		return 2
 	}
 	if c.showVersion {
-		fmt.Fprintln(os.Stdout, "acpgate", version)
+		fmt.Fprintln(os.Stdout, versionLine(version, commit, buildInfo()))
 		return 0
 	}
 	// Every secret resolved from here on is redacted from the logs and
