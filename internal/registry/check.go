@@ -27,7 +27,7 @@ var (
 	ErrIcon       = errors.New("bad icon")
 )
 
-// Platforms are the registry's platforms (its VALID_PLATFORMS).
+// platforms are the registry's platforms (its VALID_PLATFORMS).
 var platforms = []string{"darwin-aarch64", "darwin-x86_64", "linux-aarch64", "linux-x86_64", "windows-aarch64", "windows-x86_64"}
 
 // Formats the registry installs (agent.schema.json's archive description),
