@@ -43,14 +43,13 @@ var urlVersion = regexp.MustCompile(`/(?:download|releases)/v?([\d.]+)/`)
 
 // Check applies the registry's rules to the entry folder dir: those of
 // its build script (the id names the folder and is lowercase letters,
-// digits and hyphens starting with a letter; the repository, if any, is
-// an absolute URL; the version is x.y.z; every
-// platform is one the registry knows; every archive URL has no /latest/
-// and the entry's version; icon.svg is a square 16×16 SVG in currentColor,
-// see CheckIcon) and those this project keeps stricter (all six platforms,
-// each with a sha256 and a supported archive format whose URL contains the
-// version). It returns every problem found, joined; each wraps one of the
-// Err values above.
+// digits and hyphens starting with a letter; the version is x.y.z; every
+// platform is one the registry knows; no archive URL has /latest/ or
+// another version; icon.svg is a square 16×16 SVG in currentColor, see
+// CheckIcon), the schema's uri format of the repository, and those this
+// project keeps stricter (all six platforms, each with a sha256 and a
+// supported archive format whose URL contains the version). It returns
+// every problem found, joined; each wraps one of the Err values above.
 func Check(dir string) error {
 	e, err := Load(dir)
 	if err != nil {
