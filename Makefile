@@ -6,8 +6,14 @@ NPM_DIRS  := testdata/everything testdata/acpnode testdata/conformance
 TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/minagent ./testdata/wsclient ./testdata/mcptunnel ./testdata/typecheck \
                  ./testdata/conformance ./testdata/conformance/harness ./testdata/conformance/run
 STATICCHECK_VERSION := v0.8.2
+# release: RELEASE_REPO is the repository named in the registry entry;
+# RELEASE_URL is where the archives will be downloaded from once they are
+# published ({version} and {file} are filled in); DIST the output.
+RELEASE_REPO ?= https://github.com/acpgate/acpgate
+RELEASE_URL  ?= $(RELEASE_REPO)/releases/download/v{version}/{file}
+DIST         ?= dist
 
-.PHONY: build test lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain
+.PHONY: build test lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain release release-check
 
 build:
 	$(GO) build ./...
@@ -73,6 +79,23 @@ cross-build:
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 
+# release: make release VERSION=x.y.z — one archive per ACP registry
+# platform, SHA256SUMS and the registry entry (registry/acpgate/) into
+# $(DIST), from the committed sources (a changed tree stamps its commit
+# "-dirty"). See README.md, "Install".
+release:
+	rm -rf $(DIST)
+	$(GO) run ./cmd/internal/release -go $(GO) -version '$(VERSION)' -url '$(RELEASE_URL)' -repository '$(RELEASE_REPO)' -out $(DIST)
+
+# release-check: the whole release twice, into two directories; every
+# file must be the same, byte for byte.
+release-check:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(MAKE) --no-print-directory release VERSION='$(VERSION)' DIST="$$tmp/a" && \
+	$(MAKE) --no-print-directory release VERSION='$(VERSION)' DIST="$$tmp/b" && \
+	diff -r "$$tmp/a" "$$tmp/b" && \
+	echo "release-check: two releases of $(VERSION), $$(find "$$tmp/a" -type f | wc -l) files each, are identical"
+
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... $(TESTDATA_PKGS)
@@ -82,4 +105,4 @@ bench: npm
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf $(BIN) $(addsuffix /node_modules,$(NPM_DIRS))
+	rm -rf $(BIN) $(DIST) $(addsuffix /node_modules,$(NPM_DIRS))

@@ -139,7 +139,7 @@ func run(args []string) int {
 		return 2
 	}
 	if c.showVersion {
-		fmt.Fprintln(os.Stdout, "acpgate", version)
+		fmt.Fprintln(os.Stdout, versionLine(version, commit, buildInfo()))
 		return 0
 	}
 	if c.setup {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -189,15 +190,21 @@ func TestHotReloadSharedServers(t *testing.T) {
 	testbin.WaitFor(t, "tuned to answer with the new spec", func() bool { return strings.Contains(envOf(), `"text":"two"`) })
 }
 
-// TestServersSeeTheBinaryVersion: MCP servers get acpgate's own version
-// (what --version prints) in initialize's clientInfo.
+// TestServersSeeTheBinaryVersion: --version prints the version and the
+// commit (a test build is not stamped: the toolchain's revision, else
+// "unknown"), and MCP servers get that version in initialize's
+// clientInfo.
 func TestServersSeeTheBinaryVersion(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command(agentBin, "--version").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := strings.TrimSpace(strings.TrimPrefix(string(out), "acpgate "))
+	m := regexp.MustCompile(`^acpgate (\S+) \(commit ([0-9a-f]{12}(-dirty)?|unknown)\)\n$`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("--version printed %q", out)
+	}
+	version := m[1]
 	rec, record := recordFile(t)
 	a := startAgent(t, t.TempDir())
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("v", "-record", rec)}})

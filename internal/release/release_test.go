@@ -1,0 +1,241 @@
+package release_test
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acpgate/acpgate/internal/registry"
+	"github.com/acpgate/acpgate/internal/release"
+)
+
+// fakeBuild writes a tiny stand-in binary naming its platform.
+func fakeBuild(_ context.Context, p release.Platform, path string) error {
+	return os.WriteFile(path, []byte("fake acpgate for "+p.Name+"\n"), 0o755)
+}
+
+// testOptions are a release of version 1.2.3 into out with fake binaries
+// and the repository's own LICENSE, README.md and icon.
+func testOptions(out string) *release.Options {
+	return &release.Options{
+		Version:     "1.2.3",
+		Time:        mtime,
+		URLTemplate: "https://github.com/acpgate/acpgate/releases/download/v{version}/{file}",
+		Out:         out,
+		Docs:        []string{"../../LICENSE", "../../README.md"},
+		Icon:        "../../docs/icon.svg",
+		Entry:       registry.Entry{ID: "acpgate", Name: "acpgate", Description: "test", License: "Apache-2.0"},
+		Build:       fakeBuild,
+	}
+}
+
+// TestReleaseIsReproducible: the whole release, on fake binaries, twice
+// into two directories: every file is the same, byte for byte.
+func TestReleaseIsReproducible(t *testing.T) {
+	t.Parallel()
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, out := range []string{a, b} {
+		if _, err := release.Build(t.Context(), testOptions(out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filesA, filesB := tree(t, a), tree(t, b)
+	if len(filesA) != len(filesB) {
+		t.Fatalf("%d files and %d files", len(filesA), len(filesB))
+	}
+	for name, data := range filesA {
+		if !bytes.Equal(data, filesB[name]) {
+			t.Errorf("%s differs", name)
+		}
+	}
+	want := []string{"SHA256SUMS", "registry/acpgate/agent.json", "registry/acpgate/icon.svg"}
+	for _, p := range release.Platforms() {
+		want = append(want, p.Archive("1.2.3"))
+	}
+	if got := slices.Sorted(maps.Keys(filesA)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("files %q, want %q", got, want)
+	}
+}
+
+// TestReleaseArchives: each archive holds the platform's binary (0755),
+// LICENSE and README.md (0644); SHA256SUMS lists each archive's sum in
+// sha256sum's format, sorted; Build returns the same sums.
+func TestReleaseArchives(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	arts, err := release.Build(t.Context(), testOptions(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	license, readme := readFile(t, "../../LICENSE"), readFile(t, "../../README.md")
+	var lines []string
+	for i, p := range release.Platforms() {
+		a := arts[i]
+		data := readFile(t, filepath.Join(out, a.File))
+		if sum := sha256.Sum256(data); a.Platform != p || a.File != p.Archive("1.2.3") || a.SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("artifact %d: %+v", i, a)
+		}
+		lines = append(lines, a.SHA256+"  "+a.File+"\n")
+		want := []release.File{
+			{Name: p.Binary(), Mode: 0o755, Data: []byte("fake acpgate for " + p.Name + "\n")},
+			{Name: "LICENSE", Mode: 0o644, Data: license},
+			{Name: "README.md", Mode: 0o644, Data: readme},
+		}
+		if got := unpack(t, a.File, data); !slices.EqualFunc(got, want, func(a, b release.File) bool {
+			return a.Name == b.Name && a.Mode == b.Mode && bytes.Equal(a.Data, b.Data)
+		}) {
+			t.Errorf("%s holds %v", a.File, names(got))
+		}
+	}
+	slices.SortFunc(lines, func(a, b string) int { return strings.Compare(a[64:], b[64:]) }) // by file
+	if got := string(readFile(t, filepath.Join(out, "SHA256SUMS"))); got != strings.Join(lines, "") {
+		t.Errorf("SHA256SUMS:\n%s\nwant\n%s", got, strings.Join(lines, ""))
+	}
+}
+
+// TestReleaseRefuses: bad options are refused before anything is built,
+// each with its error; a failed build fails the release.
+func TestReleaseRefuses(t *testing.T) {
+	t.Parallel()
+	errBuild := errors.New("build failed")
+	for _, tc := range []struct {
+		name   string
+		change func(o *release.Options)
+		want   error
+	}{
+		{"no version", func(o *release.Options) { o.Version = "" }, release.ErrVersion},
+		{"two parts", func(o *release.Options) { o.Version = "1.2" }, release.ErrVersion},
+		{"v prefix", func(o *release.Options) { o.Version = "v1.2.3" }, release.ErrVersion},
+		{"leading zero", func(o *release.Options) { o.Version = "1.02.3" }, release.ErrVersion},
+		{"pre-release", func(o *release.Options) { o.Version = "1.2.3-rc1" }, release.ErrVersion},
+		{"no {file}", func(o *release.Options) { o.URLTemplate = "https://example.com/v{version}/acpgate.zip" }, release.ErrURLTemplate},
+		{"relative URL", func(o *release.Options) { o.URLTemplate = "/releases/{file}" }, release.ErrURLTemplate},
+		{"ftp URL", func(o *release.Options) { o.URLTemplate = "ftp://example.com/{file}" }, release.ErrURLTemplate},
+		{"1970", func(o *release.Options) { o.Time = mtime.AddDate(-60, 0, 0) }, release.ErrTime},
+		{"output not empty", func(o *release.Options) {
+			if err := os.WriteFile(filepath.Join(o.Out, "old"), nil, 0o644); err != nil {
+				panic(err)
+			}
+		}, release.ErrOutput},
+		{"build fails", func(o *release.Options) {
+			o.Build = func(context.Context, release.Platform, string) error { return errBuild }
+		}, errBuild},
+	} {
+		o := testOptions(t.TempDir())
+		built := false
+		o.Build = func(ctx context.Context, p release.Platform, path string) error {
+			built = true
+			return fakeBuild(ctx, p, path)
+		}
+		tc.change(o)
+		_, err := release.Build(t.Context(), o)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+		if built {
+			t.Errorf("%s: built a binary", tc.name)
+		}
+	}
+}
+
+// TestArchiveURL: the template's placeholders are replaced.
+func TestArchiveURL(t *testing.T) {
+	t.Parallel()
+	got, err := release.ArchiveURL("https://example.com/acpgate/v{version}/{file}", "1.2.3", "acpgate-1.2.3-linux-x86_64.tar.gz")
+	if want := "https://example.com/acpgate/v1.2.3/acpgate-1.2.3-linux-x86_64.tar.gz"; err != nil || got != want {
+		t.Errorf("%q, %v; want %q", got, err, want)
+	}
+}
+
+// tree reads every file under dir, by slash-separated relative name.
+func tree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = readFile(t, path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// unpack reads the entries of a .tar.gz or .zip archive.
+func unpack(t *testing.T, name string, data []byte) []release.File {
+	t.Helper()
+	var files []release.File
+	if strings.HasSuffix(name, ".zip") {
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range zr.File {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, release.File{Name: f.Name, Mode: f.Mode(), Data: body})
+		}
+		return files
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, release.File{Name: h.Name, Mode: fs.FileMode(h.Mode), Data: body})
+	}
+}
+
+func names(files []release.File) string {
+	var s []string
+	for _, f := range files {
+		s = append(s, fmt.Sprintf("%s (%v)", f.Name, f.Mode))
+	}
+	return strings.Join(s, ", ")
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
