@@ -20,8 +20,10 @@ type Responder func(req Request) (turn Turn, ok bool)
 type Stats struct {
 	Requests int // all of them
 	Refused  int // those refused as longer than the window
-	// MaxTokens is the largest size of a request that was not refused.
+	// MaxTokens is the largest size of a request that was not refused;
+	// Tokens the sizes of those requests summed.
 	MaxTokens int
+	Tokens    int
 }
 
 // windowState is the window, the responder and the counts; guarded by the
@@ -80,6 +82,7 @@ func (s *Server) record(req *Request) (n, window int, respond Responder) {
 		st.Refused++
 	} else if req.DecodeError == "" {
 		st.MaxTokens = max(st.MaxTokens, req.Tokens)
+		st.Tokens += req.Tokens
 	}
 	if !s.win.forget {
 		s.requests = append(s.requests, *req)
