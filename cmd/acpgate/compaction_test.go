@@ -131,7 +131,7 @@ func ctxFor(tb testing.TB) context.Context {
 func TestCompactionLongSession(t *testing.T) {
 	t.Parallel()
 	r := startLong(t, longSpec{window: 8000, configured: true, resultBytes: 6000, answerBytes: 1500})
-	for i := range 16 {
+	for i := range 12 {
 		r.prompt(t, fmt.Sprintf("read part %d", i))
 	}
 	st := r.llm.Stats()
@@ -143,8 +143,8 @@ func TestCompactionLongSession(t *testing.T) {
 	if r.summaries.Load() == 0 || !strings.Contains(text, "turns summarised") || !strings.Contains(text, "tool results shortened") {
 		t.Errorf("%d summary requests; cards:\n%s", r.summaries.Load(), text)
 	}
-	if got := r.turns.Load(); got != 32 || r.short.Load() != 0 {
-		t.Errorf("%d model turns, want 32; %d short results", got, r.short.Load())
+	if got := r.turns.Load(); got != 24 || r.short.Load() != 0 {
+		t.Errorf("%d model turns, want 24; %d short results", got, r.short.Load())
 	}
 }
 

@@ -246,6 +246,12 @@ func TestSummarisesOldestTurns(t *testing.T) {
 // every call with its result, and ends as it did.
 func TestNeverSplitsCallFromResult(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	compacted, summarised := 0, 0
+	defer func() {
+		if compacted < 50 || summarised < 20 {
+			t.Errorf("%d of 200 conversations compacted, %d summarised: the cases are too easy", compacted, summarised)
+		}
+	}()
 	for n := range 200 {
 		var msgs []gateway.Message
 		for i := range 1 + r.IntN(12) {
@@ -271,6 +277,10 @@ func TestNeverSplitsCallFromResult(t *testing.T) {
 		res, _ := compact.New(nil).Fit(context.Background(), gateway.FitRequest{Model: summariser("sum"), Request: gateway.ModelRequest{Messages: msgs}, Window: window})
 		if res == nil {
 			continue
+		}
+		compacted++
+		if res.Turns > 0 {
+			summarised++
 		}
 		t.Run(fmt.Sprint(n), func(t *testing.T) { checkPairs(t, res.Messages) })
 		if got, want := res.Messages[len(res.Messages)-1], msgs[len(msgs)-1]; fmt.Sprint(got) != fmt.Sprint(want) {
