@@ -42,6 +42,7 @@ func commandList() []acpsdk.AvailableCommand {
 		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
 		{Name: "resources", Description: "List the resources and resource templates of this session's MCP servers", Input: hint("optional: server")},
 		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed"},
+		{Name: "compact", Description: "Compact the conversation now: the model summarises every turn but the last", Input: hint("optional: what the summary should keep above all")},
 	}
 }
 
@@ -57,7 +58,7 @@ func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
 	}
 	name, rest := cutWord(text[1:])
 	switch name {
-	case "mcp", "tools", "call", "reload", "resources":
+	case "mcp", "tools", "call", "reload", "resources", "compact":
 		return name, strings.TrimSpace(rest), true
 	}
 	return "", "", false
@@ -92,6 +93,8 @@ func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd
 		}
 	case "reload":
 		say(co.reload(ctx, s))
+	case "compact":
+		say(co.compact(ctx, s, t, arg))
 	case "tools":
 		co.peer.waitServers(ctx, s)
 		say(co.toolsReport(s, arg))

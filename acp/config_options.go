@@ -74,8 +74,8 @@ func restorePicker(m session.Meta) picker {
 }
 
 // current returns the session's model name ("" when none is configured)
-// and what is known of it: the context window and the pricing. The caller
-// holds s.mu.
+// and what is known of it: the context window (the configuration's, else
+// the one the endpoint lists) and the pricing. The caller holds s.mu.
 func (s *liveSession) current(su *setup) (name string, window int, pricing *config.Pricing) {
 	set := su.settings(s.cfg)
 	name, window, pricing = set.Model, set.ContextWindow, set.Pricing
@@ -92,6 +92,9 @@ func (s *liveSession) current(su *setup) (name string, window int, pricing *conf
 		if c.Pricing != nil {
 			pricing = c.Pricing
 		}
+	}
+	if i := slices.IndexFunc(s.pick.listed, func(m gateway.ModelInfo) bool { return m.ID == name }); window <= 0 && i >= 0 {
+		window = s.pick.listed[i].ContextWindow
 	}
 	return name, window, pricing
 }

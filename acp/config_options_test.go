@@ -106,8 +106,8 @@ func valuesOf(s *acpsdk.SessionConfigOptionSelect) []string {
 // modelConfig is a configuration whose model is DefaultModel at llm, with
 // two choices, the second priced.
 func modelConfig(t *testing.T, llm *fakellm.Server, extra string) func() *config.Config {
-	return configOf(t, `{"model": {"baseUrl": "`+llm.URL+`", "model": "`+fakellm.DefaultModel+`", "contextWindow": 1000`+extra+`,
-  "choices": ["choice-x", {"id": "choice-y", "name": "Y", "description": "priced", "contextWindow": 5000, "pricing": {"inputPerMTok": 1000, "outputPerMTok": 2000, "currency": "EUR"}}]}}`)
+	return configOf(t, `{"model": {"baseUrl": "`+llm.URL+`", "model": "`+fakellm.DefaultModel+`", "contextWindow": 100000`+extra+`,
+  "choices": ["choice-x", {"id": "choice-y", "name": "Y", "description": "priced", "contextWindow": 500000, "pricing": {"inputPerMTok": 1000, "outputPerMTok": 2000, "currency": "EUR"}}]}}`)
 }
 
 // TestConfigOptionsModelPicker: session/new offers the configured model,
@@ -308,7 +308,7 @@ func TestUsageCost(t *testing.T) {
 	}
 	// 1000 in at 2/M + 500 out at 10/M = 0.007 USD a response.
 	_, ups := h.prompt(sid, "one")
-	if u := lastUsage(ups); u == nil || u.Cost == nil || u.Cost.Currency != "USD" || !near(u.Cost.Amount, 0.007) || u.Size != 1000 || u.Used != 1500 {
+	if u := lastUsage(ups); u == nil || u.Cost == nil || u.Cost.Currency != "USD" || !near(u.Cost.Amount, 0.007) || u.Size != 100000 || u.Used != 1500 {
 		t.Fatalf("usage %+v", u)
 	}
 	_, ups = h.prompt(sid, "two")
@@ -331,7 +331,7 @@ func TestUsageCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, ups = h2.prompt(sid, "three")
-	if u := lastUsage(ups); u == nil || u.Cost == nil || u.Cost.Currency != "EUR" || !near(u.Cost.Amount, 2) || u.Size != 5000 {
+	if u := lastUsage(ups); u == nil || u.Cost == nil || u.Cost.Currency != "EUR" || !near(u.Cost.Amount, 2) || u.Size != 500000 {
 		t.Errorf("usage of the priced choice %+v", u)
 	}
 	if _, err := h2.conn.SetSessionConfigOption(h2.ctx(), acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: sid, ConfigId: "model", Value: fakellm.DefaultModel}}); err != nil {

@@ -32,6 +32,7 @@
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	usage.go              usage_update: context used, cost
+//	compaction.go         the conversation compacted: card, session log record, /compact
 //	mentions.go           resources mentioned in a prompt: read, framed, subscribed
 //	commands.go           /mcp, /tools, /call, /resources, /reload
 //	server_edits.go       /mcp add, remove, restart: a live session's servers changed

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
@@ -80,6 +81,8 @@ type liveSession struct {
 	res resourceState
 	// ed is what /mcp add and remove changed (server_edits.go).
 	ed editState
+	// compactor keeps history within the model's window (compaction.go).
+	compactor *compact.Compactor
 }
 
 // isClientServer reports whether the server called name came from the

@@ -217,7 +217,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
-		shared: a.shared, subs: &a.subs, logger: a.logger,
+		shared: a.shared, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc),
 	}
 	s.ed.request = client
 	if edits, err := restoreEdits(meta); err != nil {

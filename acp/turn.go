@@ -101,6 +101,7 @@ func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, inpu
 	run.History = append(s.history[:len(s.history):len(s.history)], prior...)
 	s.cfg.runOptions(&run)
 	_, run.ContextWindow, _ = s.current(tu.setup)
+	s.compaction(&run)
 	s.mu.Unlock()
 	res, err := tu.runner.Run(ctx, run)
 	if err != nil {
@@ -109,13 +110,7 @@ func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, inpu
 		tu.logger.Error("model turn failed", "session", s.id, "err", err)
 	}
 	stop := res.Stop
-	msgs := append(prior[:len(prior):len(prior)], res.Messages...)
-	s.mu.Lock()
-	s.history = append(s.history, msgs...)
-	s.mu.Unlock()
-	for _, m := range msgs {
-		t.persist(recMessage, m)
-	}
+	t.addHistory(append(prior[:len(prior):len(prior)], res.Messages...), res.History)
 	if err != nil && stop == "" {
 		stop = gateway.StopEndTurn
 	}
@@ -191,6 +186,8 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.say(text)
 	case gateway.EventUsage:
 		t.usage(e.Usage)
+	case gateway.EventCompacted:
+		t.compacted(e.Compaction)
 	case gateway.EventToolCallStarted:
 		t.flush()
 		t.tu.peer.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})
@@ -321,16 +318,19 @@ func (tu *turns) replay(s *liveSession, records []session.Record) {
 	}
 }
 
-// history rebuilds the model history from stored records.
+// history rebuilds the model history from stored records (a compacted
+// history replaces the messages before it).
 func history(records []session.Record) gateway.History {
 	var h gateway.History
 	for _, r := range records {
-		if r.Kind != recMessage {
-			continue
-		}
-		var m gateway.Message
-		if json.Unmarshal(r.Data, &m) == nil {
-			h = append(h, m)
+		switch r.Kind {
+		case recHistory:
+			h = replaceHistory(h, r.Data)
+		case recMessage:
+			var m gateway.Message
+			if json.Unmarshal(r.Data, &m) == nil {
+				h = append(h, m)
+			}
 		}
 	}
 	return h

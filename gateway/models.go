@@ -14,6 +14,9 @@ type ModelInfo struct {
 	Name string
 	// Description says what the model is for ("" when unknown).
 	Description string
+	// ContextWindow is the model's context window in tokens, as the
+	// endpoint reports it (0: it does not).
+	ContextWindow int
 }
 
 // ModelLister is implemented by providers whose endpoint lists the models

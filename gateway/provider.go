@@ -90,3 +90,8 @@ type Provider interface {
 
 // ErrProvider is wrapped by errors a Provider returns.
 var ErrProvider = errors.New("model provider error")
+
+// ErrContextLength is wrapped, with ErrProvider, by a Provider's error when
+// the endpoint refused a request as longer than the model's context window
+// (a Provider decides it on the error's type or code, never its text).
+var ErrContextLength = errors.New("the request is longer than the model's context window")

@@ -23,6 +23,7 @@ const (
 	EventToolCallProgress                      // Call, Progress
 	EventToolCallFinished                      // Call, Result, Failed
 	EventUsage                                 // Usage: tokens of one model call
+	EventCompacted                             // Compaction: the conversation was compacted before a model call
 )
 
 // CallInfo describes a tool call for events and approval.
@@ -63,6 +64,8 @@ type Event struct {
 	Result   *Result
 	Failed   bool
 	Usage    Usage
+	// Compaction is what compacting the conversation did (EventCompacted).
+	Compaction *Compaction
 }
 
 // Sink receives a turn's events. The Runner never calls it concurrently and
@@ -139,6 +142,10 @@ type RunOptions struct {
 	// (0: unknown). Tool search also takes over when the tools' schemas
 	// would fill more than a tenth of it.
 	ContextWindow int
+	// Compactor, if set, keeps the conversation within ContextWindow: it
+	// is asked before each model call, and again, for one retry, when the
+	// endpoint refuses a request as too long (ErrContextLength).
+	Compactor Compactor
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -191,6 +198,10 @@ type TurnResult struct {
 	// to the history.
 	Messages []Message
 	Usage    Usage
+	// History, when set, is the whole conversation after the turn because
+	// the turn compacted it: it replaces RunOptions.History and Messages
+	// (which still lists what the turn added, as it happened).
+	History History
 }
 
 // ErrUnknownTool and ErrToolDenied are returned by Execute.
@@ -206,11 +217,12 @@ var (
 // model-call limit is hit, the model hits its token limit or refuses, or
 // ctx is cancelled. A nil model means none is configured: the turn is
 // answered with NoModelMessage. A provider error ends the turn with an
-// error; the messages so far are still returned.
-func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
+// error; the messages so far are still returned. With a Compactor the
+// conversation is compacted when it would not fit (TurnResult.History).
+func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err error) {
 	sink := serialize(opts.Sink)
-	history, model := opts.History, opts.Model
-	res := TurnResult{Messages: []Message{{Role: RoleUser, Content: opts.Input}}}
+	model := opts.Model
+	res = TurnResult{Messages: []Message{{Role: RoleUser, Content: opts.Input}}}
 	if model == nil {
 		sink(Event{Kind: EventText, Text: r.opts.NoModelMessage})
 		res.Messages = append(res.Messages, Message{Role: RoleAssistant, Content: []Content{{Type: ContentText, Text: r.opts.NoModelMessage}}})
@@ -218,6 +230,12 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		return res, nil
 	}
 	var search *toolSearch // set while the tools are too many to offer at once
+	conv := &conversation{base: opts.History}
+	defer func() {
+		if conv.compacted {
+			res.History = conv.messages(res.Messages)
+		}
+	}()
 	for calls := 0; ; calls++ {
 		if ctx.Err() != nil {
 			res.Stop = StopCancelled
@@ -232,15 +250,8 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		if search = r.searching(search, tools, &opts); search != nil {
 			specs, tools = search.specs(tools, &opts.ToolAccess), search.withSearch(tools)
 		}
-		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
-		resp, err := model.Complete(ctx, req, func(d Delta) {
-			if d.Thinking != "" {
-				sink(Event{Kind: EventThinking, Text: d.Thinking})
-			}
-			if d.Text != "" {
-				sink(Event{Kind: EventText, Text: d.Text})
-			}
-		})
+		req := ModelRequest{System: r.opts.System, Messages: conv.messages(res.Messages), Tools: specs}
+		resp, err := r.complete(ctx, &opts, conv, req, len(res.Messages), sink)
 		if err != nil {
 			if ctx.Err() != nil {
 				res.Stop = StopCancelled
@@ -262,6 +273,64 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		}
 		res.Messages = append(res.Messages, r.runCalls(ctx, opts.Key, &opts.ToolAccess, tools, resp.Message.ToolCalls, sink)...)
 	}
+}
+
+// conversation is what a turn's model calls send: the history, replaced
+// when it is compacted, then the turn's messages from index from on (the
+// ones added since).
+type conversation struct {
+	base      []Message
+	from      int
+	compacted bool
+}
+
+// messages is the conversation given the turn's messages so far.
+func (c *conversation) messages(turn []Message) []Message {
+	return concat(c.base, turn[c.from:])
+}
+
+// complete makes one model call with req: the conversation is compacted
+// first if it would not fit, and once more, for one retry, if the endpoint
+// refuses it as too long. turn is how many messages the turn has so far.
+func (r *Runner) complete(ctx context.Context, opts *RunOptions, conv *conversation, req ModelRequest, turn int, sink Sink) (ModelResponse, error) {
+	onDelta := func(d Delta) {
+		if d.Thinking != "" {
+			sink(Event{Kind: EventThinking, Text: d.Thinking})
+		}
+		if d.Text != "" {
+			sink(Event{Kind: EventText, Text: d.Text})
+		}
+	}
+	r.fit(ctx, opts, conv, &req, turn, false, sink)
+	resp, err := opts.Model.Complete(ctx, req, onDelta)
+	if errors.Is(err, ErrContextLength) && ctx.Err() == nil && r.fit(ctx, opts, conv, &req, turn, true, sink) {
+		resp, err = opts.Model.Complete(ctx, req, onDelta)
+	}
+	if err == nil && opts.Compactor != nil {
+		opts.Compactor.Observe(req, resp.Usage)
+	}
+	return resp, err
+}
+
+// fit asks the session's compactor to make req fit (overflowed: the
+// endpoint refused it as too long) and, when it compacted the
+// conversation, takes the result for req and the rest of the turn. A
+// failure is logged: the request goes as it is.
+func (r *Runner) fit(ctx context.Context, opts *RunOptions, conv *conversation, req *ModelRequest, turn int, overflowed bool, sink Sink) bool {
+	if opts.Compactor == nil {
+		return false
+	}
+	c, err := opts.Compactor.Fit(ctx, FitRequest{Model: opts.Model, Request: *req, Window: opts.ContextWindow, Overflowed: overflowed})
+	if err != nil && ctx.Err() == nil {
+		r.opts.Logger.Warn("compacting the conversation failed", "session", opts.Key, "err", err)
+	}
+	if c == nil {
+		return false
+	}
+	conv.base, conv.from, conv.compacted = c.Messages, turn, true
+	req.Messages = c.Messages
+	sink(Event{Kind: EventCompacted, Compaction: c})
+	return true
 }
 
 func concat(a, b []Message) []Message {

@@ -1,5 +1,6 @@
 // Package gateway is the agent runtime: tool sets (Toolset, ToolView), the
-// model loop (Runner), the model Providers and the conversation History. It
+// model loop (Runner), the model Providers, the conversation History and
+// the Compactor that keeps it within the model's window (gateway/compact). It
 // knows nothing of MCP or ACP: each session passes its tools and its policy
 // and approval decisions to the Runner (ToolAccess); events leave through a
 // Sink.

@@ -63,7 +63,7 @@ type Model struct {
 
 // Limits bounds what a session may use. A nil field is not set (the caller
 // applies its default); 0 means off and is accepted for CallsPerMinute,
-// ToolSearchThreshold (and the retired StartupGrace) only; the other fields are positive. Durations are in milliseconds. A
+// ToolSearchThreshold, CompactAt (and the retired StartupGrace) only; the other fields are positive. Durations are in milliseconds. A
 // Limits value is plain data: not safe for concurrent modification.
 type Limits struct {
 	// MaxServers bounds the MCP servers started per session (> 0).
@@ -73,6 +73,10 @@ type Limits struct {
 	// ToolSearchThreshold is how many tools the model sees before tool
 	// search takes over (>= 0; 0: never).
 	ToolSearchThreshold *int `json:"toolSearchThreshold,omitempty"`
+	// CompactAt is the percentage of the model's context window a request
+	// may fill before the conversation is compacted (0 to 100; 0: only
+	// when the endpoint refuses a request as too long, or on demand).
+	CompactAt *int `json:"compactAt,omitempty"`
 	// CallsPerMinute limits the tool calls per server and minute (>= 0);
 	// 0 disables the rate limit.
 	CallsPerMinute *int `json:"callsPerMinute,omitempty"`

@@ -120,6 +120,8 @@ func TestValidationErrors(t *testing.T) {
 		{"samplingMaxTokens zero", `{"limits": {"samplingMaxTokens": 0}}`, []string{`limits.samplingMaxTokens: must be positive`}},
 		{"negative samplingPerMinute", `{"mcpServers": {"x": {"command": "c", "samplingPerMinute": -1}}}`, []string{`mcpServers.x.samplingPerMinute: must not be negative (0 means off)`}},
 		{"non-integer", `{"limits": {"maxServers": 1.5}}`, []string{`limits.maxServers: want an integer`}},
+		{"negative compactAt", `{"limits": {"compactAt": -5}}`, []string{`limits.compactAt: must be a percentage from 0 to 100 (0 means off)`}},
+		{"compactAt over 100", `{"limits": {"compactAt": 120}}`, []string{`limits.compactAt: must be at most 100`}},
 		{"syntax", "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"x\",}\n  }\n}",
 			[]string{`config.json:3:27: invalid character '}' looking for beginning of object key string`}},
 		{"truncated", "{\"mcpServers\": {", []string{`config.json:1:17: unexpected end of JSON input`}},

@@ -37,7 +37,8 @@
 // Numbers follow one rule: an absent limit takes its default (a nil
 // pointer in [Limits], in [Server].MaxRestarts); 0 means off, and only
 // limits.callsPerMinute (no rate limit), limits.toolSearchThreshold (no
-// tool search), limits.samplingPerMinute and a server's samplingPerMinute
+// tool search), limits.compactAt (no compaction before the endpoint
+// refuses a request), limits.samplingPerMinute and a server's samplingPerMinute
 // (no sampling rate limit) and a server's maxRestarts (never restart) can
 // be off; every other limit and timeout must be positive.
 //

@@ -152,6 +152,8 @@ func tooSmall(at string) string {
 		return "must be a positive number of milliseconds"
 	case "/$defs/countOrOff", "/$defs/millisOrOff":
 		return "must not be negative (0 means off)"
+	case "/$defs/limits/properties/compactAt":
+		return "must be a percentage from 0 to 100 (0 means off)"
 	case "/$defs/price":
 		return "must not be negative"
 	}

@@ -156,7 +156,7 @@ func (c *client) waitUpdate(t testing.TB, what string, match func(acpsdk.Session
 // response or a later session_info_update reports them
 // (_meta.acpgate.mcpServers), meet ok (states by name), and returns that
 // _meta as JSON. session/new answers while its servers connect.
-func (a *agent) serversUntil(t *testing.T, resp acpsdk.NewSessionResponse, what string, ok func(states map[string]string) bool) string {
+func (a *agent) serversUntil(t testing.TB, resp acpsdk.NewSessionResponse, what string, ok func(states map[string]string) bool) string {
 	t.Helper()
 	if ok(serverStates(t, resp.Meta)) {
 		return mustJSON(resp.Meta)

@@ -122,6 +122,8 @@ func (p *Provider) explain(err error) error {
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message
 		switch code := apiErr.StatusCode; {
+		case contextLength(apiErr):
+			return fmt.Errorf("%w: %w (%s answered %d: %s)", gateway.ErrProvider, gateway.ErrContextLength, p.cfg.BaseURL, code, msg)
 		case code == http.StatusUnauthorized:
 			return fmt.Errorf("%w: %s rejected the API key (401 Unauthorized: %s); check the API key (OPENAI_API_KEY)", gateway.ErrProvider, p.cfg.BaseURL, msg)
 		case code == http.StatusForbidden:
@@ -142,6 +144,17 @@ func (p *Provider) explain(err error) error {
 		return fmt.Errorf("%w: cannot reach the model provider at %s: %w; check the base URL and that the server is running", gateway.ErrProvider, p.cfg.BaseURL, err)
 	}
 	return fmt.Errorf("%w: %w", gateway.ErrProvider, err)
+}
+
+// contextLengthCode is the error code (or type) with which OpenAI's API,
+// and the servers that follow it, refuse a request longer than the
+// model's context window.
+const contextLengthCode = "context_length_exceeded"
+
+// contextLength reports whether the endpoint refused a request as longer
+// than the model's context window, by the error's code or type.
+func contextLength(e *openai.Error) bool {
+	return e.Code == contextLengthCode || e.Type == contextLengthCode
 }
 
 // params converts a gateway request to the SDK's.

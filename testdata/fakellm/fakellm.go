@@ -71,7 +71,8 @@ type Turn struct {
 	InlineFinish bool
 	// Usage is reported in "usage" (non-streaming) or, when streaming with
 	// stream_options.include_usage true, in a last chunk with empty choices.
-	// Nil means {PromptTokens: 10, CompletionTokens: 5}.
+	// Nil means {PromptTokens: 10, CompletionTokens: 5}, or, once
+	// [Server.SetWindow] set a window, the request's [Request.Tokens] and 5.
 	Usage *Usage
 	// Status, if non-zero, makes the server answer with this HTTP status and
 	// an OpenAI-style error body
@@ -153,6 +154,11 @@ type Request struct {
 	// completion request; the server then answered 400 without consuming a
 	// turn.
 	DecodeError string
+	// Tokens is the request's size as the server counts it (see [Tokens]).
+	Tokens int
+	// Refused says the server answered that the request is longer than its
+	// window ([Server.SetWindow]), without consuming a turn.
+	Refused bool
 }
 
 // Message is one decoded request message.
@@ -203,6 +209,7 @@ type Server struct {
 	requests []Request
 	models   modelsState
 	closed   bool // set by Close: no handler starts any more
+	win      windowState
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
@@ -369,21 +376,27 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if decErr != nil {
 		req.DecodeError = decErr.Error()
 	}
+	req.Tokens = Tokens(body)
 
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
+	n, window, respond := s.record(&req)
 	var turn Turn
 	have := false
-	if decErr == nil && s.next < len(s.script) {
-		turn, have = s.script[s.next], true
-		s.next++
-	}
-	s.mu.Unlock()
-
-	if decErr != nil {
+	switch {
+	case decErr != nil:
 		writeError(w, http.StatusBadRequest, "fakellm: cannot decode request: "+decErr.Error(), "invalid_request_error", "")
 		return
+	case req.Refused:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", window, req.Tokens),
+			"invalid_request_error", "context_length_exceeded")
+		return
+	case respond != nil:
+		turn, have = respond(req)
+	}
+	if !have {
+		turn, have = s.nextTurn()
+	}
+	if have && turn.Usage == nil && window > 0 {
+		turn.Usage = &Usage{PromptTokens: req.Tokens, CompletionTokens: 5}
 	}
 	if !have {
 		// x-should-retry: false keeps the openai-go SDK from retrying the 500.

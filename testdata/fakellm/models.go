@@ -8,9 +8,10 @@ import (
 // modelsState is what GET /v1/models answers; the zero value lists
 // DefaultModel.
 type modelsState struct {
-	ids      []string        // nil: DefaultModel alone
-	status   int             // non-zero: answer this error status
-	hold     <-chan struct{} // non-nil: wait for it to be closed first
+	ids      []string                  // nil: DefaultModel alone
+	extra    map[string]map[string]any // more fields of a model's entry, by id
+	status   int                       // non-zero: answer this error status
+	hold     <-chan struct{}           // non-nil: wait for it to be closed first
 	requests int
 }
 
@@ -20,6 +21,21 @@ func (s *Server) SetModels(ids ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models.ids = append([]string(nil), ids...)
+}
+
+// SetModelFields adds fields to the entry GET /v1/models lists for model
+// id (the endpoint's own, such as OpenRouter's "context_length"); nil
+// removes them.
+func (s *Server) SetModelFields(id string, fields map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	extra := map[string]map[string]any{id: fields} // a new map: listModels reads the old one unlocked
+	for k, v := range s.models.extra {
+		if k != id {
+			extra[k] = v
+		}
+	}
+	s.models.extra = extra
 }
 
 // FailModels makes GET /v1/models answer with an OpenAI-style error of
@@ -65,7 +81,11 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	}
 	data := make([]any, 0, len(ids))
 	for _, id := range ids {
-		data = append(data, map[string]any{"id": id, "object": "model", "created": 1700000000, "owned_by": "fakellm"})
+		e := map[string]any{"id": id, "object": "model", "created": 1700000000, "owned_by": "fakellm"}
+		for k, v := range st.extra[id] {
+			e[k] = v
+		}
+		data = append(data, e)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
