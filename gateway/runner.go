@@ -139,6 +139,9 @@ type RunOptions struct {
 	// (0: unknown). Tool search also takes over when the tools' schemas
 	// would fill more than a tenth of it.
 	ContextWindow int
+	// System is the turn's system prompt ("": RunnerOptions.System). It
+	// is the same for every model call of the turn.
+	System string
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -146,7 +149,7 @@ type RunOptions struct {
 type RunnerOptions struct {
 	// MaxModelCalls bounds the model calls of one turn (default 50).
 	MaxModelCalls int
-	// System is the system prompt.
+	// System is the system prompt of turns whose RunOptions name none.
 	System string
 	// NoModelMessage is the answer to a prompt when no model is configured.
 	NoModelMessage string
@@ -218,6 +221,10 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		return res, nil
 	}
 	var search *toolSearch // set while the tools are too many to offer at once
+	system := opts.System
+	if system == "" {
+		system = r.opts.System
+	}
 	for calls := 0; ; calls++ {
 		if ctx.Err() != nil {
 			res.Stop = StopCancelled
@@ -232,7 +239,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		if search = r.searching(search, tools, &opts); search != nil {
 			specs, tools = search.specs(tools, &opts.ToolAccess), search.withSearch(tools)
 		}
-		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
+		req := ModelRequest{System: system, Messages: concat(history, res.Messages), Tools: specs}
 		resp, err := model.Complete(ctx, req, func(d Delta) {
 			if d.Thinking != "" {
 				sink(Event{Kind: EventThinking, Text: d.Thinking})
