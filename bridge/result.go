@@ -158,14 +158,7 @@ func capText(text string, max int, what string) string { return capMore(text, 0,
 
 // capMore is capText for a text of which more bytes after text were
 // already cut off.
-func capMore(text string, more, max int, what string) string {
-	if max <= 0 || len(text) <= max && more == 0 {
-		return text
-	}
-	kept := gateway.RunePrefix(text, max)
-	total := len(text) + more
-	return kept + fmt.Sprintf("\n[%s truncated: showing the first %d of %d bytes; %d bytes were cut]", what, len(kept), total, total-len(kept))
-}
+func capMore(text string, more, max int, what string) string { return gateway.CapText(text, more, max, what) }
 
 const (
 	beginMarker = "<<<MCP_UNTRUSTED_CONTENT"
