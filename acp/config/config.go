@@ -28,6 +28,9 @@ type Config struct {
 	// write_file, edit_file, run_command) of every session work; "" means
 	// WorkspaceClient.
 	WorkspaceTools WorkspaceTools `json:"workspaceTools,omitzero"`
+	// Instructions are instructions for the model, put in every session's
+	// system prompt ("": none).
+	Instructions string `json:"instructions,omitzero"`
 	// Agents holds the default agent settings and the profiles.
 	Agents Agents `json:"agents,omitzero"`
 	// MCPServers are default servers in the Claude Desktop / Cursor format
@@ -176,6 +179,9 @@ type Profile struct {
 	MCP MCP `json:"mcp,omitzero"`
 	// Tools replaces the default tool policy list by list.
 	Tools ToolPolicy `json:"tools,omitzero"`
+	// Instructions are instructions for the model of the profile's
+	// sessions, after the top-level ones ("": none).
+	Instructions string `json:"instructions,omitzero"`
 }
 
 // Transport names how acpgate reaches an MCP server.
