@@ -630,6 +630,9 @@ func TestDefaultPath(t *testing.T) {
 			if err != nil || got != tt.want {
 				t.Errorf("DefaultPath() = %q, %v; want %q", got, err, tt.want)
 			}
+			if dir, err := config.Dir(); err != nil || dir != filepath.Dir(tt.want) {
+				t.Errorf("Dir() = %q, %v", dir, err)
+			}
 		})
 	}
 }
