@@ -77,6 +77,8 @@ type liveSession struct {
 	res resourceState
 	// ed is what /mcp add and remove changed (server_edits.go).
 	ed editState
+	// prompt is the session's system prompt (system_prompt.go).
+	prompt promptState
 }
 
 // isClientServer reports whether the server called name came from the
