@@ -158,7 +158,9 @@ func capText(text string, max int, what string) string { return capMore(text, 0,
 
 // capMore is capText for a text of which more bytes after text were
 // already cut off.
-func capMore(text string, more, max int, what string) string { return gateway.CapText(text, more, max, what) }
+func capMore(text string, more, max int, what string) string {
+	return gateway.CapText(text, more, max, what)
+}
 
 const (
 	beginMarker = "<<<MCP_UNTRUSTED_CONTENT"

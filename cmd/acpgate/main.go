@@ -26,10 +26,10 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/session"
 )
 
