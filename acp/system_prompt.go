@@ -144,15 +144,18 @@ func (su *setup) fileReader(s *liveSession) sysprompt.ReadFunc {
 func (co *commands) contextReport(ctx context.Context, s *liveSession) string {
 	p := co.setup.systemPrompt(ctx, s)
 	s.mu.Lock()
-	n := len(s.history)
-	history, _ := json.Marshal(s.history)
+	n, stored := len(s.history), 0
+	if n > 0 {
+		history, _ := json.Marshal(s.history)
+		stored = len(history)
+	}
 	s.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "**System prompt**: %s\n", size(len(p.Text)))
 	for _, sec := range p.Sections {
 		fmt.Fprintf(&b, "- %s: %s\n", sec.Title, size(len(sec.Text)))
 	}
-	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(len(history)))
+	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(stored))
 	b.WriteString("\nTokens are estimated (bytes ÷ 4). The system prompt as the model gets it:\n\n")
 	fence := strings.Repeat("`", max(3, longestRun(p.Text, '`')+1))
 	fmt.Fprintf(&b, "%stext\n%s\n%s", fence, p.Text, fence)

@@ -159,3 +159,28 @@ func TestContextThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemPromptSizeWithTheReferenceServer: the system prompt of a
+// session in an editor offering its files and terminals, whose one server
+// is the reference server (which sends instructions), with no
+// configuration nor AGENTS.md: its sections and sizes, as /context shows
+// them (docs/benchmarks.md reports them; run with -v to see them). It
+// stays under 8 KB.
+func TestSystemPromptSizeWithTheReferenceServer(t *testing.T) {
+	t.Parallel()
+	a := startAgentWith(t, t.TempDir(), agentSetup{ws: &wsclient.Workspace{}})
+	sid := everythingSession(t, a, t.TempDir())
+	from := len(a.client.all())
+	prompt(t, a, sid, "/context")
+	text := agentText(a.client.all()[from:])
+	head, prompt, _ := strings.Cut(text, "```text\n")
+	t.Logf("/context:\n%s%s", head, prompt)
+	for _, want := range []string{"- e: ready", "## Instructions of the MCP server e\n<<<MCP_UNTRUSTED_CONTENT id="} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if n := len(strings.TrimSuffix(prompt, "\n```")); n > 8<<10 {
+		t.Errorf("the system prompt is %d bytes", n)
+	}
+}
