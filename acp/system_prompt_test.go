@@ -129,3 +129,26 @@ func TestContextCommand(t *testing.T) {
 		t.Error("a servers section without servers")
 	}
 }
+
+// TestSystemPromptServerStates: the prompt is fixed for a turn, even when
+// a server fails during it; the next turn's says the server failed.
+func TestSystemPromptServerStates(t *testing.T) {
+	t.Parallel()
+	cfg := fmt.Sprintf(`{"mcpServers": {"alpha": {"command": %q, "args": ["-instructions", "Alpha hints."], "maxRestarts": 0}}}`, serverBin)
+	m := scripted(calls("c1", "mcp__alpha__crash", `{}`), says("crashed"), says("next"))
+	h := newHarness(t, acp.Options{Provider: m, Config: configOf(t, cfg)}, nil)
+	sid := h.newSession().SessionId
+	h.setMode(sid, "auto")
+	h.prompt(sid, "crash it")
+	h.fc.rec.waitFor(t, 0, sid, "alpha failed", func(u acpsdk.SessionUpdate) bool {
+		return u.SessionInfoUpdate != nil && strings.Contains(mustJSON(u.SessionInfoUpdate.Meta), `"state":"failed"`)
+	})
+	h.prompt(sid, "again")
+	reqs := m.requests()
+	if len(reqs) != 3 || reqs[1].System != reqs[0].System || !strings.Contains(reqs[0].System, "- alpha: ready") {
+		t.Fatalf("the turn's prompt changed mid-turn (%d requests):\n%s\n---\n%s", len(reqs), reqs[0].System, reqs[min(1, len(reqs)-1)].System)
+	}
+	if next := reqs[2].System; !strings.Contains(next, "- alpha: failed") || strings.Contains(next, "Alpha hints.") {
+		t.Errorf("the next turn's prompt:\n%s", next)
+	}
+}
