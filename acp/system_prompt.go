@@ -53,6 +53,19 @@ func configInstructions(eff config.Effective) []sysprompt.Instructions {
 	return out
 }
 
+// turnSystem is the system prompt of a model turn of s starting now: ""
+// when s has no model (the turn is answered without one, and nothing is
+// read for it).
+func (su *setup) turnSystem(ctx context.Context, s *liveSession) string {
+	s.mu.Lock()
+	none := s.provider == nil
+	s.mu.Unlock()
+	if none {
+		return ""
+	}
+	return su.systemPrompt(ctx, s).Text
+}
+
 // systemPrompt returns the system prompt of s's next model turn (see the
 // file's comment). ctx bounds reading the instructions files.
 func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {

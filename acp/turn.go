@@ -94,7 +94,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, System: tu.setup.systemPrompt(ctx, s).Text}
+	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, System: tu.setup.turnSystem(ctx, s)}
 	s.mu.Lock()
 	if note := s.untold(); note != "" {
 		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
