@@ -45,8 +45,10 @@ type Options struct {
 	// picker offers the configured model and model.choices, built with
 	// Providers.
 	Models Models
-	// System is the model's system prompt.
-	System string
+	// UserInstructions is the path of the user's AGENTS.md, whose
+	// instructions every session's system prompt holds (a missing file is
+	// fine); "" for none.
+	UserInstructions string
 	// NoModelMessage answers prompts of sessions that have no model.
 	NoModelMessage string
 	// StartupBudget bounds how long, from a session's opening, what needs
@@ -216,7 +218,6 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	}
 	a.peer = &peer{out: newLockedWriter(out, redactor), logger: opts.Logger}
 	a.runner = gateway.NewRunner(gateway.RunnerOptions{
-		System:         opts.System,
 		NoModelMessage: opts.NoModelMessage,
 		Logger:         opts.Logger,
 	})

@@ -16,8 +16,8 @@ import (
 )
 
 // This file is the slash commands: /mcp (with login and logout; add,
-// remove and restart are in server_edits.go), /tools, /call, /resources
-// and /reload.
+// remove and restart are in server_edits.go), /tools, /call, /resources,
+// /reload and /context (system_prompt.go).
 
 // commands runs the slash commands of a prompt (/mcp, /tools, /call,
 // /resources, /reload) and the MCP servers' prompts as commands
@@ -41,8 +41,9 @@ func commandList() []acpsdk.AvailableCommand {
 		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
 		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
 		{Name: "resources", Description: "List the resources and resource templates of this session's MCP servers", Input: hint("optional: server")},
-		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed"},
+		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files again"},
 		{Name: "compact", Description: "Compact the conversation now: the model summarises every turn but the last", Input: hint("optional: what the summary should keep above all")},
+		{Name: "context", Description: "Show the system prompt: its sections, their sizes and its text; and the history's size"},
 	}
 }
 
@@ -58,7 +59,7 @@ func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
 	}
 	name, rest := cutWord(text[1:])
 	switch name {
-	case "mcp", "tools", "call", "reload", "resources", "compact":
+	case "mcp", "tools", "call", "reload", "resources", "compact", "context":
 		return name, strings.TrimSpace(rest), true
 	}
 	return "", "", false
@@ -95,6 +96,9 @@ func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd
 		say(co.reload(ctx, s))
 	case "compact":
 		say(co.compact(ctx, s, t, arg))
+	case "context":
+		co.peer.waitServers(ctx, s)
+		say(co.contextReport(ctx, s))
 	case "tools":
 		co.peer.waitServers(ctx, s)
 		say(co.toolsReport(s, arg))
@@ -246,6 +250,7 @@ func (co *commands) reload(ctx context.Context, s *liveSession) string {
 	model, gen := co.setup.provider(ctx, sc, chosen)
 	s.mu.Lock()
 	s.cfg, s.provider, s.providerGen = sc, model, gen
+	s.resetPrompt()
 	s.mu.Unlock()
 	s.sync.SetOptions(sc.bridgeOptions(co.setup.bridgeBase(s.id)))
 	if len(restarted) == 0 {

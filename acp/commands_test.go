@@ -34,7 +34,7 @@ func TestSlashCommands(t *testing.T) {
 		tool         string   // the tool text of the call, if one is made
 	}{
 		{"mcp, no servers", "/mcp", empty, []string{"This session has no MCP servers."}, ""},
-		{"tools, none", "/tools", empty, []string{"This session has no tools."}, ""},
+		{"tools, none but update_plan", "/tools", empty, []string{"1 tools:\n\n- `update_plan` (other) Show the user your plan"}, ""},
 		{"mcp", "/mcp", sid, []string{"MCP servers of this session:", "**alpha** (stdio): ready, ", " tools, protocol "}, ""},
 		{"tools", "/tools", sid, []string{" tools:\n", "- `mcp__alpha__echo` (read) [MCP server alpha; untrusted description] Returns its text argument"}, ""},
 		{"tools filter", "/tools ECHO", sid, []string{"1 tools:\n\n- `mcp__alpha__echo` (read)"}, ""},

@@ -12,6 +12,7 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
@@ -52,6 +53,9 @@ type sessionConfig struct {
 	// servers' own settings.
 	sampling       config.SamplingMode
 	serverSampling map[string]config.Server
+	// instructions are the file's instructions for the model: the
+	// top-level ones, then the profile's (system_prompt.go).
+	instructions []sysprompt.Instructions
 }
 
 // samplingPolicy is what the configuration says about one server's
@@ -103,6 +107,7 @@ func (su *setup) sessionConfigFor(profile string) (sessionConfig, error) {
 		return sc, err
 	}
 	sc.policy, sc.limits, sc.model, sc.sampling, sc.workspace = eff.Tools, eff.Limits, eff.Model, eff.Sampling, eff.WorkspaceTools
+	sc.instructions = configInstructions(eff)
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		sc.serverSampling[s.Name] = s.Server

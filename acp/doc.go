@@ -31,10 +31,12 @@
 //	session.go            liveSession: a session's state and the questions roles ask of it
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
+//	system_prompt.go      a session's system prompt (gateway/sysprompt); /context
+//	plan.go               update_plan calls as the session's plan (plan updates)
 //	usage.go              usage_update: context used, cost
 //	compaction.go         the conversation compacted: card, session log record, /compact
 //	mentions.go           resources mentioned in a prompt: read, framed, subscribed
-//	commands.go           /mcp, /tools, /call, /resources, /reload
+//	commands.go           /mcp, /tools, /call, /resources, /reload, /context
 //	server_edits.go       /mcp add, remove, restart: a live session's servers changed
 //	prompt_commands.go    MCP prompts as slash commands
 //	permission.go         the editor is asked to approve a tool call
@@ -50,7 +52,7 @@
 //	client.go             peer: session/update, cards, client capabilities
 //	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
 //	providers.go          providers/list, set, disable: the model endpoint the client sets
-//	workspace.go          the workspace tools (through the editor or local)
+//	workspace.go          the native tools: workspace tools (through the editor or local), update_plan
 //	progress.go           progress of a tool call on its card
 //	stored.go             the bounded copy of a result in the session log
 //	convert.go            content between ACP and the gateway

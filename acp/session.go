@@ -83,6 +83,8 @@ type liveSession struct {
 	ed editState
 	// compactor keeps history within the model's window (compaction.go).
 	compactor *compact.Compactor
+	// prompt is the session's system prompt (system_prompt.go).
+	prompt promptState
 }
 
 // isClientServer reports whether the server called name came from the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/session"
 )
 
@@ -93,7 +94,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.setup.model(ctx, s)}
+	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.setup.model(ctx, s), System: tu.setup.turnSystem(ctx, s)}
 	s.mu.Lock()
 	if note := s.untold(); note != "" {
 		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
@@ -173,6 +174,10 @@ func (t *turnLog) usage(u gateway.Usage) {
 // nothing slow: records are written to the session log (no fsync) and the
 // log's sync is scheduled in the background (session.Session.SyncSoon).
 func (t *turnLog) sink(e gateway.Event) {
+	if e.Call != nil && e.Call.Name == plan.ToolName {
+		t.planEvent(e) // plan.go
+		return
+	}
 	switch e.Kind {
 	case gateway.EventText, gateway.EventThinking:
 		if t.kind != e.Kind {

@@ -26,7 +26,7 @@ func TestChunks(t *testing.T) {
 		onDelta(gateway.Delta{Text: "world."})
 		return gateway.ModelResponse{Message: assistant("Hello, world."), Stop: gateway.StopEndTurn}, nil
 	})
-	h := newHarness(t, acp.Options{Provider: m, System: "be brief"}, nil)
+	h := newHarness(t, acp.Options{Provider: m}, nil)
 	sid := h.newSession().SessionId
 	resp, ups := h.prompt(sid, "hi")
 	if resp.StopReason != acpsdk.StopReasonEndTurn {
@@ -48,7 +48,7 @@ func TestChunks(t *testing.T) {
 	if want := "title:hi|thought:let me think|text:Hello, |text:world."; strings.Join(got, "|") != want {
 		t.Errorf("updates %q, want %q", got, want)
 	}
-	if r := m.requests(); len(r) != 1 || r[0].System != "be brief" {
+	if r := m.requests(); len(r) != 1 || !strings.HasPrefix(r[0].System, "You are acpgate") {
 		t.Errorf("model requests %+v", r)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"github.com/acpgate/acpgate/acp/clientws"
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/workspace"
 )
 
-// This file is the workspace tools every session has (read_file,
-// edit_file, run_command): through the editor or local.
+// This file is the native tools every session has: the workspace tools
+// (read_file, edit_file, run_command), through the editor or local, and
+// update_plan (plan.go).
 
 // workspaceMode is where the workspace tools of a session with
 // configuration sc work: Options.WorkspaceTools (the flag), else the
@@ -23,13 +25,18 @@ func (su *setup) workspaceMode(sc sessionConfig) config.WorkspaceTools {
 	return config.WorkspaceClient
 }
 
-// nativeTools returns the workspace tools of session id (working
-// directory cwd, additional directories dirs), the native tools every
-// session offers before its MCP tools: the file tools through the client
+// nativeTools returns the native tools of session id, which it offers
+// before its MCP tools: its workspace tools, then update_plan.
+func (su *setup) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
+	return append(su.workspaceTools(id, cwd, dirs, sc), plan.Tool())
+}
+
+// workspaceTools returns the workspace tools of session id (working
+// directory cwd, additional directories dirs): the file tools through the client
 // when it can read and write files, else locally in local mode, else
 // read_file alone through a client that can only read; run_command in the
 // client's terminals when it has them, else locally in local mode.
-func (su *setup) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
+func (su *setup) workspaceTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
 	mode := su.workspaceMode(sc)
 	if mode == config.WorkspaceOff {
 		return nil

@@ -139,7 +139,7 @@ func TestWorkspaceThroughEditor(t *testing.T) {
 	sid := h.sessionIn(cwd)
 	_, ups := h.prompt(sid, "work")
 
-	if got := offered(m); !slices.Equal(got, []string{"read_file", "write_file", "edit_file", "run_command"}) {
+	if got := offered(m); !slices.Equal(got, []string{"read_file", "write_file", "edit_file", "run_command", "update_plan"}) {
 		t.Errorf("offered %v", got)
 	}
 	if got := toolResult(m, "r1"); got != "unsaved line\n" {
@@ -276,15 +276,16 @@ func TestWorkspaceToolsOffered(t *testing.T) {
 			cwd := t.TempDir()
 			sid := h.sessionIn(cwd)
 			h.prompt(sid, "hello")
-			if got := offered(m); !slices.Equal(got, c.want) {
-				t.Errorf("offered %v, want %v", got, c.want)
+			// update_plan is there whatever the workspace tools.
+			if got := offered(m); !slices.Equal(got, append(c.want, "update_plan")) {
+				t.Errorf("offered %v, want %v and update_plan", got, c.want)
 			}
 			_, ups := h.prompt(sid, "/tools")
-			if c.want == nil && !strings.Contains(agentText(ups), "no tools") {
+			if c.want == nil && !strings.Contains(agentText(ups), "1 tools:\n\n- `update_plan`") {
 				t.Errorf("/tools: %s", agentText(ups))
 			}
 			for _, tl := range m.requests()[0].Tools {
-				if !strings.Contains(tl.Description, cwd) {
+				if tl.Name != "update_plan" && !strings.Contains(tl.Description, cwd) {
 					t.Errorf("%s: description %q does not name the workspace", tl.Name, tl.Description)
 				}
 			}

@@ -146,6 +146,9 @@ type RunOptions struct {
 	// is asked before each model call, and again, for one retry, when the
 	// endpoint refuses a request as too long (ErrContextLength).
 	Compactor Compactor
+	// System is the turn's system prompt ("": RunnerOptions.System). It
+	// is the same for every model call of the turn.
+	System string
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -153,7 +156,7 @@ type RunOptions struct {
 type RunnerOptions struct {
 	// MaxModelCalls bounds the model calls of one turn (default 50).
 	MaxModelCalls int
-	// System is the system prompt.
+	// System is the system prompt of turns whose RunOptions name none.
 	System string
 	// NoModelMessage is the answer to a prompt when no model is configured.
 	NoModelMessage string
@@ -236,6 +239,10 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 			res.History = conv.messages(res.Messages)
 		}
 	}()
+	system := opts.System
+	if system == "" {
+		system = r.opts.System
+	}
 	for calls := 0; ; calls++ {
 		if ctx.Err() != nil {
 			res.Stop = StopCancelled
@@ -250,7 +257,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 		if search = r.searching(search, tools, &opts); search != nil {
 			specs, tools = search.specs(tools, &opts.ToolAccess), search.withSearch(tools)
 		}
-		req := ModelRequest{System: r.opts.System, Messages: conv.messages(res.Messages), Tools: specs}
+		req := ModelRequest{System: system, Messages: conv.messages(res.Messages), Tools: specs}
 		resp, err := r.complete(ctx, &opts, conv, req, len(res.Messages), sink)
 		if err != nil {
 			if ctx.Err() != nil {

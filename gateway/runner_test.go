@@ -125,6 +125,26 @@ func TestRunOneToolCall(t *testing.T) {
 	}
 }
 
+// TestRunSystemPrompt: a turn's own system prompt wins over the Runner's
+// and is the first message of every model call of the turn.
+func TestRunSystemPrompt(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "a", Name: "missing", Arguments: `{}`}}}, fakellm.Turn{Text: "ok"})
+	defer srv.Close()
+	r := gateway.NewRunner(gateway.RunnerOptions{System: "the runner's"})
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("hi"), System: "the turn's"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, req := range reqs {
+		if m := req.Messages[0]; m.Role != "system" || m.Content != "the turn's" {
+			t.Errorf("request %d starts with %+v", i, m)
+		}
+	}
+}
+
 func TestRunParallelToolCallsInOrder(t *testing.T) {
 	srv := fakellm.Start(
 		fakellm.Turn{ToolCalls: []fakellm.ToolCall{

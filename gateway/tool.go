@@ -228,6 +228,20 @@ func PlainTextPrefix(content []Content, max int) (string, int) {
 	return b.String(), total
 }
 
+// CapText cuts text to at most max bytes (on a rune boundary) and says
+// with a note, after it, how much of the what ("result", "instructions")
+// was cut; more is how many bytes after text the caller already cut off.
+// Text within max (with more 0), or max <= 0, is returned as it is. This
+// is the one form of the notes the model finds where text was cut.
+func CapText(text string, more, max int, what string) string {
+	if max <= 0 || len(text) <= max && more == 0 {
+		return text
+	}
+	kept := RunePrefix(text, max)
+	total := len(text) + more
+	return kept + fmt.Sprintf("\n[%s truncated: showing the first %d of %d bytes; %d bytes were cut]", what, len(kept), total, total-len(kept))
+}
+
 // RunePrefix returns the longest prefix of s of at most max bytes that
 // does not end inside a rune (s itself if max < 0 or s is not longer).
 func RunePrefix(s string, max int) string {

@@ -42,6 +42,22 @@ func TestProtocolChoice(t *testing.T) {
 	}
 }
 
+// A server's instructions reach its Status, from its initialize result
+// on 2025-11-25 and from its server/discover result on 2026-07-28.
+func TestInstructions(t *testing.T) {
+	t.Parallel()
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(protocol, func(t *testing.T) {
+			opts, _ := fastOpts(t)
+			m := start(t, opts, stdio("s", "-protocol", protocol, "-instructions", "Use echo to repeat text."))
+			mustReady(t, m, "s")
+			if st, _ := m.Status("s"); st.ProtocolVersion != protocol || st.Instructions != "Use echo to repeat text." {
+				t.Errorf("protocol %q, instructions %q", st.ProtocolVersion, st.Instructions)
+			}
+		})
+	}
+}
+
 // A server that ignores unknown methods (it answers a ping, but never
 // server/discover) is not waited for: the ping behind the probe shows it,
 // and it is initialized on its own revision.

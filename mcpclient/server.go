@@ -118,6 +118,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 		s.st.ProtocolVersion = c.init.ProtocolVersion
 		s.st.ServerName = c.init.ServerInfo.Name
 		s.st.ServerVersion = c.init.ServerInfo.Version
+		s.st.Instructions = c.init.Instructions
 	}
 	if cat != nil {
 		s.cat = *cat

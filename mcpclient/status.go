@@ -65,7 +65,13 @@ type Status struct {
 	ProtocolVersion string
 	ServerName      string
 	ServerVersion   string
-	Since           time.Time // when State was entered
+	// Instructions is what the server's initialize result (or, on
+	// 2026-07-28, its server/discover result) says about how to use it and
+	// its features, as of its last connection; "" when it said nothing.
+	// It is the server's own text, unchecked: frame it before a model sees
+	// it (bridge.Options.Instructions).
+	Instructions string
+	Since        time.Time // when State was entered
 }
 
 // EventKind says what an Event reports.

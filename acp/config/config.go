@@ -28,6 +28,9 @@ type Config struct {
 	// write_file, edit_file, run_command) of every session work; "" means
 	// WorkspaceClient.
 	WorkspaceTools WorkspaceTools `json:"workspaceTools,omitzero"`
+	// Instructions are instructions for the model, put in every session's
+	// system prompt ("": none).
+	Instructions string `json:"instructions,omitzero"`
 	// Agents holds the default agent settings and the profiles.
 	Agents Agents `json:"agents,omitzero"`
 	// MCPServers are default servers in the Claude Desktop / Cursor format
@@ -180,6 +183,9 @@ type Profile struct {
 	MCP MCP `json:"mcp,omitzero"`
 	// Tools replaces the default tool policy list by list.
 	Tools ToolPolicy `json:"tools,omitzero"`
+	// Instructions are instructions for the model of the profile's
+	// sessions, after the top-level ones ("": none).
+	Instructions string `json:"instructions,omitzero"`
 }
 
 // Transport names how acpgate reaches an MCP server.
@@ -364,18 +370,30 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // DefaultPath returns the default location of the configuration file:
-// $XDG_CONFIG_HOME/acpgate/config.json when XDG_CONFIG_HOME is an absolute
-// path, else ~/.config/acpgate/config.json. It reads the environment and is
-// safe for concurrent use.
+// config.json in [Dir]. It reads the environment and is safe for
+// concurrent use.
 func DefaultPath() (string, error) {
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "acpgate", "config.json"), nil
-	}
-	home, err := os.UserHomeDir()
+	dir, err := Dir()
 	if err != nil {
 		return "", fmt.Errorf("locating the configuration file: %w", err)
 	}
-	return filepath.Join(home, ".config", "acpgate", "config.json"), nil
+	return filepath.Join(dir, "config.json"), nil
+}
+
+// Dir returns acpgate's configuration directory, where the default
+// configuration file and the user's AGENTS.md live:
+// $XDG_CONFIG_HOME/acpgate when XDG_CONFIG_HOME is an absolute path, else
+// ~/.config/acpgate. It reads the environment and is safe for concurrent
+// use.
+func Dir() (string, error) {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "acpgate"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".config", "acpgate"), nil
 }
 
 // Load reads and parses the configuration file at path (see [Parse]; the

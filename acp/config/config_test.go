@@ -354,6 +354,7 @@ func TestEffective(t *testing.T) {
 	const src = `{
 	  "model": {"baseUrl": "http://127.0.0.1:11434/v1", "model": "qwen3", "apiKey": "secret://env/K", "headers": {"X-Title": "acpgate"}},
 	  "limits": {"callsPerMinute": 0},
+	  "instructions": "Answer briefly.",
 	  "servers": {"vs": {"command": "vs"}},
 	  "mcpServers": {"fs": {"command": "fs"}, "shadowed": {"command": "top"}},
 	  "agents": {
@@ -364,7 +365,7 @@ func TestEffective(t *testing.T) {
 	    "list": [
 	      {"id": "work", "model": {"model": "gpt-4.1", "headers": {"X-Other": "o"}},
 	       "mcp": {"servers": {"github": {"url": "https://gh/mcp"}, "tavily": {"transport": "sse", "url": "https://t/sse"}}},
-	       "tools": {"deny": ["mcp__github__*"], "autoApprove": []}},
+	       "tools": {"deny": ["mcp__github__*"], "autoApprove": []}, "instructions": "Work in English."},
 	      {"id": "home", "model": {"apiKey": "secret://env/HOME_KEY"}, "tools": {"allow": []}}
 	    ]
 	  }
@@ -405,6 +406,9 @@ func TestEffective(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.servers) {
 				t.Errorf("servers %v, want %v", got, tt.servers)
+			}
+			if want := map[string]string{"work": "Work in English."}[tt.profile]; eff.Instructions != "Answer briefly." || eff.ProfileInstructions != want {
+				t.Errorf("instructions %q, %q", eff.Instructions, eff.ProfileInstructions)
 			}
 			if !reflect.DeepEqual(eff.Tools, tt.tools) {
 				t.Errorf("tools %#v, want %#v", eff.Tools, tt.tools)
@@ -627,6 +631,9 @@ func TestDefaultPath(t *testing.T) {
 			got, err := config.DefaultPath()
 			if err != nil || got != tt.want {
 				t.Errorf("DefaultPath() = %q, %v; want %q", got, err, tt.want)
+			}
+			if dir, err := config.Dir(); err != nil || dir != filepath.Dir(tt.want) {
+				t.Errorf("Dir() = %q, %v", dir, err)
 			}
 		})
 	}

@@ -42,6 +42,13 @@
 // (no sampling rate limit) and a server's maxRestarts (never restart) can
 // be off; every other limit and timeout must be positive.
 //
+// # Instructions
+//
+// "instructions", at the top level and per profile, is text for the model:
+// it goes in the system prompt of every session (of the profile), before
+// the user's and the project's AGENTS.md files; both are kept, the
+// profile's after the top-level one.
+//
 // # Sampling
 //
 // "sampling" ("ask", the default, "allow" or "deny"), at the top level and

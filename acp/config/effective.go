@@ -34,6 +34,9 @@ type Effective struct {
 	// WorkspaceTools is where the workspace tools work (top-level only;
 	// "" when the file does not say).
 	WorkspaceTools WorkspaceTools
+	// Instructions are the top-level instructions, ProfileInstructions
+	// the profile's ("" for none).
+	Instructions, ProfileInstructions string
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -63,7 +66,8 @@ func (c *Config) Profiles() []string {
 // entirely), the tool policy (each list the profile sets, even empty,
 // replaces the defaults'; a nil one inherits), the model settings (the
 // profile's non-empty fields override the top-level ones; its headers, when
-// set, replace them) and the limits. Profile "" means the defaults alone; a
+// set, replace them), the limits and the instructions (the top-level ones
+// and the profile's, both kept). Profile "" means the defaults alone; a
 // profile not defined is an error wrapping [ErrUnknownProfile] that lists
 // the known ones. A nil Config is empty. Effective is safe for concurrent
 // use on an unmodified Config.
@@ -102,7 +106,10 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools}
+	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions}
+	if prof != nil {
+		eff.ProfileInstructions = prof.Instructions
+	}
 	if eff.Sampling == "" {
 		eff.Sampling = SamplingAsk
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/session"
 )
 
@@ -225,6 +226,9 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 		WorkspaceTools: c.workspaceTools, WorkspaceEnv: commandEnv(os.Environ()),
 		TerminalAuth: setupMethod(),
+	}
+	if dir, err := config.Dir(); err == nil {
+		opts.UserInstructions = filepath.Join(dir, sysprompt.FileName)
 	}
 	opts.MCP.Guard = guard
 	// Tokens of servers that need a sign-in live next to the sessions,

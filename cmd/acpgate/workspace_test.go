@@ -81,7 +81,7 @@ func TestWorkspaceThroughTheEditor(t *testing.T) {
 	if r := prompt(t, a, resp.SessionId, "work"); r.StopReason != acpsdk.StopReasonEndTurn {
 		t.Fatalf("stop %s", r.StopReason)
 	}
-	if got := toolNames(llm, 0); !slices.Equal(got, []string{"read_file", "write_file", "edit_file", "run_command"}) {
+	if got := toolNames(llm, 0); !slices.Equal(got, []string{"read_file", "write_file", "edit_file", "run_command", "update_plan"}) {
 		t.Errorf("offered %v", got)
 	}
 	if got := toolMessage(llm, "r1"); got != "unsaved line\n" {
@@ -124,7 +124,7 @@ func TestWorkspaceThroughTheEditor(t *testing.T) {
 }
 
 // TestLocalWorkspaceTools: a client that offers no files nor terminals
-// gets no workspace tool, unless acpgate runs with --workspace-tools
+// gets no workspace tool (update_plan only), unless acpgate runs with --workspace-tools
 // local: then the tools work on the local disk and processes.
 func TestLocalWorkspaceTools(t *testing.T) {
 	t.Parallel()
@@ -136,7 +136,7 @@ func TestLocalWorkspaceTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompt(t, a, resp.SessionId, "hello")
-	if got := toolNames(llm, 0); len(got) != 0 {
+	if got := toolNames(llm, 0); !slices.Equal(got, []string{"update_plan"}) {
 		t.Errorf("offered %v to a client without capabilities", got)
 	}
 
@@ -156,7 +156,7 @@ func TestLocalWorkspaceTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompt(t, a, resp.SessionId, "work")
-	if got := toolNames(llm, 0); !slices.Equal(got, []string{"read_file", "write_file", "edit_file", "run_command"}) {
+	if got := toolNames(llm, 0); !slices.Equal(got, []string{"read_file", "write_file", "edit_file", "run_command", "update_plan"}) {
 		t.Errorf("offered %v", got)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "hello\n" {

@@ -66,6 +66,9 @@ func (a *app) build() {
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
+	if a.cfg.instructions != "" {
+		opts = append(opts, server.WithInstructions(a.cfg.instructions))
+	}
 	a.srv = server.NewMCPServer(a.cfg.name, "1.0.0", opts...)
 	a.srv.AddNotificationHandler(string(mcp.MethodNotificationInitialized),
 		func(context.Context, mcp.JSONRPCNotification) { a.rec.event("initialized") })

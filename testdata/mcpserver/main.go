@@ -27,6 +27,8 @@
 //	    127.0.0.1:0). Nothing else is ever listened on.
 //	-name NAME                  serverInfo.name (default "testserver");
 //	    serverInfo.version is "1.0.0". Also the "logger" of log notifications.
+//	-instructions TEXT          The instructions of the initialize result
+//	    (and of server/discover): how to use the server (default none).
 //	-init-delay DURATION        Delay the answer to every initialize request
 //	    by DURATION (e.g. 500ms). Other requests are not delayed.
 //	-init-hang                  Never answer initialize. In stdio mode the
@@ -323,6 +325,7 @@ type config struct {
 	transport      string
 	addr           string
 	name           string
+	instructions   string
 	initDelay      time.Duration
 	initHang       bool
 	initError      bool
@@ -357,6 +360,7 @@ func parseFlags() *config {
 	fs.StringVar(&c.transport, "transport", "stdio", "transport: stdio, http (streamable HTTP at /mcp) or sse (legacy SSE at /sse)")
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:0", "listen address for http and sse")
 	fs.StringVar(&c.name, "name", "testserver", "serverInfo name")
+	fs.StringVar(&c.instructions, "instructions", "", "the instructions of the initialize result")
 	fs.DurationVar(&c.initDelay, "init-delay", 0, "delay the initialize answer")
 	fs.BoolVar(&c.initHang, "init-hang", false, "never answer initialize")
 	fs.BoolVar(&c.initError, "init-error", false, "answer initialize with a JSON-RPC error")

@@ -1,0 +1,193 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/acpgate/acpgate/acp/clientws"
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway/plan"
+	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/gateway/workspace"
+	"github.com/acpgate/acpgate/mcpclient"
+)
+
+// This file is a session's system prompt (gateway/sysprompt): built at
+// the start of each model turn from what the session is now, the same
+// bytes as long as nothing in it changed, and fixed for the turn (a
+// server that settles mid-turn changes the next turn's); the
+// instructions files read once, through the editor when it can read
+// files, and again after /reload; and /context, which shows it.
+
+// promptState is a session's system prompt: its builder and the
+// instructions files read for it. Guarded by liveSession.mu; the zero
+// value has nothing built or read yet.
+type promptState struct {
+	builder *sysprompt.Builder
+	files   []sysprompt.Instructions
+	loaded  bool // files is read
+}
+
+// resetPrompt forgets s's prompt builder and instructions files (the
+// configuration changed): the next turn reads and builds them again.
+// Called with s.mu held.
+func (s *liveSession) resetPrompt() { s.prompt = promptState{} }
+
+// configInstructions are the configuration's instructions of eff, as the
+// prompt names them.
+func configInstructions(eff config.Effective) []sysprompt.Instructions {
+	var out []sysprompt.Instructions
+	if strings.TrimSpace(eff.Instructions) != "" {
+		out = append(out, sysprompt.Instructions{Source: "the configuration", Text: eff.Instructions})
+	}
+	if strings.TrimSpace(eff.ProfileInstructions) != "" {
+		out = append(out, sysprompt.Instructions{Source: fmt.Sprintf("the configuration's profile %q", eff.Profile), Text: eff.ProfileInstructions})
+	}
+	return out
+}
+
+// turnSystem is the system prompt of a model turn of s starting now: ""
+// when s has no model (the turn is answered without one, and nothing is
+// read for it).
+func (su *setup) turnSystem(ctx context.Context, s *liveSession) string {
+	s.mu.Lock()
+	none := s.provider == nil
+	s.mu.Unlock()
+	if none {
+		return ""
+	}
+	return su.systemPrompt(ctx, s).Text
+}
+
+// systemPrompt returns the system prompt of s's next model turn (see the
+// file's comment). ctx bounds reading the instructions files.
+func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
+	files := su.instructionFiles(ctx, s)
+	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName(), Cwd: s.cwd, Dirs: s.dirs}
+	for _, t := range s.sync.Current().Native() {
+		switch {
+		case !s.allowed(t):
+		case t.Name == plan.ToolName:
+			in.Plan = true
+		default:
+			in.Tools = append(in.Tools, sysprompt.WorkspaceTool{Name: t.Name, Editor: t.Meta["workspace"] == "client"})
+		}
+	}
+	for _, st := range s.statuses() {
+		if state, ok := promptStates[st.State]; ok {
+			in.Servers = append(in.Servers, sysprompt.Server{Name: st.Name, State: state, Instructions: st.Instructions})
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in.Instructions = append(append(in.Instructions, s.cfg.instructions...), files...)
+	if s.prompt.builder == nil {
+		s.prompt.builder = sysprompt.NewBuilder(s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions)
+	}
+	return s.prompt.builder.Build(in)
+}
+
+// promptStates is what the prompt says of each server state; closed
+// (disabled) servers are not in it.
+var promptStates = map[mcpclient.State]sysprompt.ServerState{
+	mcpclient.StateReady: sysprompt.ServerReady, mcpclient.StateConnecting: sysprompt.ServerConnecting,
+	mcpclient.StateRestarting: sysprompt.ServerRestarting, mcpclient.StateNeedsAuth: sysprompt.ServerNeedsAuth,
+	mcpclient.StateFailed: sysprompt.ServerFailed,
+}
+
+// shellName is how run_command runs a command line, as "sh -c".
+func shellName() string {
+	name, args := workspace.Command{}.Shell()
+	return strings.TrimSpace(name + " " + strings.Join(args[:len(args)-1], " "))
+}
+
+// instructionFiles returns the instructions of s's AGENTS.md files: the
+// user's (Options.UserInstructions, from the disk), then the project's
+// (sysprompt.ProjectFiles), read the first time it is called (and after
+// resetPrompt). A read cut short by ctx is not kept.
+func (su *setup) instructionFiles(ctx context.Context, s *liveSession) []sysprompt.Instructions {
+	s.mu.Lock()
+	if s.prompt.loaded {
+		defer s.mu.Unlock()
+		return s.prompt.files
+	}
+	s.mu.Unlock()
+	logger := su.logger.With("session", s.id)
+	var files []sysprompt.Instructions
+	if p := su.opts.UserInstructions; p != "" {
+		files = sysprompt.Load(ctx, []string{p}, sysprompt.ReadDisk, logger)
+	}
+	home, _ := os.UserHomeDir()
+	files = append(files, sysprompt.Load(ctx, sysprompt.ProjectFiles(append([]string{s.cwd}, s.dirs...), home), su.fileReader(s), logger)...)
+	if ctx.Err() == nil {
+		s.mu.Lock()
+		s.prompt.files, s.prompt.loaded = files, true
+		s.mu.Unlock()
+	}
+	return files
+}
+
+// fileReader reads the instructions files of s: through the editor
+// (fs/read_text_file: its unsaved changes count) when it can read files,
+// else, or when it fails to, from the disk.
+func (su *setup) fileReader(s *liveSession) sysprompt.ReadFunc {
+	if !su.peer.capabilities().Fs.ReadTextFile {
+		return sysprompt.ReadDisk
+	}
+	editor := clientws.New(su.peer.conn, s.id)
+	return func(ctx context.Context, path string) (string, error) {
+		text, err := editor.ReadFile(ctx, path, 0, 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
+			su.logger.Debug("the editor did not read an instructions file; reading it from the disk", "session", s.id, "path", path, "err", err)
+			return sysprompt.ReadDisk(ctx, path)
+		}
+		return text, err
+	}
+}
+
+// contextReport is /context: the system prompt's sections and sizes, the
+// history's size, and the whole prompt.
+func (co *commands) contextReport(ctx context.Context, s *liveSession) string {
+	p := co.setup.systemPrompt(ctx, s)
+	s.mu.Lock()
+	n, stored := len(s.history), 0
+	if n > 0 {
+		history, _ := json.Marshal(s.history)
+		stored = len(history)
+	}
+	s.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "**System prompt**: %s\n", size(len(p.Text)))
+	for _, sec := range p.Sections {
+		fmt.Fprintf(&b, "- %s: %s\n", sec.Title, size(len(sec.Text)))
+	}
+	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(stored))
+	b.WriteString("\nTokens are estimated (bytes ÷ 4). The system prompt as the model gets it:\n\n")
+	fence := strings.Repeat("`", max(3, longestRun(p.Text, '`')+1))
+	fmt.Fprintf(&b, "%stext\n%s\n%s", fence, p.Text, fence)
+	return b.String()
+}
+
+// size says n bytes and their estimated tokens.
+func size(n int) string { return fmt.Sprintf("%d bytes, ~%d tokens", n, sysprompt.Tokens(n)) }
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
+}

@@ -1,0 +1,116 @@
+package sysprompt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// This file is the AGENTS.md files: which of them hold a session's
+// instructions, and reading them.
+
+// FileName is the name of an instructions file: AGENTS.md, the
+// convention shared by coding agents.
+const FileName = "AGENTS.md"
+
+// MaxReadBytes bounds how much of one file ReadDisk reads.
+const MaxReadBytes = 1 << 20
+
+// ProjectFiles returns the AGENTS.md files that may hold the project
+// instructions of a session working in roots (its cwd, then its
+// additional directories; absolute paths): for each root, the AGENTS.md
+// of the root and of its parents up to the repository root (the first
+// directory, going up, that holds a .git), outermost first. A root in no
+// repository goes up to the directory below home (the user's home
+// directory; "" for none) when it is under home, and has its own file
+// only when it is not. A path is listed once, the first time. It looks
+// for .git on the disk, and at nothing else.
+func ProjectFiles(roots []string, home string) []string {
+	if home != "" {
+		home = filepath.Clean(home)
+	}
+	var out []string
+	for _, root := range roots {
+		for _, dir := range projectDirs(filepath.Clean(root), home) {
+			if p := filepath.Join(dir, FileName); !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// projectDirs returns root's project directories, outermost first.
+func projectDirs(root, home string) []string {
+	dirs := []string{}
+	for dir := root; ; {
+		if dir == home && dir != root {
+			break // under home, in no repository
+		}
+		dirs = append(dirs, dir)
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			break // the repository root (.git is a directory, or a worktree's file)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return []string{root} // in no repository, not under home
+		}
+		dir = parent
+	}
+	slices.Reverse(dirs)
+	return dirs
+}
+
+// ReadFunc reads the text of the file at path. A missing file is an
+// error wrapping fs.ErrNotExist.
+type ReadFunc func(ctx context.Context, path string) (string, error)
+
+// ReadDisk is a ReadFunc reading from the disk, at most MaxReadBytes.
+func ReadDisk(_ context.Context, path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	return string(data), nil
+}
+
+// Load reads the files at paths, in order, with read and returns the
+// instructions of those that exist, each named after its path. A file
+// that is not on the disk is left out without calling read (an editor is
+// asked only for files that exist); one that read fails on is logged and
+// left out, and so is a blank one. The texts are as read: Build cuts them.
+func Load(ctx context.Context, paths []string, read ReadFunc, logger *slog.Logger) []Instructions {
+	var out []Instructions
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				logger.Warn("instructions file unreadable", "path", p, "err", err)
+			}
+			continue
+		}
+		text, err := read(ctx, p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			logger.Warn("instructions file unreadable", "path", p, "err", err)
+			continue
+		case strings.TrimSpace(text) == "":
+			continue
+		}
+		out = append(out, Instructions{Source: p, Text: text})
+	}
+	return out
+}
