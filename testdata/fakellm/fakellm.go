@@ -129,6 +129,10 @@ type Usage struct {
 	PromptTokens int
 	// CompletionTokens is reported as completion_tokens.
 	CompletionTokens int
+	// CachedTokens, when positive, is reported as
+	// prompt_tokens_details.cached_tokens: how many of the prompt tokens
+	// a prompt cache served (OpenAI counts them in prompt_tokens too).
+	CachedTokens int
 }
 
 // Request is a received chat completion request, decoded.
@@ -145,6 +149,8 @@ type Request struct {
 	Tools []Tool
 	// ToolChoice is the raw "tool_choice" value, if any.
 	ToolChoice json.RawMessage
+	// PromptCacheKey is "prompt_cache_key", if sent.
+	PromptCacheKey string
 	// Header holds the request headers.
 	Header http.Header
 	// Raw is the whole request body.
@@ -202,7 +208,8 @@ type Server struct {
 	next     int
 	requests []Request
 	models   modelsState
-	closed   bool // set by Close: no handler starts any more
+	respond  func(Request) Turn // answers once the script is used up (nil: none)
+	closed   bool               // set by Close: no handler starts any more
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
@@ -241,6 +248,16 @@ func (s *Server) Push(turns ...Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script = append(s.script, turns...)
+}
+
+// Respond makes f answer every request that finds the script used up,
+// with the request decoded (nil: such requests fail, as by default). f
+// is called from the request's handler goroutine: concurrent requests
+// call it concurrently.
+func (s *Server) Respond(f func(Request) Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = f
 }
 
 // Requests returns a copy of every chat completion request received, in order.
@@ -302,7 +319,8 @@ type wireRequest struct {
 			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	PromptCacheKey string          `json:"prompt_cache_key"`
 }
 
 type wireToolCall struct {
@@ -324,6 +342,7 @@ func decodeRequest(body []byte, h http.Header) (Request, error) {
 	req.Stream = wr.Stream
 	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
 	req.ToolChoice = wr.ToolChoice
+	req.PromptCacheKey = wr.PromptCacheKey
 	for i, m := range wr.Messages {
 		msg := Message{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID, ReasoningContent: m.ReasoningContent}
 		content := bytes.TrimSpace(m.Content)
@@ -375,11 +394,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	n := len(s.requests)
 	var turn Turn
 	have := false
+	respond := s.respond
 	if decErr == nil && s.next < len(s.script) {
 		turn, have = s.script[s.next], true
 		s.next++
 	}
 	s.mu.Unlock()
+	if decErr == nil && !have && respond != nil {
+		turn, have = respond(req), true
+	}
 
 	if decErr != nil {
 		writeError(w, http.StatusBadRequest, "fakellm: cannot decode request: "+decErr.Error(), "invalid_request_error", "")
@@ -519,16 +542,20 @@ func (c completion) finishReason() string {
 	return "stop"
 }
 
-func (c completion) usage() map[string]int {
+func (c completion) usage() map[string]any {
 	u := Usage{PromptTokens: 10, CompletionTokens: 5}
 	if c.turn.Usage != nil {
 		u = *c.turn.Usage
 	}
-	return map[string]int{
+	out := map[string]any{
 		"prompt_tokens":     u.PromptTokens,
 		"completion_tokens": u.CompletionTokens,
 		"total_tokens":      u.PromptTokens + u.CompletionTokens,
 	}
+	if u.CachedTokens > 0 {
+		out["prompt_tokens_details"] = map[string]int{"cached_tokens": u.CachedTokens}
+	}
+	return out
 }
 
 func (c completion) toolCallID(i int) string {
@@ -585,7 +612,7 @@ type chunk struct {
 	Created int64          `json:"created"`
 	Model   string         `json:"model"`
 	Choices []chunkChoice  `json:"choices"`
-	Usage   map[string]int `json:"usage,omitempty"`
+	Usage   map[string]any `json:"usage,omitempty"`
 }
 
 type chunkChoice struct {
