@@ -166,9 +166,6 @@ const DefaultNoModelMessage = "No model is configured, so I cannot answer prompt
 type Runner struct {
 	opts RunnerOptions
 	seq  atomic.Uint64
-
-	expMu sync.Mutex // EXPERIMENT: found tools kept per session
-	exp   map[string]*toolSearch
 }
 
 // NewRunner returns a Runner.

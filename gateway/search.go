@@ -60,14 +60,6 @@ func (r *Runner) searching(prev *toolSearch, tools *Toolset, opts *RunOptions) *
 	if prev != nil && prev.set == tools {
 		return prev
 	}
-	if prev == nil {
-		r.expMu.Lock()
-		prev = r.exp[opts.Key]
-		r.expMu.Unlock()
-		if prev != nil && prev.set == tools {
-			return prev
-		}
-	}
 	var deferred []Tool
 	size := 0
 	for _, t := range tools.Extra() {
@@ -80,12 +72,6 @@ func (r *Runner) searching(prev *toolSearch, tools *Toolset, opts *RunOptions) *
 		return nil
 	}
 	s := &toolSearch{threshold: threshold, set: tools, tools: deferred, index: tools.searchIndex(deferred)}
-	r.expMu.Lock()
-	if r.exp == nil {
-		r.exp = map[string]*toolSearch{}
-	}
-	r.exp[opts.Key] = s
-	r.expMu.Unlock()
 	if prev != nil { // the tools changed mid-turn: keep what is still there
 		for _, name := range prev.found() {
 			if _, ok := tools.Lookup(name); ok {
@@ -180,8 +166,8 @@ func (s *toolSearch) execute(_ context.Context, args json.RawMessage, _ func(Pro
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools match %q; you can call them now:\n", len(hits), in.Query)
-	for _, h := range hits {
-		s.load(s.tools[h.Index].Name)
+	for i := len(hits) - 1; i >= 0; i-- { // the best one loaded last: kept longest
+		s.load(s.tools[hits[i].Index].Name)
 	}
 	for _, h := range hits {
 		t := s.tools[h.Index]
@@ -202,8 +188,10 @@ func (s *toolSearch) found() []string {
 func (s *toolSearch) load(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !slices.Contains(s.loaded, name) {
-		s.loaded = append(s.loaded, name)
+	s.loaded = slices.DeleteFunc(s.loaded, func(n string) bool { return n == name })
+	s.loaded = append(s.loaded, name)
+	if over := len(s.loaded) - max(s.threshold, 1); over > 0 {
+		s.loaded = s.loaded[over:]
 	}
 }
 
