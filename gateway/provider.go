@@ -21,13 +21,18 @@ const (
 
 // Usage counts tokens.
 type Usage struct {
+	// InputTokens counts the whole prompt, CacheReadTokens included.
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens are the input tokens the provider's prompt cache
+	// served (OpenAI's prompt_tokens_details.cached_tokens).
+	CacheReadTokens int `json:"cacheReadTokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens}
 }
 
 // ToolSpec is a tool as offered to a model.
@@ -52,6 +57,10 @@ type ModelRequest struct {
 	Temperature *float64
 	// Stop ends the answer at the first of these sequences.
 	Stop []string
+	// CacheKey names the conversation the request belongs to (the
+	// session): a provider with a prompt cache routes the requests of one
+	// key to the same cache (OpenAI's prompt_cache_key). "" for none.
+	CacheKey string
 }
 
 // ToolChoice says whether the model must, may or must not call tools.

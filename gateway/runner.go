@@ -217,7 +217,6 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 		res.Stop = StopEndTurn
 		return res, nil
 	}
-	var search *toolSearch // set while the tools are too many to offer at once
 	for calls := 0; ; calls++ {
 		if ctx.Err() != nil {
 			res.Stop = StopCancelled
@@ -227,12 +226,8 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 			res.Stop = StopMaxTurnRequests
 			return res, nil
 		}
-		tools := opts.current()
-		specs := exposed(tools.Tools(), &opts.ToolAccess)
-		if search = r.searching(search, tools, &opts); search != nil {
-			specs, tools = search.specs(tools, &opts.ToolAccess), search.withSearch(tools)
-		}
-		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs}
+		specs, tools := r.offer(&opts)
+		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs, CacheKey: opts.Key}
 		resp, err := model.Complete(ctx, req, func(d Delta) {
 			if d.Thinking != "" {
 				sink(Event{Kind: EventThinking, Text: d.Thinking})
@@ -325,9 +320,12 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		if c.ID == "" {
 			c.ID = r.newID()
 		}
+		c, bad := throughCallTool(tools, c)
 		p := &pendingCall{call: c, info: CallInfo{ID: c.ID, Name: c.Name, Title: c.Name, Kind: KindOther, RawInput: c.Arguments}}
 		tool, ok := tools.Lookup(c.Name)
 		switch {
+		case bad != nil:
+			p.result = bad
 		case !ok:
 			p.result = ptr(ErrorResult(fmt.Sprintf("There is no tool named %q.", c.Name)))
 		case !acc.allowed(tool):

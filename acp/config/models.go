@@ -51,13 +51,30 @@ type Pricing struct {
 	InputPerMTok float64 `json:"inputPerMTok"`
 	// OutputPerMTok is the price of a million output tokens (>= 0).
 	OutputPerMTok float64 `json:"outputPerMTok"`
+	// CachedInputPerMTok is the price of a million input tokens served
+	// from the provider's prompt cache (>= 0; nil: InputPerMTok).
+	CachedInputPerMTok *float64 `json:"cachedInputPerMTok,omitempty"`
 	// Currency is an ISO 4217 code; "" means DefaultCurrency.
 	Currency string `json:"currency,omitzero"`
 }
 
-// Cost returns the price of input and output tokens.
-func (p Pricing) Cost(input, output int) float64 {
-	return (float64(input)*p.InputPerMTok + float64(output)*p.OutputPerMTok) / 1e6
+// Tokens are the tokens of a model response, as priced.
+type Tokens struct {
+	// Input counts the whole prompt, CachedInput included.
+	Input int
+	// CachedInput are the input tokens served from a prompt cache.
+	CachedInput int
+	Output      int
+}
+
+// Cost returns the price of t: cached input at CachedInputPerMTok, the
+// rest of the input at InputPerMTok, output at OutputPerMTok.
+func (p Pricing) Cost(t Tokens) float64 {
+	cached := p.InputPerMTok
+	if p.CachedInputPerMTok != nil {
+		cached = *p.CachedInputPerMTok
+	}
+	return (float64(t.Input-t.CachedInput)*p.InputPerMTok + float64(t.CachedInput)*cached + float64(t.Output)*p.OutputPerMTok) / 1e6
 }
 
 // CurrencyCode returns Currency, or DefaultCurrency when it is "".

@@ -24,7 +24,7 @@ func TestModelChoicesAndPricing(t *testing.T) {
 	if !reflect.DeepEqual(def.Model.Choices, want) {
 		t.Errorf("choices %+v, want %+v", def.Model.Choices, want)
 	}
-	if p := def.Model.Pricing; p == nil || p.CurrencyCode() != "EUR" || p.Cost(1_000_000, 500_000) != 1.5 {
+	if p := def.Model.Pricing; p == nil || p.CurrencyCode() != "EUR" || p.Cost(config.Tokens{Input: 1_000_000, Output: 500_000}) != 1.5 {
 		t.Errorf("pricing %+v", p)
 	}
 	p, _ := c.Effective("p")
@@ -51,5 +51,22 @@ func TestOverDropsAnotherModelsFacts(t *testing.T) {
 	}
 	if got := file.Over(config.Model{Model: "big", APIKey: "k"}); got.Pricing != file.Pricing || got.ContextWindow != 1000 {
 		t.Errorf("the same model lost its facts: %+v", got)
+	}
+}
+
+// TestCachedInputPrice: input tokens served from a prompt cache cost
+// cachedInputPerMTok, parsed from the file; without it they cost the
+// input price.
+func TestCachedInputPrice(t *testing.T) {
+	c, _, err := config.Parse([]byte(`{"model": {"pricing": {"inputPerMTok": 2, "outputPerMTok": 8, "cachedInputPerMTok": 0.5}}}`), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := config.Tokens{Input: 1_000_000, CachedInput: 800_000, Output: 100_000}
+	if got := c.Model.Pricing.Cost(tokens); got != 1.6 {
+		t.Errorf("cost with a cached price: %v, want 1.6", got)
+	}
+	if got := (config.Pricing{InputPerMTok: 2, OutputPerMTok: 8}).Cost(tokens); got != 2.8 {
+		t.Errorf("cost without a cached price: %v, want 2.8 (cached input at the input price)", got)
 	}
 }

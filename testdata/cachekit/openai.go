@@ -16,8 +16,8 @@ type openAI struct {
 }
 
 // OpenAI returns an Endpoint that is a fakellm server driven by acpgate's
-// OpenAI-compatible provider (streaming, as acpgate uses it), closed when
-// t ends.
+// OpenAI-compatible provider (streaming, as acpgate uses it, and sending
+// prompt_cache_key as to OpenAI's API), closed when t ends.
 func OpenAI(t testing.TB) Endpoint {
 	srv := fakellm.Start()
 	t.Cleanup(srv.Close)
@@ -25,7 +25,7 @@ func OpenAI(t testing.TB) Endpoint {
 }
 
 func (o *openAI) Provider(t testing.TB) gateway.Provider {
-	return o.srv.Provider(t, openaicompat.Config{MaxRetries: openaicompat.NoRetries})
+	return o.srv.Provider(t, openaicompat.Config{MaxRetries: openaicompat.NoRetries, CacheKey: openaicompat.CacheKeyAlways})
 }
 
 func (o *openAI) Answer(model func(Request) Answer) {

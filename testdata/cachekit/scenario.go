@@ -130,14 +130,15 @@ func (m *model) answer(req Request) Answer {
 	for _, name := range req.Tools {
 		offered[name] = true
 	}
-	canCall := func(name string) bool { return offered[name] }
+	proxy := offered[gateway.CallToolName]
+	canCall := func(name string) bool { return offered[name] || proxy && m.known[name] }
 	for len(m.todo) > 0 {
 		a := m.todo[0]
 		if len(a.Calls) == 0 {
 			m.todo = m.todo[1:]
 			return a
 		}
-		c := a.Calls[0]
+		c := a.Calls[0] // the scenarios make one call at a time
 		if c.Name == gateway.SearchToolName {
 			var q struct{ Query string }
 			_ = json.Unmarshal([]byte(c.Args), &q)
@@ -154,7 +155,10 @@ func (m *model) answer(req Request) Answer {
 			return search(c.Name)
 		}
 		m.todo = m.todo[1:]
-		return a
+		if !offered[c.Name] { // through call_tool
+			c = Call{Name: gateway.CallToolName, Args: fmt.Sprintf(`{"name":%q,"arguments":%s}`, c.Name, c.Args)}
+		}
+		return Answer{Calls: []Call{c}}
 	}
 	return Answer{Text: "(the script is used up)"}
 }
