@@ -142,11 +142,11 @@ func (f toFake) RoundTrip(r *http.Request) (*http.Response, error) {
 // (streamed or not) are read into CacheReadTokens.
 func TestProviderPromptCache(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		baseURL string // "": the fake's
-		mode    openaicompat.CacheKeyMode
+		name     string
+		baseURL  string // "": the fake's
+		mode     openaicompat.CacheKeyMode
 		noStream bool
-		want    string
+		want     string
 	}{
 		{"openai auto", "https://api.openai.com/v1", openaicompat.CacheKeyAuto, false, "sess-1"},
 		{"openai auto, whole responses", "https://api.openai.com/v1", openaicompat.CacheKeyAuto, true, "sess-1"},
