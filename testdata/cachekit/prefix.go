@@ -122,7 +122,7 @@ func Tokens(n int) int { return (n + 3) / 4 }
 // requests, tools offered by each request, kept, lowest
 // kept, served, total and uncached size (kB and estimated tokens).
 func (r Report) Row() string {
-	return fmt.Sprintf("| %d | %s | %.1f %% | %.1f %% | %.1f %% | %.0f kB (%d k tok) | %.0f kB (%d k tok) |",
+	return fmt.Sprintf("| %d | %s | %.2f %% | %.2f %% | %.1f %% | %.0f kB (%d k tok) | %.0f kB (%d k tok) |",
 		len(r.Bytes), r.toolCounts(), 100*r.Kept(), 100*r.MinKept(), 100*r.Served(),
 		float64(r.Total())/1000, Tokens(r.Total())/1000, float64(r.Uncached())/1000, Tokens(r.Uncached())/1000)
 }
