@@ -130,9 +130,9 @@ type RunOptions struct {
 	// Sink receives the turn's events (nil: none).
 	Sink Sink
 	// SearchThreshold is how many tools (besides the native ones) the
-	// model is offered at most: with more, it gets the native tools and
-	// search_tools instead, and the tools it finds are added to its next
-	// requests (at most this many). Default DefaultSearchThreshold;
+	// model is offered at most: with more, it gets the native tools,
+	// search_tools and call_tool instead, on every request (a search
+	// returns at most this many matches). Default DefaultSearchThreshold;
 	// NoToolSearch offers every tool always.
 	SearchThreshold int
 	// ContextWindow is the model's context window in tokens, where known
