@@ -226,7 +226,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (TurnResult, error) {
 			res.Stop = StopMaxTurnRequests
 			return res, nil
 		}
-		specs, tools := r.offer(&opts)
+		specs, tools := offer(&opts)
 		req := ModelRequest{System: r.opts.System, Messages: concat(history, res.Messages), Tools: specs, CacheKey: opts.Key}
 		resp, err := model.Complete(ctx, req, func(d Delta) {
 			if d.Thinking != "" {

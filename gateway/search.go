@@ -59,7 +59,7 @@ type toolSearch struct {
 // (docs/benchmarks.md, "Requests a prompt cache can serve"). A provider
 // that loads deferred tools itself (Anthropic's defer_loading) would be
 // given every tool here, marked deferred, instead.
-func (r *Runner) offer(opts *RunOptions) ([]ToolSpec, *Toolset) {
+func offer(opts *RunOptions) ([]ToolSpec, *Toolset) {
 	tools := opts.current()
 	search := searching(tools, opts)
 	if search == nil {

@@ -29,14 +29,14 @@ func (o *openAI) Provider(t testing.TB) gateway.Provider {
 }
 
 func (o *openAI) Answer(model func(Request) Answer) {
-	o.srv.Respond(func(r fakellm.Request) fakellm.Turn {
+	o.srv.SetResponder(func(r fakellm.Request) (fakellm.Turn, bool) {
 		a := model(request(r))
 		turn := fakellm.Turn{Text: a.Text}
 		for _, c := range a.Calls {
 			o.calls++
 			turn.ToolCalls = append(turn.ToolCalls, fakellm.ToolCall{ID: fmt.Sprintf("call_%d", o.calls), Name: c.Name, Arguments: c.Args})
 		}
-		return turn
+		return turn, true
 	})
 }
 

@@ -208,8 +208,8 @@ type Server struct {
 	next     int
 	requests []Request
 	models   modelsState
-	respond  func(Request) Turn // answers once the script is used up (nil: none)
-	closed   bool               // set by Close: no handler starts any more
+	closed   bool      // set by Close: no handler starts any more
+	respond  Responder // answers before the script (nil: none)
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
@@ -248,16 +248,6 @@ func (s *Server) Push(turns ...Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script = append(s.script, turns...)
-}
-
-// Respond makes f answer every request that finds the script used up,
-// with the request decoded (nil: such requests fail, as by default). f
-// is called from the request's handler goroutine: concurrent requests
-// call it concurrently.
-func (s *Server) Respond(f func(Request) Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.respond = f
 }
 
 // Requests returns a copy of every chat completion request received, in order.
@@ -395,13 +385,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var turn Turn
 	have := false
 	respond := s.respond
-	if decErr == nil && s.next < len(s.script) {
-		turn, have = s.script[s.next], true
-		s.next++
-	}
 	s.mu.Unlock()
-	if decErr == nil && !have && respond != nil {
-		turn, have = respond(req), true
+	if decErr == nil && respond != nil {
+		turn, have = respond(req)
+	}
+	if decErr == nil && !have {
+		s.mu.Lock()
+		if s.next < len(s.script) {
+			turn, have = s.script[s.next], true
+			s.next++
+		}
+		s.mu.Unlock()
 	}
 
 	if decErr != nil {
