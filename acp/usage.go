@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/session"
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -11,7 +10,8 @@ import (
 // cost and, in _meta.acpgate.usage, the response's tokens.
 
 // usageUpdate is the usage_update after a model response with usage u:
-// the tokens the conversation takes out of the model's context window and,
+// the tokens the conversation takes out of the model's context window (its
+// input, the prompt cache's reads included, and the answer) and,
 // when the model's pricing is configured, the session's cost so far in its
 // currency (saved with the session). ok is false when the window is not
 // known (the update needs a size; acpgate does not guess one). Input
@@ -23,7 +23,7 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	var cost *acpsdk.Cost
 	if pricing != nil {
 		cur := pricing.CurrencyCode()
-		s.pick.cost[cur] += pricing.Cost(config.Tokens{Input: u.InputTokens, CachedInput: u.CacheReadTokens, Output: u.OutputTokens})
+		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CachedInputCost(u.CacheReadTokens)
 		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
 	}
 	costs := costMeta(s.pick.cost)
@@ -36,11 +36,13 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	if window <= 0 {
 		return update, false
 	}
-	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost, Meta: usageMeta(u)}, true
+	used := u.InputTokens + u.CacheReadTokens + u.OutputTokens
+	return acpsdk.SessionUsageUpdate{Used: used, Size: window, Cost: cost, Meta: usageMeta(u)}, true
 }
 
 // usageMeta is the _meta of a usage_update: the response's tokens, named
-// as the fields of ACP's Usage (inputTokens counts the cached ones too).
+// as the fields of ACP's Usage (inputTokens are those not read from the
+// cache).
 func usageMeta(u gateway.Usage) map[string]any {
 	return map[string]any{"acpgate": map[string]any{"usage": map[string]any{
 		"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens, "cachedReadTokens": u.CacheReadTokens,

@@ -55,12 +55,12 @@ func TestUsageAndTitleUpdates(t *testing.T) {
 }
 
 // TestUsageCachedTokens: the input tokens a prompt cache served are in
-// the usage_update's _meta.acpgate.usage (as cachedReadTokens, counted in
-// inputTokens and in used too) and priced at pricing.cachedInputPerMTok,
-// or at the input price when it is not set.
+// the usage_update's _meta.acpgate.usage (cachedReadTokens, next to the
+// other inputTokens), counted in used and priced at
+// pricing.cachedInputPerMTok, or at the input price when it is not set.
 func TestUsageCachedTokens(t *testing.T) {
 	m := scripted(func(gateway.ModelRequest, func(gateway.Delta)) (gateway.ModelResponse, error) {
-		return gateway.ModelResponse{Message: assistant("hi"), Stop: gateway.StopEndTurn, Usage: gateway.Usage{InputTokens: 1000, OutputTokens: 500, CacheReadTokens: 800}}, nil
+		return gateway.ModelResponse{Message: assistant("hi"), Stop: gateway.StopEndTurn, Usage: gateway.Usage{InputTokens: 200, OutputTokens: 500, CacheReadTokens: 800}}, nil
 	})
 	for _, c := range []struct {
 		name, pricing string
@@ -83,7 +83,7 @@ func TestUsageCachedTokens(t *testing.T) {
 			if usage == nil || usage.Used != 1500 || usage.Cost == nil || !near(usage.Cost.Amount, c.cost) {
 				t.Fatalf("usage_update %+v, want used 1500 and cost %v", usage, c.cost)
 			}
-			want := map[string]any{"inputTokens": 1000.0, "outputTokens": 500.0, "cachedReadTokens": 800.0} // as the client decodes it
+			want := map[string]any{"inputTokens": 200.0, "outputTokens": 500.0, "cachedReadTokens": 800.0} // as the client decodes it
 			if got := usage.Meta["acpgate"].(map[string]any)["usage"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("_meta.acpgate.usage %v, want %v", got, want)
 			}

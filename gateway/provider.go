@@ -19,13 +19,16 @@ const (
 	StopCancelled       StopReason = "cancelled"         // the turn's context was cancelled
 )
 
-// Usage counts tokens.
+// Usage counts tokens. The input of a model call is InputTokens plus
+// CacheReadTokens: each input token is counted in exactly one of them, by
+// how it was priced.
 type Usage struct {
-	// InputTokens counts the whole prompt, CacheReadTokens included.
+	// InputTokens are the input tokens not read from the provider's prompt
+	// cache.
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
-	// CacheReadTokens are the input tokens the provider's prompt cache
-	// served (OpenAI's prompt_tokens_details.cached_tokens).
+	// CacheReadTokens are the input tokens read from the prompt cache
+	// (OpenAI's prompt_tokens_details.cached_tokens).
 	CacheReadTokens int `json:"cacheReadTokens,omitempty"`
 }
 

@@ -58,23 +58,19 @@ type Pricing struct {
 	Currency string `json:"currency,omitzero"`
 }
 
-// Tokens are the tokens of a model response, as priced.
-type Tokens struct {
-	// Input counts the whole prompt, CachedInput included.
-	Input int
-	// CachedInput are the input tokens served from a prompt cache.
-	CachedInput int
-	Output      int
+// Cost returns the price of input and output tokens.
+func (p Pricing) Cost(input, output int) float64 {
+	return (float64(input)*p.InputPerMTok + float64(output)*p.OutputPerMTok) / 1e6
 }
 
-// Cost returns the price of t: cached input at CachedInputPerMTok, the
-// rest of the input at InputPerMTok, output at OutputPerMTok.
-func (p Pricing) Cost(t Tokens) float64 {
-	cached := p.InputPerMTok
+// CachedInputCost returns the price of input tokens served from the
+// prompt cache: CachedInputPerMTok, or InputPerMTok when it is nil.
+func (p Pricing) CachedInputCost(cached int) float64 {
+	price := p.InputPerMTok
 	if p.CachedInputPerMTok != nil {
-		cached = *p.CachedInputPerMTok
+		price = *p.CachedInputPerMTok
 	}
-	return (float64(t.Input-t.CachedInput)*p.InputPerMTok + float64(t.CachedInput)*cached + float64(t.Output)*p.OutputPerMTok) / 1e6
+	return float64(cached) * price / 1e6
 }
 
 // CurrencyCode returns Currency, or DefaultCurrency when it is "".

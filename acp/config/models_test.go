@@ -24,7 +24,7 @@ func TestModelChoicesAndPricing(t *testing.T) {
 	if !reflect.DeepEqual(def.Model.Choices, want) {
 		t.Errorf("choices %+v, want %+v", def.Model.Choices, want)
 	}
-	if p := def.Model.Pricing; p == nil || p.CurrencyCode() != "EUR" || p.Cost(config.Tokens{Input: 1_000_000, Output: 500_000}) != 1.5 {
+	if p := def.Model.Pricing; p == nil || p.CurrencyCode() != "EUR" || p.Cost(1_000_000, 500_000) != 1.5 {
 		t.Errorf("pricing %+v", p)
 	}
 	p, _ := c.Effective("p")
@@ -62,11 +62,10 @@ func TestCachedInputPrice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := config.Tokens{Input: 1_000_000, CachedInput: 800_000, Output: 100_000}
-	if got := c.Model.Pricing.Cost(tokens); got != 1.6 {
-		t.Errorf("cost with a cached price: %v, want 1.6", got)
+	if got := c.Model.Pricing.CachedInputCost(800_000); got != 0.4 {
+		t.Errorf("cost of cached input with a cached price: %v, want 0.4", got)
 	}
-	if got := (config.Pricing{InputPerMTok: 2, OutputPerMTok: 8}).Cost(tokens); got != 2.8 {
-		t.Errorf("cost without a cached price: %v, want 2.8 (cached input at the input price)", got)
+	if got := (config.Pricing{InputPerMTok: 2, OutputPerMTok: 8}).CachedInputCost(800_000); got != 1.6 {
+		t.Errorf("cost of cached input without a cached price: %v, want 1.6 (the input price)", got)
 	}
 }

@@ -362,10 +362,10 @@ func (a *accumulator) addCompletion(c *openai.ChatCompletion, onDelta func(gatew
 }
 
 // usage converts the SDK's token counts: prompt_tokens counts the cached
-// ones too, as gateway.Usage.InputTokens does.
+// ones too, gateway.Usage.InputTokens does not.
 func usage(u openai.CompletionUsage) gateway.Usage {
-	return gateway.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens),
-		CacheReadTokens: int(u.PromptTokensDetails.CachedTokens)}
+	cached := int(min(u.PromptTokensDetails.CachedTokens, u.PromptTokens))
+	return gateway.Usage{InputTokens: int(u.PromptTokens) - cached, OutputTokens: int(u.CompletionTokens), CacheReadTokens: cached}
 }
 
 // extraString returns the reasoning text that some servers (vLLM,

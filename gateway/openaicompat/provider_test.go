@@ -176,7 +176,7 @@ func TestProviderPromptCache(t *testing.T) {
 			if got := srv.Requests()[0].PromptCacheKey; got != tc.want {
 				t.Errorf("prompt_cache_key %q, want %q", got, tc.want)
 			}
-			if want := (gateway.Usage{InputTokens: 2000, OutputTokens: 3, CacheReadTokens: 1536}); resp.Usage != want {
+			if want := (gateway.Usage{InputTokens: 2000 - 1536, OutputTokens: 3, CacheReadTokens: 1536}); resp.Usage != want {
 				t.Errorf("usage %+v, want %+v", resp.Usage, want)
 			}
 		})
