@@ -6,21 +6,24 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 )
 
-// This file is usage_update: the context window used and the session's
-// cost.
+// This file is usage_update: the context window used, the session's
+// cost and, in _meta.acpgate.usage, the response's tokens.
 
 // usageUpdate is the usage_update after a model response with usage u:
-// the tokens the conversation takes out of the model's context window and,
+// the tokens the conversation takes out of the model's context window (its
+// input, the prompt cache's reads included, and the answer) and,
 // when the model's pricing is configured, the session's cost so far in its
 // currency (saved with the session). ok is false when the window is not
-// known (the update needs a size; acpgate does not guess one).
+// known (the update needs a size; acpgate does not guess one). Input
+// tokens served from the provider's prompt cache are priced at the
+// model's cached input price.
 func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
 	s.mu.Lock()
 	_, window, pricing := s.current(tu.setup)
 	var cost *acpsdk.Cost
 	if pricing != nil {
 		cur := pricing.CurrencyCode()
-		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens)
+		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CachedInputCost(u.CacheReadTokens)
 		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
 	}
 	costs := costMeta(s.pick.cost)
@@ -33,7 +36,17 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	if window <= 0 {
 		return update, false
 	}
-	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost}, true
+	used := u.InputTokens + u.CacheReadTokens + u.OutputTokens
+	return acpsdk.SessionUsageUpdate{Used: used, Size: window, Cost: cost, Meta: usageMeta(u)}, true
+}
+
+// usageMeta is the _meta of a usage_update: the response's tokens, named
+// as the fields of ACP's Usage (inputTokens are those not read from the
+// cache).
+func usageMeta(u gateway.Usage) map[string]any {
+	return map[string]any{"acpgate": map[string]any{"usage": map[string]any{
+		"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens, "cachedReadTokens": u.CacheReadTokens,
+	}}}
 }
 
 // costMeta copies a session's costs for its metadata.

@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"reflect"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -48,6 +49,43 @@ func TestUsageAndTitleUpdates(t *testing.T) {
 				t.Errorf("usage_update %+v, want used 1234 of 128000", usage)
 			case !c.usage && usage != nil:
 				t.Errorf("usage_update %+v without a known context window", usage)
+			}
+		})
+	}
+}
+
+// TestUsageCachedTokens: the input tokens a prompt cache served are in
+// the usage_update's _meta.acpgate.usage (cachedReadTokens, next to the
+// other inputTokens), counted in used and priced at
+// pricing.cachedInputPerMTok, or at the input price when it is not set.
+func TestUsageCachedTokens(t *testing.T) {
+	m := scripted(func(gateway.ModelRequest, func(gateway.Delta)) (gateway.ModelResponse, error) {
+		return gateway.ModelResponse{Message: assistant("hi"), Stop: gateway.StopEndTurn, Usage: gateway.Usage{InputTokens: 200, OutputTokens: 500, CacheReadTokens: 800}}, nil
+	})
+	for _, c := range []struct {
+		name, pricing string
+		cost          float64
+	}{
+		// 200 in at 2/M + 800 cached at 0.5/M + 500 out at 10/M.
+		{"cached price", `"cachedInputPerMTok": 0.5, `, 0.0058},
+		// 1000 in at 2/M + 500 out at 10/M.
+		{"input price", ``, 0.007},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, acp.Options{Provider: m, Config: configOf(t, `{"model": {"contextWindow": 128000, "pricing": {`+c.pricing+`"inputPerMTok": 2, "outputPerMTok": 10}}}`)}, nil)
+			_, ups := h.prompt(h.newSession().SessionId, "hello")
+			var usage *acpsdk.SessionUsageUpdate
+			for _, u := range ups {
+				if u.UsageUpdate != nil {
+					usage = u.UsageUpdate
+				}
+			}
+			if usage == nil || usage.Used != 1500 || usage.Cost == nil || !near(usage.Cost.Amount, c.cost) {
+				t.Fatalf("usage_update %+v, want used 1500 and cost %v", usage, c.cost)
+			}
+			want := map[string]any{"inputTokens": 200.0, "outputTokens": 500.0, "cachedReadTokens": 800.0} // as the client decodes it
+			if got := usage.Meta["acpgate"].(map[string]any)["usage"]; !reflect.DeepEqual(got, want) {
+				t.Errorf("_meta.acpgate.usage %v, want %v", got, want)
 			}
 		})
 	}

@@ -19,15 +19,23 @@ const (
 	StopCancelled       StopReason = "cancelled"         // the turn's context was cancelled
 )
 
-// Usage counts tokens.
+// Usage counts tokens. The input of a model call is InputTokens plus
+// CacheReadTokens: each input token is counted in exactly one of them, by
+// how it was priced.
 type Usage struct {
+	// InputTokens are the input tokens not read from the provider's prompt
+	// cache.
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens are the input tokens read from the prompt cache
+	// (OpenAI's prompt_tokens_details.cached_tokens).
+	CacheReadTokens int `json:"cacheReadTokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens}
 }
 
 // ToolSpec is a tool as offered to a model.
@@ -52,6 +60,10 @@ type ModelRequest struct {
 	Temperature *float64
 	// Stop ends the answer at the first of these sequences.
 	Stop []string
+	// CacheKey names the conversation the request belongs to (the
+	// session): a provider with a prompt cache routes the requests of one
+	// key to the same cache (OpenAI's prompt_cache_key). "" for none.
+	CacheKey string
 }
 
 // ToolChoice says whether the model must, may or must not call tools.

@@ -133,9 +133,9 @@ type RunOptions struct {
 	// Sink receives the turn's events (nil: none).
 	Sink Sink
 	// SearchThreshold is how many tools (besides the native ones) the
-	// model is offered at most: with more, it gets the native tools and
-	// search_tools instead, and the tools it finds are added to its next
-	// requests (at most this many). Default DefaultSearchThreshold;
+	// model is offered at most: with more, it gets the native tools,
+	// search_tools and call_tool instead, on every request (a search
+	// returns at most this many matches). Default DefaultSearchThreshold;
 	// NoToolSearch offers every tool always.
 	SearchThreshold int
 	// ContextWindow is the model's context window in tokens, where known
@@ -232,7 +232,6 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 		res.Stop = StopEndTurn
 		return res, nil
 	}
-	var search *toolSearch // set while the tools are too many to offer at once
 	conv := &conversation{base: opts.History}
 	defer func() {
 		if conv.compacted {
@@ -252,12 +251,8 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 			res.Stop = StopMaxTurnRequests
 			return res, nil
 		}
-		tools := opts.current()
-		specs := exposed(tools.Tools(), &opts.ToolAccess)
-		if search = r.searching(search, tools, &opts); search != nil {
-			specs, tools = search.specs(tools, &opts.ToolAccess), search.withSearch(tools)
-		}
-		req := ModelRequest{System: system, Messages: conv.messages(res.Messages), Tools: specs}
+		specs, tools := offer(&opts)
+		req := ModelRequest{System: system, Messages: conv.messages(res.Messages), Tools: specs, CacheKey: opts.Key}
 		resp, err := r.complete(ctx, &opts, conv, req, len(res.Messages), sink)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -401,9 +396,12 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		if c.ID == "" {
 			c.ID = r.newID()
 		}
+		c, bad := throughCallTool(tools, c)
 		p := &pendingCall{call: c, info: CallInfo{ID: c.ID, Name: c.Name, Title: c.Name, Kind: KindOther, RawInput: c.Arguments}}
 		tool, ok := tools.Lookup(c.Name)
 		switch {
+		case bad != nil:
+			p.result = bad
 		case !ok:
 			p.result = ptr(ErrorResult(fmt.Sprintf("There is no tool named %q.", c.Name)))
 		case !acc.allowed(tool):

@@ -1,12 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/acpgate/acpgate/gateway/toolsearch"
 )
@@ -14,6 +14,12 @@ import (
 // SearchToolName is the name of the tool the model gets instead of a
 // session's MCP tools when they are too many (see RunOptions.SearchThreshold).
 const SearchToolName = "search_tools"
+
+// CallToolName is the name of the tool through which, in tool search, the
+// model calls the tools it found: {"name": the tool, "arguments": its
+// arguments}. The Runner runs such a call as a call of the tool it names
+// (policy, approval, card and result as for any call of that tool).
+const CallToolName = "call_tool"
 
 // DefaultSearchThreshold is how many tools a model sees before tool search
 // takes over (RunOptions.SearchThreshold).
@@ -29,36 +35,56 @@ const (
 	searchMax     = 20
 )
 
-// toolSearch is the state of tool search in one turn: the index over the
-// tools the model may use, and the tools found so far, whose definitions
-// the next model requests carry (most recently found last, at most
-// threshold of them). Used from the turn's goroutine only, except for the
-// search tool's Execute, which runs while the turn waits for it.
+// toolSearch is tool search over the tools of one model request: the
+// tools the model may use but is not offered (the deferred ones), and
+// their index. Read-only once built.
 type toolSearch struct {
 	threshold int
-	set       *Toolset // the tools indexed
-	tools     []Tool   // the deferred tools, in the index's order
+	tools     []Tool // the deferred tools, in the index's order
 	index     *toolsearch.Index
-
-	mu     sync.Mutex // the model may search twice in one answer
-	loaded []string   // names, least recently found first
 }
 
-// searching decides whether this model call uses tool search: the tools
+// offer decides the tools of one model request. This is the one place
+// that does: it returns the definitions the request carries and the tool
+// set the answer's calls are looked up in.
+//
+// With few tools (see searching) the request carries every tool the
+// policy allows. With more, it carries the native tools, search_tools and
+// call_tool: the model finds tools with search_tools, whose result gives
+// their definitions, and calls them through call_tool. Either way the
+// list is the same on every request while the session's tools and policy
+// stay the same — in particular, what a search finds never changes it —
+// so that a provider's prompt cache, which serves only a byte-identical
+// prefix (the tools come first), keeps serving the whole conversation
+// (docs/benchmarks.md, "Requests a prompt cache can serve"). A provider
+// that loads deferred tools itself (Anthropic's defer_loading) would be
+// given every tool here, marked deferred, instead.
+func offer(opts *RunOptions) ([]ToolSpec, *Toolset) {
+	tools := opts.current()
+	search := searching(tools, opts)
+	if search == nil {
+		return exposed(tools.Tools(), &opts.ToolAccess), tools
+	}
+	own := []Tool{search.tool(), callTool()}
+	specs := exposed(tools.Native(), &opts.ToolAccess)
+	for _, t := range own {
+		specs = append(specs, t.spec())
+	}
+	return specs, NewToolset(append(slices.Clone(tools.Native()), own...), tools.Extra())
+}
+
+// searching decides whether a model request uses tool search: the tools
 // the policy exposes, not counting native ones, are more than the
 // threshold, or their schemas take more than a tenth of the model's
 // context window (when known, in tokens, estimated at 4 bytes a token).
 // It returns nil when every tool is to be offered.
-func (r *Runner) searching(prev *toolSearch, tools *Toolset, opts *RunOptions) *toolSearch {
+func searching(tools *Toolset, opts *RunOptions) *toolSearch {
 	threshold, acc, contextWindow := opts.SearchThreshold, &opts.ToolAccess, opts.ContextWindow
 	switch {
 	case threshold == NoToolSearch:
 		return nil
 	case threshold <= 0:
 		threshold = DefaultSearchThreshold
-	}
-	if prev != nil && prev.set == tools {
-		return prev
 	}
 	var deferred []Tool
 	size := 0
@@ -71,15 +97,7 @@ func (r *Runner) searching(prev *toolSearch, tools *Toolset, opts *RunOptions) *
 	if len(deferred) <= threshold && (contextWindow <= 0 || size/4 <= contextWindow/10) {
 		return nil
 	}
-	s := &toolSearch{threshold: threshold, set: tools, tools: deferred, index: tools.searchIndex(deferred)}
-	if prev != nil { // the tools changed mid-turn: keep what is still there
-		for _, name := range prev.found() {
-			if _, ok := tools.Lookup(name); ok {
-				s.loaded = append(s.loaded, name)
-			}
-		}
-	}
-	return s
+	return &toolSearch{threshold: threshold, tools: deferred, index: tools.searchIndex(deferred)}
 }
 
 // searchMemo is a search index and the names of the tools it indexes, in
@@ -110,33 +128,14 @@ func (ts *Toolset) searchIndex(deferred []Tool) *toolsearch.Index {
 	return ts.search.index
 }
 
-// specs returns the tool definitions of a model request in search mode:
-// the native tools, the search tool and the tools found so far.
-func (s *toolSearch) specs(tools *Toolset, acc *ToolAccess) []ToolSpec {
-	specs := exposed(tools.Native(), acc)
-	specs = append(specs, s.tool().spec())
-	for _, name := range s.found() {
-		if t, ok := tools.Lookup(name); ok && acc.allowed(t) {
-			specs = append(specs, t.spec())
-		}
-	}
-	return specs
-}
-
-// withSearch returns tools with the search tool added as a native tool, for
-// looking the model's calls up in.
-func (s *toolSearch) withSearch(tools *Toolset) *Toolset {
-	return NewToolset(append(slices.Clone(tools.Native()), s.tool()), tools.Extra())
-}
-
-// tool is the search tool of this turn.
+// tool is the search tool of this model request.
 func (s *toolSearch) tool() Tool {
 	return Tool{
 		Name:  SearchToolName,
 		Title: "Search tools",
 		Description: fmt.Sprintf("This session has %d more tools than are listed here. Search them by what you need to do "+
-			"(or by a tool's exact name); the best matches are listed with their names and descriptions, and from your next "+
-			"step on you can call them by name like any other tool.", len(s.tools)),
+			"(or by a tool's exact name); the best matches are listed with their names, descriptions and parameters. "+
+			"Call one with %s.", len(s.tools), CallToolName),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words, or its name."},` +
 			`"limit":{"type":"integer","minimum":1,"maximum":20,"description":"How many matches to return (default 8)."}},"required":["query"]}`),
 		Kind:        KindSearch,
@@ -146,7 +145,56 @@ func (s *toolSearch) tool() Tool {
 	}
 }
 
-// execute runs a search and loads the matches.
+// callTool is the tool the model calls the tools it found through. The
+// Runner never executes it: it runs the call of the tool it names
+// (throughCallTool).
+func callTool() Tool {
+	return Tool{
+		Name:  CallToolName,
+		Title: "Call a tool",
+		Description: "Calls a tool that " + SearchToolName + " found: give its name and its arguments, an object " +
+			"following the parameters the search listed for it.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"The tool's name, as ` + SearchToolName + ` listed it."},` +
+			`"arguments":{"type":"object","description":"The tool's arguments."}},"required":["name"]}`),
+		Kind: KindOther,
+		Execute: func(context.Context, json.RawMessage, func(Progress)) (Result, error) {
+			return Result{}, fmt.Errorf("%w: %s runs the tool it names", ErrUnknownTool, CallToolName)
+		},
+		builtin: true,
+	}
+}
+
+// throughCallTool returns the call c makes through call_tool: of the tool
+// it names, with its arguments, under c's id. A call of another tool, or
+// in a request that did not offer call_tool (tools is the set the model
+// was offered), is returned as it is. A call_tool call that names no tool
+// (or call_tool itself) returns a failed result to give the model.
+func throughCallTool(tools *Toolset, c ToolCall) (ToolCall, *Result) {
+	if c.Name != CallToolName {
+		return c, nil
+	}
+	if t, ok := tools.Lookup(CallToolName); !ok || !t.builtin {
+		return c, nil
+	}
+	var in struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(orEmpty(c.Arguments), &in); err != nil || in.Name == "" || in.Name == CallToolName {
+		return c, ptr(ErrorResult(CallToolName + ` needs {"name": "<a tool ` + SearchToolName + ` found>", "arguments": {…}}.`))
+	}
+	args := in.Arguments
+	var quoted string
+	if json.Unmarshal(args, &quoted) == nil { // some models quote the object
+		args = json.RawMessage(quoted)
+	}
+	if string(args) == "null" {
+		args = nil
+	}
+	return ToolCall{ID: c.ID, Name: in.Name, Arguments: args}, nil
+}
+
+// execute runs a search: it lists the matches with their definitions.
 func (s *toolSearch) execute(_ context.Context, args json.RawMessage, _ func(Progress)) (Result, error) {
 	var in struct {
 		Query string `json:"query"`
@@ -165,38 +213,22 @@ func (s *toolSearch) execute(_ context.Context, args json.RawMessage, _ func(Pro
 		return TextResult(fmt.Sprintf("No tool matches %q. Try other words.", in.Query)), nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tools match %q; you can call them now:\n", len(hits), in.Query)
-	for i := len(hits) - 1; i >= 0; i-- { // the best one loaded last: kept longest
-		s.load(s.tools[hits[i].Index].Name)
-	}
+	fmt.Fprintf(&b, "%d tools match %q. Call one with %s: {\"name\": \"<its name>\", \"arguments\": {…}}.\n", len(hits), in.Query, CallToolName)
 	for _, h := range hits {
 		t := s.tools[h.Index]
-		fmt.Fprintf(&b, "- %s: %s\n", t.Name, oneLine(t.Description))
+		fmt.Fprintf(&b, "\n## %s\n%s\nParameters: %s\n", t.Name, RunePrefix(strings.TrimSpace(t.Description), maxFoundDescription), compactSchema(t.InputSchema))
 	}
 	return TextResult(b.String()), nil
 }
 
-// found returns the names of the tools found so far.
-func (s *toolSearch) found() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.loaded)
-}
+// maxFoundDescription bounds the description of a tool in a search result.
+const maxFoundDescription = 1000
 
-// load marks a tool found, dropping the least recently found beyond the
-// threshold.
-func (s *toolSearch) load(name string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.loaded = slices.DeleteFunc(s.loaded, func(n string) bool { return n == name })
-	s.loaded = append(s.loaded, name)
-	if over := len(s.loaded) - max(s.threshold, 1); over > 0 {
-		s.loaded = s.loaded[over:]
+// compactSchema is a tool's input schema on one line.
+func compactSchema(schema json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, schema) != nil {
+		return `{"type":"object"}`
 	}
-}
-
-// oneLine is the first line of a description, at most 160 characters.
-func oneLine(desc string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(desc), "\n")
-	return RunePrefix(line, 160)
+	return b.String()
 }

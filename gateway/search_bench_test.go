@@ -48,7 +48,7 @@ func realTools(b *testing.B, servers, perServer int) []gateway.Tool {
 }
 
 // definitionBytes is a Provider that plays a three-step turn (search,
-// call a found tool, answer) and adds up the size of the tool definitions
+// call a found tool through call_tool, answer) and adds up the size of the tool definitions
 // each request carries, as JSON.
 type definitionBytes struct {
 	step, requests, bytes int
@@ -67,7 +67,7 @@ func (d *definitionBytes) Complete(_ context.Context, req gateway.ModelRequest, 
 	case 1:
 		return calls(gateway.ToolCall{ID: "s", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"create an issue in a repository"}`)}), nil
 	case 2:
-		return calls(gateway.ToolCall{ID: "c", Name: d.found, Arguments: json.RawMessage(`{}`)}), nil
+		return calls(gateway.ToolCall{ID: "c", Name: gateway.CallToolName, Arguments: json.RawMessage(`{"name":"` + d.found + `","arguments":{}}`)}), nil
 	}
 	return gateway.ModelResponse{Message: gateway.Message{Content: userInput("done")}, Stop: gateway.StopEndTurn}, nil
 }

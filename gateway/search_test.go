@@ -54,23 +54,38 @@ func manyTools(n int, called *[]string) []gateway.Tool {
 }
 
 // TestToolSearchDefersTools: with 1000 tools and a threshold of 40 the
-// model is offered the native tools and search_tools only; a search loads
-// its matches into the next request, which then calls one; the policy
-// still hides denied tools from the search; with fewer tools than the
-// threshold every tool is offered as before.
+// model is offered the native tools, search_tools and call_tool, the
+// same on every request of the session: a search lists its matches with
+// their parameters and does not change the list; the model calls a found
+// tool through call_tool (the card and the approval are the tool's) or by
+// its name; the policy hides denied tools from the search and denies them
+// through call_tool; a malformed call_tool call fails alone. With fewer
+// tools than the threshold, or tool search off, every tool is offered.
 func TestToolSearchDefersTools(t *testing.T) {
 	var called []string
 	native := namedTool("read_file")
 	all := manyTools(1000, &called)
 	denied := "mcp__srv__tool_8"
+	var approved []string
 	acc := gateway.ToolAccess{
 		Tools:  gateway.NewToolset([]gateway.Tool{native}, all),
 		Policy: func(tl gateway.Tool) bool { return tl.Name != denied },
+		Approver: func(_ context.Context, c gateway.CallInfo, tl gateway.Tool) (gateway.Decision, error) {
+			if tl.Name != gateway.SearchToolName {
+				approved = append(approved, c.Name+"/"+tl.Name)
+			}
+			return gateway.Allow, nil
+		},
+	}
+	via := func(id, args string) gateway.ToolCall {
+		return gateway.ToolCall{ID: id, Name: gateway.CallToolName, Arguments: json.RawMessage(args)}
 	}
 	model := &scripted{answers: []gateway.ModelResponse{
 		calls(gateway.ToolCall{ID: "s1", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"topic7 requests","limit":3}`)}),
-		calls(gateway.ToolCall{ID: "c1", Name: "mcp__srv__tool_7", Arguments: json.RawMessage(`{}`)}),
+		calls(via("c1", `{"name":"mcp__srv__tool_7","arguments":{"x":1}}`)),
 		calls(gateway.ToolCall{ID: "s2", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"mcp__srv__tool_8"}`)}),
+		calls(via("c2", `{"name":"mcp__srv__tool_8"}`), via("c3", `{"arguments":{}}`), via("c4", `{"name":"mcp__srv__tool_9","arguments":"{\"y\":2}"}`)),
+		calls(gateway.ToolCall{ID: "c5", Name: "mcp__srv__tool_10", Arguments: json.RawMessage(`{}`)}),
 	}}
 	ev := &events{}
 	r := gateway.NewRunner(gateway.RunnerOptions{})
@@ -78,27 +93,48 @@ func TestToolSearchDefersTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"read_file", gateway.SearchToolName}; !slices.Equal(model.offered[0], want) {
-		t.Fatalf("first request offered %v, want %v", model.offered[0], want)
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: model, History: res.Messages, Input: userInput("again"), ToolAccess: acc, SearchThreshold: 40}); err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Contains(model.offered[1], "mcp__srv__tool_7") || len(model.offered[1]) > 2+40 {
-		t.Fatalf("after the search the request offered %v, want tool_7 among at most 42", model.offered[1])
+	want := []string{"read_file", gateway.SearchToolName, gateway.CallToolName}
+	if len(model.offered) != 7 {
+		t.Fatalf("%d requests, want 7", len(model.offered))
 	}
-	if !slices.Equal(called, []string{"mcp__srv__tool_7"}) {
-		t.Fatalf("called %v, want tool_7", called)
-	}
-	var outputs []string
-	for _, m := range res.Messages {
-		if m.Result != nil {
-			outputs = append(outputs, resultText(*m.Result))
+	for i, offered := range model.offered {
+		if !slices.Equal(offered, want) {
+			t.Fatalf("request %d offered %v, want %v", i+1, offered, want)
 		}
 	}
-	if len(outputs) != 3 || !strings.Contains(outputs[0], "mcp__srv__tool_7: Handles topic7") || strings.Contains(outputs[2], denied+":") {
-		t.Fatalf("tool results %q: want tool_7 found first and the denied tool never listed", outputs)
+	if !slices.Equal(called, []string{"mcp__srv__tool_7", "mcp__srv__tool_9", "mcp__srv__tool_10"}) {
+		t.Fatalf("called %v, want tool_7, tool_9 and tool_10", called)
+	}
+	if want := []string{"mcp__srv__tool_7/mcp__srv__tool_7", "mcp__srv__tool_9/mcp__srv__tool_9", "mcp__srv__tool_10/mcp__srv__tool_10"}; !slices.Equal(approved, want) {
+		t.Fatalf("approved %v, want %v", approved, want)
+	}
+	outputs := map[string]string{}
+	for _, m := range res.Messages {
+		if m.Result != nil {
+			outputs[m.ToolCallID] = resultText(*m.Result)
+		}
+	}
+	if found := outputs["s1"]; !strings.Contains(found, "## mcp__srv__tool_7\nHandles topic7 requests.\nParameters: {\"type\":\"object\",\"properties\":{}}\n") {
+		t.Fatalf("search result %q: want tool_7 with its description and parameters", found)
+	}
+	if strings.Contains(outputs["s2"], "## "+denied) || !strings.Contains(outputs["c2"], "not allowed by policy") {
+		t.Fatalf("the denied tool was found (%q) or called (%q)", outputs["s2"], outputs["c2"])
+	}
+	if !strings.Contains(outputs["c3"], gateway.CallToolName+` needs {"name"`) {
+		t.Fatalf("call_tool without a name: %q", outputs["c3"])
 	}
 	started := ev.kinds(gateway.EventToolCallStarted)
-	if len(started) != 3 || started[0].Call.Kind != gateway.KindSearch {
+	if len(started) != 7 || started[0].Call.Kind != gateway.KindSearch {
 		t.Fatalf("cards %v: want a search card first", started)
+	}
+	if c := started[1].Call; c.ID != "c1" || c.Name != "mcp__srv__tool_7" || c.Title != "title of mcp__srv__tool_7" || string(c.RawInput) != `{"x":1}` {
+		t.Fatalf("card of the call through call_tool: %+v, want tool_7's", c)
+	}
+	if c := started[5].Call; c.ID != "c4" || c.Name != "mcp__srv__tool_9" || string(c.RawInput) != `{"y":2}` {
+		t.Fatalf("card of the call with quoted arguments: %+v, want tool_9's with the object", c)
 	}
 
 	few := &scripted{}
@@ -134,8 +170,8 @@ func TestToolSearchContextWindow(t *testing.T) {
 	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: m, Input: userInput("go"), ToolAccess: acc, ContextWindow: 32000}); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.offered[0], []string{gateway.SearchToolName}) {
-		t.Fatalf("offered %v, want search_tools only (5 × 4 KB schemas > 10 %% of 32k tokens)", m.offered[0])
+	if !slices.Equal(m.offered[0], []string{gateway.SearchToolName, gateway.CallToolName}) {
+		t.Fatalf("offered %v, want search_tools and call_tool only (5 × 4 KB schemas > 10 %% of 32k tokens)", m.offered[0])
 	}
 	m = &scripted{}
 	if _, err := r.Run(context.Background(), gateway.RunOptions{Model: m, Input: userInput("go"), ToolAccess: acc, ContextWindow: 200000}); err != nil {
@@ -179,13 +215,13 @@ func TestToolSearchIndexFollowsPolicy(t *testing.T) {
 		t.Fatal("no search result")
 		return ""
 	}
-	if got := found("mcp__srv__tool_7"); strings.Contains(got, "mcp__srv__tool_7:") {
+	if got := found("mcp__srv__tool_7"); strings.Contains(got, "## mcp__srv__tool_7\n") {
 		t.Fatalf("with tool_7 denied the search found it: %q", got)
 	}
-	if got := found(""); !strings.Contains(got, "mcp__srv__tool_7:") {
+	if got := found(""); !strings.Contains(got, "## mcp__srv__tool_7\n") {
 		t.Fatalf("after the policy allowed tool_7 the search found %q, want tool_7", got)
 	}
-	if got := found("mcp__srv__tool_7"); strings.Contains(got, "mcp__srv__tool_7:") {
+	if got := found("mcp__srv__tool_7"); strings.Contains(got, "## mcp__srv__tool_7\n") {
 		t.Fatalf("after the policy denied tool_7 again the search found it: %q", got)
 	}
 }

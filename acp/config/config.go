@@ -62,6 +62,9 @@ type Model struct {
 	// Pricing is the price of Model's tokens; nil: unknown (no cost is
 	// reported).
 	Pricing *Pricing `json:"pricing,omitzero"`
+	// PromptCacheKey says whether requests carry prompt_cache_key, the
+	// session id (nil: only to OpenAI's API, api.openai.com).
+	PromptCacheKey *bool `json:"promptCacheKey,omitempty"`
 }
 
 // Limits bounds what a session may use. A nil field is not set (the caller

@@ -88,8 +88,10 @@
 // The model object has baseUrl, model, apiKey, headers, contextWindow,
 // choices (other models of the same endpoint for a session's model
 // picker: ids, or objects with id, name, description, contextWindow and
-// pricing; see [ModelChoice]) and pricing (inputPerMTok, outputPerMTok,
-// currency, default USD; see [Pricing]).
+// pricing; see [ModelChoice]), pricing (inputPerMTok, outputPerMTok,
+// cachedInputPerMTok, default inputPerMTok, currency, default USD; see
+// [Pricing]) and promptCacheKey (whether requests carry the session as
+// prompt_cache_key; default: to api.openai.com only).
 //
 // The top-level "workspaceTools" ("client", the default, "local" or "off")
 // says where every session's workspace tools work ([WorkspaceTools]).

@@ -120,8 +120,8 @@ func (c *Config) Effective(profile string) (Effective, error) {
 }
 
 // Over returns m with the set fields of o over it: o's non-empty BaseURL,
-// Model, APIKey and ContextWindow, and its Headers, Choices and Pricing
-// when non-nil (each replacing m's whole). When o names another model, m's
+// Model, APIKey and ContextWindow, and its Headers, Choices, Pricing and
+// PromptCacheKey when non-nil (each replacing m's whole). When o names another model, m's
 // ContextWindow and Pricing, which were said of m's model, are dropped
 // unless o sets its own.
 // This is the one merge rule of model settings: a profile's over the
@@ -148,6 +148,9 @@ func (m Model) Over(o Model) Model {
 	}
 	if o.Pricing != nil {
 		m.Pricing = o.Pricing
+	}
+	if o.PromptCacheKey != nil {
+		m.PromptCacheKey = o.PromptCacheKey
 	}
 	return m
 }

@@ -51,6 +51,9 @@ type Pricing struct {
 	InputPerMTok float64 `json:"inputPerMTok"`
 	// OutputPerMTok is the price of a million output tokens (>= 0).
 	OutputPerMTok float64 `json:"outputPerMTok"`
+	// CachedInputPerMTok is the price of a million input tokens served
+	// from the provider's prompt cache (>= 0; nil: InputPerMTok).
+	CachedInputPerMTok *float64 `json:"cachedInputPerMTok,omitempty"`
 	// Currency is an ISO 4217 code; "" means DefaultCurrency.
 	Currency string `json:"currency,omitzero"`
 }
@@ -58,6 +61,16 @@ type Pricing struct {
 // Cost returns the price of input and output tokens.
 func (p Pricing) Cost(input, output int) float64 {
 	return (float64(input)*p.InputPerMTok + float64(output)*p.OutputPerMTok) / 1e6
+}
+
+// CachedInputCost returns the price of input tokens served from the
+// prompt cache: CachedInputPerMTok, or InputPerMTok when it is nil.
+func (p Pricing) CachedInputCost(cached int) float64 {
+	price := p.InputPerMTok
+	if p.CachedInputPerMTok != nil {
+		price = *p.CachedInputPerMTok
+	}
+	return float64(cached) * price / 1e6
 }
 
 // CurrencyCode returns Currency, or DefaultCurrency when it is "".

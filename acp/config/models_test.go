@@ -53,3 +53,19 @@ func TestOverDropsAnotherModelsFacts(t *testing.T) {
 		t.Errorf("the same model lost its facts: %+v", got)
 	}
 }
+
+// TestCachedInputPrice: input tokens served from a prompt cache cost
+// cachedInputPerMTok, parsed from the file; without it they cost the
+// input price.
+func TestCachedInputPrice(t *testing.T) {
+	c, _, err := config.Parse([]byte(`{"model": {"pricing": {"inputPerMTok": 2, "outputPerMTok": 8, "cachedInputPerMTok": 0.5}}}`), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Model.Pricing.CachedInputCost(800_000); got != 0.4 {
+		t.Errorf("cost of cached input with a cached price: %v, want 0.4", got)
+	}
+	if got := (config.Pricing{InputPerMTok: 2, OutputPerMTok: 8}).CachedInputCost(800_000); got != 1.6 {
+		t.Errorf("cost of cached input without a cached price: %v, want 1.6 (the input price)", got)
+	}
+}

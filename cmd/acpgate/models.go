@@ -161,12 +161,24 @@ func (m *models) build(ctx context.Context, s config.Model) (gateway.Provider, e
 	if err != nil {
 		return nil, fmt.Errorf("model headers: %w", err)
 	}
-	p, err := openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers})
+	p, err := openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
 	if err != nil {
 		return nil, fmt.Errorf("model provider: %w", err)
 	}
 	m.logger.Info("model provider ready", "model", s.Model, "base_url", s.BaseURL)
 	return p, nil
+}
+
+// cacheKeyMode is the provider's prompt_cache_key mode for
+// model.promptCacheKey (nil: the provider's default).
+func cacheKeyMode(set *bool) openaicompat.CacheKeyMode {
+	switch {
+	case set == nil:
+		return openaicompat.CacheKeyAuto
+	case *set:
+		return openaicompat.CacheKeyAlways
+	}
+	return openaicompat.CacheKeyNever
 }
 
 // keyOf is the cache key of s.

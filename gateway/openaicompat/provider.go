@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/acpgate/acpgate/gateway"
@@ -47,7 +48,24 @@ type Config struct {
 	NoStream bool
 	// HTTPClient replaces the default HTTP client.
 	HTTPClient *http.Client
+	// CacheKey says whether requests carry prompt_cache_key, the session
+	// they belong to (gateway.ModelRequest.CacheKey), so that the endpoint
+	// routes a session's requests to the same prompt cache. CacheKeyAuto
+	// (the zero value) sends it to OpenAI's API (host api.openai.com)
+	// only: a server that rejects fields it does not know (some do) must
+	// not get it unasked.
+	CacheKey CacheKeyMode
 }
+
+// CacheKeyMode is Config.CacheKey.
+type CacheKeyMode int
+
+// The CacheKey modes.
+const (
+	CacheKeyAuto   CacheKeyMode = iota // to api.openai.com only
+	CacheKeyAlways                     // to every endpoint
+	CacheKeyNever                      // to none
+)
 
 // Provider talks to one model of an OpenAI-compatible endpoint. Safe for
 // concurrent use.
@@ -81,6 +99,12 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.CacheKey == CacheKeyAuto {
+		cfg.CacheKey = CacheKeyNever
+		if u, err := url.Parse(cfg.BaseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
+			cfg.CacheKey = CacheKeyAlways
+		}
 	}
 	return &Provider{cfg: cfg, client: openai.NewClient(opts...)}, nil
 }
@@ -170,6 +194,9 @@ func (p *Provider) params(req gateway.ModelRequest) (openai.ChatCompletionNewPar
 	}
 	if len(req.Stop) > 0 {
 		params.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: req.Stop}
+	}
+	if req.CacheKey != "" && p.cfg.CacheKey == CacheKeyAlways {
+		params.PromptCacheKey = openai.String(req.CacheKey)
 	}
 	if req.ToolChoice != "" && len(req.Tools) > 0 {
 		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(string(req.ToolChoice))}
@@ -282,7 +309,7 @@ func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gatew
 		a.model = ch.Model
 	}
 	if ch.JSON.Usage.Valid() {
-		a.usage = gateway.Usage{InputTokens: int(ch.Usage.PromptTokens), OutputTokens: int(ch.Usage.CompletionTokens)}
+		a.usage = usage(ch.Usage)
 	}
 	for _, c := range ch.Choices {
 		if c.Index != 0 {
@@ -324,7 +351,7 @@ func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gatew
 }
 
 func (a *accumulator) addCompletion(c *openai.ChatCompletion, onDelta func(gateway.Delta)) {
-	a.usage = gateway.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)}
+	a.usage = usage(c.Usage)
 	a.model = c.Model
 	if len(c.Choices) == 0 {
 		return
@@ -345,6 +372,13 @@ func (a *accumulator) addCompletion(c *openai.ChatCompletion, onDelta func(gatew
 		a.calls = append(a.calls, t)
 	}
 	a.finish = ch.FinishReason
+}
+
+// usage converts the SDK's token counts: prompt_tokens counts the cached
+// ones too, gateway.Usage.InputTokens does not.
+func usage(u openai.CompletionUsage) gateway.Usage {
+	cached := int(min(u.PromptTokensDetails.CachedTokens, u.PromptTokens))
+	return gateway.Usage{InputTokens: int(u.PromptTokens) - cached, OutputTokens: int(u.CompletionTokens), CacheReadTokens: cached}
 }
 
 // extraString returns the reasoning text that some servers (vLLM,

@@ -3,6 +3,8 @@ package openaicompat_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -120,5 +122,63 @@ func TestProviderSamplingSettings(t *testing.T) {
 		if body.MaxTokens != 42 || body.Temperature != 0.25 || len(body.Stop) != 1 || body.Stop[0] != "END" || body.ToolChoice != "required" {
 			t.Errorf("request %s", srv.Requests()[0].Raw)
 		}
+	}
+}
+
+// toFake is an http.RoundTripper that sends every request to a fake
+// server instead of the host it names (so that a provider configured for
+// api.openai.com talks to 127.0.0.1).
+type toFake struct{ base *url.URL }
+
+func (f toFake) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.Scheme, r.URL.Host = f.base.Scheme, f.base.Host
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestProviderPromptCache: a request carries its CacheKey as
+// prompt_cache_key to OpenAI's API by default, to another endpoint only
+// when asked, never when told not to; the cached tokens of the usage
+// (streamed or not) are read into CacheReadTokens.
+func TestProviderPromptCache(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		baseURL  string // "": the fake's
+		mode     openaicompat.CacheKeyMode
+		noStream bool
+		want     string
+	}{
+		{"openai auto", "https://api.openai.com/v1", openaicompat.CacheKeyAuto, false, "sess-1"},
+		{"openai auto, whole responses", "https://api.openai.com/v1", openaicompat.CacheKeyAuto, true, "sess-1"},
+		{"openai never", "https://api.openai.com/v1", openaicompat.CacheKeyNever, false, ""},
+		{"other auto", "", openaicompat.CacheKeyAuto, false, ""},
+		{"other always", "", openaicompat.CacheKeyAlways, true, "sess-1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakellm.Start(fakellm.Turn{Text: "ok", Usage: &fakellm.Usage{PromptTokens: 2000, CachedTokens: 1536, CompletionTokens: 3}})
+			defer srv.Close()
+			base, err := url.Parse(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := openaicompat.Config{BaseURL: srv.URL, Model: fakellm.DefaultModel, CacheKey: tc.mode, NoStream: tc.noStream, MaxRetries: openaicompat.NoRetries}
+			if tc.baseURL != "" {
+				cfg.BaseURL, cfg.HTTPClient = tc.baseURL, &http.Client{Transport: toFake{base}}
+			}
+			p, err := openaicompat.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := p.Complete(context.Background(), gateway.ModelRequest{CacheKey: "sess-1", Messages: []gateway.Message{{Role: gateway.RoleUser, Content: userInput("x")}}}, func(gateway.Delta) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := srv.Requests()[0].PromptCacheKey; got != tc.want {
+				t.Errorf("prompt_cache_key %q, want %q", got, tc.want)
+			}
+			if want := (gateway.Usage{InputTokens: 2000 - 1536, OutputTokens: 3, CacheReadTokens: 1536}); resp.Usage != want {
+				t.Errorf("usage %+v, want %+v", resp.Usage, want)
+			}
+		})
 	}
 }

@@ -130,6 +130,10 @@ type Usage struct {
 	PromptTokens int
 	// CompletionTokens is reported as completion_tokens.
 	CompletionTokens int
+	// CachedTokens, when positive, is reported as
+	// prompt_tokens_details.cached_tokens: how many of the prompt tokens
+	// a prompt cache served (OpenAI counts them in prompt_tokens too).
+	CachedTokens int
 }
 
 // Request is a received chat completion request, decoded.
@@ -146,6 +150,8 @@ type Request struct {
 	Tools []Tool
 	// ToolChoice is the raw "tool_choice" value, if any.
 	ToolChoice json.RawMessage
+	// PromptCacheKey is "prompt_cache_key", if sent.
+	PromptCacheKey string
 	// Header holds the request headers.
 	Header http.Header
 	// Raw is the whole request body.
@@ -309,7 +315,8 @@ type wireRequest struct {
 			Parameters  json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	PromptCacheKey string          `json:"prompt_cache_key"`
 }
 
 type wireToolCall struct {
@@ -331,6 +338,7 @@ func decodeRequest(body []byte, h http.Header) (Request, error) {
 	req.Stream = wr.Stream
 	req.IncludeUsage = wr.StreamOptions != nil && wr.StreamOptions.IncludeUsage
 	req.ToolChoice = wr.ToolChoice
+	req.PromptCacheKey = wr.PromptCacheKey
 	for i, m := range wr.Messages {
 		msg := Message{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID, ReasoningContent: m.ReasoningContent}
 		content := bytes.TrimSpace(m.Content)
@@ -532,16 +540,20 @@ func (c completion) finishReason() string {
 	return "stop"
 }
 
-func (c completion) usage() map[string]int {
+func (c completion) usage() map[string]any {
 	u := Usage{PromptTokens: 10, CompletionTokens: 5}
 	if c.turn.Usage != nil {
 		u = *c.turn.Usage
 	}
-	return map[string]int{
+	out := map[string]any{
 		"prompt_tokens":     u.PromptTokens,
 		"completion_tokens": u.CompletionTokens,
 		"total_tokens":      u.PromptTokens + u.CompletionTokens,
 	}
+	if u.CachedTokens > 0 {
+		out["prompt_tokens_details"] = map[string]int{"cached_tokens": u.CachedTokens}
+	}
+	return out
 }
 
 func (c completion) toolCallID(i int) string {
@@ -598,7 +610,7 @@ type chunk struct {
 	Created int64          `json:"created"`
 	Model   string         `json:"model"`
 	Choices []chunkChoice  `json:"choices"`
-	Usage   map[string]int `json:"usage,omitempty"`
+	Usage   map[string]any `json:"usage,omitempty"`
 }
 
 type chunkChoice struct {
