@@ -19,15 +19,27 @@ const (
 	StopCancelled       StopReason = "cancelled"         // the turn's context was cancelled
 )
 
-// Usage counts tokens.
+// Usage counts tokens. The input of a model call is InputTokens plus
+// CacheReadTokens plus CacheWriteTokens: each input token is counted in
+// exactly one of them, by how it was priced.
 type Usage struct {
+	// InputTokens are the input tokens neither read from nor written to
+	// the provider's prompt cache.
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
+	// CacheReadTokens are the input tokens read from the prompt cache;
+	// CacheWriteTokens those written to it (Anthropic's
+	// cache_read_input_tokens and cache_creation_input_tokens).
+	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens}
+	return Usage{
+		InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
 }
 
 // ToolSpec is a tool as offered to a model.
@@ -90,3 +102,8 @@ type Provider interface {
 
 // ErrProvider is wrapped by errors a Provider returns.
 var ErrProvider = errors.New("model provider error")
+
+// ErrContextLength is wrapped, with ErrProvider, by a Provider's error when
+// the endpoint refused a request as longer than the model's context window
+// (a Provider decides it on the error's type or code, never its text).
+var ErrContextLength = errors.New("the request is longer than the model's context window")
