@@ -52,3 +52,34 @@ func TestUsageAndTitleUpdates(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageCountsTheCache: the prompt cache's reads and writes count in
+// used, and the cost prices them at the cache prices (by default 1.25 and
+// 0.1 times the input price; set ones win).
+func TestUsageCountsTheCache(t *testing.T) {
+	m := scripted(func(_ gateway.ModelRequest, onDelta func(gateway.Delta)) (gateway.ModelResponse, error) {
+		return gateway.ModelResponse{Message: assistant("hi"), Stop: gateway.StopEndTurn,
+			Usage: gateway.Usage{InputTokens: 100, CacheWriteTokens: 2000, CacheReadTokens: 10000, OutputTokens: 50}}, nil
+	})
+	for _, c := range []struct {
+		name, pricing string
+		cost          float64
+	}{
+		{"default cache prices", `{"inputPerMTok": 3, "outputPerMTok": 15}`, (100*3 + 2000*3.75 + 10000*0.3 + 50*15) / 1e6},
+		{"set cache prices", `{"inputPerMTok": 3, "outputPerMTok": 15, "cacheWritePerMTok": 6, "cacheReadPerMTok": 0}`, (100*3 + 2000*6 + 50*15) / 1e6},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, acp.Options{Provider: m, Config: configOf(t, `{"model": {"contextWindow": 200000, "pricing": `+c.pricing+`}}`)}, nil)
+			_, ups := h.prompt(h.newSession().SessionId, "hello")
+			var usage *acpsdk.SessionUsageUpdate
+			for _, u := range ups {
+				if u.UsageUpdate != nil {
+					usage = u.UsageUpdate
+				}
+			}
+			if usage == nil || usage.Used != 12150 || usage.Cost == nil || usage.Cost.Amount-c.cost > 1e-12 || c.cost-usage.Cost.Amount > 1e-12 {
+				t.Errorf("usage_update %s, want used 12150 and cost %v", dump([]acpsdk.SessionUpdate{{UsageUpdate: usage}}), c.cost)
+			}
+		})
+	}
+}

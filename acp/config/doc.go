@@ -77,11 +77,15 @@
 //
 // # Models
 //
-// The model object has baseUrl, model, apiKey, headers, contextWindow,
-// choices (other models of the same endpoint for a session's model
-// picker: ids, or objects with id, name, description, contextWindow and
-// pricing; see [ModelChoice]) and pricing (inputPerMTok, outputPerMTok,
-// currency, default USD; see [Pricing]).
+// The model object has provider ("openai", the default, or "anthropic",
+// inferred for a baseUrl on api.anthropic.com; see
+// [Model.ResolvedProvider]), baseUrl, model, apiKey, headers,
+// contextWindow, choices (other models of the same endpoint for a
+// session's model picker: ids, or objects with id, name, description,
+// contextWindow and pricing; see [ModelChoice]), pricing (inputPerMTok,
+// outputPerMTok, cacheWritePerMTok and cacheReadPerMTok, by default 1.25
+// and 0.1 times the input price, currency, default USD; see [Pricing]),
+// and, for anthropic, thinking ("adaptive" or "off") and thinkingBudget.
 //
 // The top-level "workspaceTools" ("client", the default, "local" or "off")
 // says where every session's workspace tools work ([WorkspaceTools]).

@@ -1,6 +1,33 @@
 package config
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// The providers, the APIs a model endpoint speaks (Model.Provider).
+const (
+	// ProviderOpenAI is OpenAI-compatible Chat Completions.
+	ProviderOpenAI = "openai"
+	// ProviderAnthropic is Anthropic's Messages API.
+	ProviderAnthropic = "anthropic"
+)
+
+// anthropicHost is the host whose base URLs infer ProviderAnthropic.
+const anthropicHost = "api.anthropic.com"
+
+// ResolvedProvider returns Provider, or, when it is "", ProviderAnthropic
+// for a BaseURL on api.anthropic.com and ProviderOpenAI otherwise.
+func (m Model) ResolvedProvider() string {
+	if m.Provider != "" {
+		return m.Provider
+	}
+	if u, err := url.Parse(m.BaseURL); err == nil && strings.EqualFold(u.Hostname(), anthropicHost) {
+		return ProviderAnthropic
+	}
+	return ProviderOpenAI
+}
 
 // DefaultCurrency is the currency of a [Pricing] that names none.
 const DefaultCurrency = "USD"
@@ -51,6 +78,12 @@ type Pricing struct {
 	InputPerMTok float64 `json:"inputPerMTok"`
 	// OutputPerMTok is the price of a million output tokens (>= 0).
 	OutputPerMTok float64 `json:"outputPerMTok"`
+	// CacheWritePerMTok and CacheReadPerMTok are the prices of a million
+	// input tokens written to and read from the prompt cache (>= 0); nil:
+	// DefaultCacheWrite and DefaultCacheRead times InputPerMTok, as
+	// Anthropic prices them.
+	CacheWritePerMTok *float64 `json:"cacheWritePerMTok,omitempty"`
+	CacheReadPerMTok  *float64 `json:"cacheReadPerMTok,omitempty"`
 	// Currency is an ISO 4217 code; "" means DefaultCurrency.
 	Currency string `json:"currency,omitzero"`
 }
@@ -58,6 +91,26 @@ type Pricing struct {
 // Cost returns the price of input and output tokens.
 func (p Pricing) Cost(input, output int) float64 {
 	return (float64(input)*p.InputPerMTok + float64(output)*p.OutputPerMTok) / 1e6
+}
+
+// The default prices of cache writes and reads, as multiples of the input
+// price.
+const (
+	DefaultCacheWrite = 1.25
+	DefaultCacheRead  = 0.1
+)
+
+// CacheCost returns the price of input tokens written to (write) and read
+// from (read) the prompt cache.
+func (p Pricing) CacheCost(write, read int) float64 {
+	w, r := p.InputPerMTok*DefaultCacheWrite, p.InputPerMTok*DefaultCacheRead
+	if p.CacheWritePerMTok != nil {
+		w = *p.CacheWritePerMTok
+	}
+	if p.CacheReadPerMTok != nil {
+		r = *p.CacheReadPerMTok
+	}
+	return (float64(write)*w + float64(read)*r) / 1e6
 }
 
 // CurrencyCode returns Currency, or DefaultCurrency when it is "".

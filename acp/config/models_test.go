@@ -53,3 +53,44 @@ func TestOverDropsAnotherModelsFacts(t *testing.T) {
 		t.Errorf("the same model lost its facts: %+v", got)
 	}
 }
+
+// TestProviderAndCachePrices: the provider is inferred from a base URL on
+// api.anthropic.com and said explicitly wins; a profile's provider and
+// thinking settings override the file's; cache prices default to 1.25
+// and 0.1 times the input price, and set ones win (0 included).
+func TestProviderAndCachePrices(t *testing.T) {
+	for _, tc := range []struct {
+		m    config.Model
+		want string
+	}{
+		{config.Model{}, config.ProviderOpenAI},
+		{config.Model{BaseURL: "http://127.0.0.1:11434/v1"}, config.ProviderOpenAI},
+		{config.Model{BaseURL: "https://api.anthropic.com"}, config.ProviderAnthropic},
+		{config.Model{BaseURL: "https://API.anthropic.com:443/v1/"}, config.ProviderAnthropic},
+		{config.Model{BaseURL: "https://api.anthropic.com.example.org/v1"}, config.ProviderOpenAI},
+		{config.Model{Provider: config.ProviderOpenAI, BaseURL: "https://api.anthropic.com/v1"}, config.ProviderOpenAI},
+		{config.Model{Provider: config.ProviderAnthropic, BaseURL: "http://127.0.0.1:9"}, config.ProviderAnthropic},
+	} {
+		if got := tc.m.ResolvedProvider(); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.m, got, tc.want)
+		}
+	}
+	c, _, err := config.Parse([]byte(`{"model": {"provider": "openai", "model": "a", "thinking": "off"},
+  "agents": {"list": [{"id": "c", "model": {"provider": "anthropic", "thinkingBudget": 4096}}]}}`), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, _ := c.Effective("c")
+	if m := eff.Model; m.ResolvedProvider() != config.ProviderAnthropic || m.Thinking != "off" || m.ThinkingBudget != 4096 {
+		t.Errorf("profile c: %+v", m)
+	}
+	p := config.Pricing{InputPerMTok: 3, OutputPerMTok: 15}
+	if got := p.CacheCost(1_000_000, 1_000_000); got != 3*1.25+3*0.1 {
+		t.Errorf("default cache prices: %v", got)
+	}
+	zero, four := 0.0, 4.0
+	p.CacheReadPerMTok, p.CacheWritePerMTok = &zero, &four
+	if got := p.CacheCost(1_000_000, 1_000_000); got != 4 {
+		t.Errorf("set cache prices: %v", got)
+	}
+}

@@ -154,6 +154,8 @@ func tooSmall(at string) string {
 		return "must not be negative (0 means off)"
 	case "/$defs/price":
 		return "must not be negative"
+	case "/$defs/model/properties/thinkingBudget":
+		return "must be at least 1024 tokens"
 	}
 	return "must be positive"
 }
