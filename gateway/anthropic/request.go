@@ -223,8 +223,14 @@ func nativeMessage(blocks json.RawMessage) anthropic.MessageParam {
 	return anthropic.MessageParam{OfAssistant: &a}
 }
 
-// imageTypes are the image types the API takes.
-var imageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+// imageType reports whether the API takes images of MIME type t.
+func imageType(t string) bool {
+	switch t {
+	case "image/jpeg", "image/png", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
 
 // userBlocks converts the user's input: text as text, images the API
 // takes as images, everything else as text that says what it is. Empty
@@ -237,7 +243,7 @@ func userBlocks(content []gateway.Content) []anthropic.ContentBlockParamUnion {
 			if c.Text != "" {
 				out = append(out, anthropic.NewTextBlock(c.Text))
 			}
-		case c.Type == gateway.ContentImage && slices.Contains(imageTypes, c.MIMEType):
+		case c.Type == gateway.ContentImage && imageType(c.MIMEType):
 			out = append(out, anthropic.NewImageBlockBase64(c.MIMEType, c.Data))
 		default:
 			out = append(out, anthropic.NewTextBlock(gateway.PlainText([]gateway.Content{c})))
