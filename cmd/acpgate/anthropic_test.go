@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/testdata/fakeanthropic"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // toolResultText is the text the model was sent as the result of call id
@@ -149,4 +151,41 @@ func canonical(t *testing.T, v any) string {
 	}
 	out, _ := json.Marshal(g)
 	return string(out)
+}
+
+// TestAnthropicModelPicker: with an Anthropic model the picker lists GET
+// /v1/models (asked with the key) with the display names, and a model
+// picked there is the one the next request names.
+func TestAnthropicModelPicker(t *testing.T) {
+	t.Parallel()
+	claude := fakeanthropic.Start(fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.Text("from claude-b")}})
+	defer claude.Close()
+	const key = "sk-ant-picker-3e9a"
+	claude.RequireKey(key)
+	claude.SetModels(fakeanthropic.Model{ID: "claude-a", DisplayName: "Claude A"}, fakeanthropic.Model{ID: "claude-b", DisplayName: "Claude B"})
+	a := startAgentEnv(t, t.TempDir(), []string{"ANTHROPIC_API_KEY=" + key}, "--provider", "anthropic", "--base-url", claude.URL, "--model", "claude-a")
+	var resp acpsdk.NewSessionResponse
+	testbin.WaitFor(t, "the endpoint's models in the picker", func() bool {
+		resp = openSession(t, a, "")
+		_, values := modelOption(t, resp.ConfigOptions)
+		return slices.Contains(values, "claude-b")
+	})
+	var names []string
+	for _, o := range resp.ConfigOptions {
+		if o.Select != nil && o.Select.Id == "model" {
+			for _, v := range *o.Select.Options.Ungrouped {
+				names = append(names, v.Name)
+			}
+		}
+	}
+	if !slices.Contains(names, "Claude B") {
+		t.Errorf("picker names %v", names)
+	}
+	if _, err := a.conn.SetSessionConfigOption(ctx30(t), acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{SessionId: resp.SessionId, ConfigId: "model", Value: "claude-b"}}); err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, a, resp.SessionId, "hi")
+	if got := claude.Requests()[0].Model; got != "claude-b" {
+		t.Errorf("the request named model %q", got)
+	}
 }
