@@ -39,12 +39,13 @@ var version = "0.1.0-dev"
 // cliConfig is what the command line and environment say.
 type cliConfig struct {
 	stateDir, logLevel, logFile, logFormat string
-	model, baseURL, provider               string
-	// apiKey and anthropicKey are OPENAI_API_KEY and ANTHROPIC_API_KEY.
-	apiKey, anthropicKey string
+	model, baseURL, apiKey                 string
 	configPath, profile                    string
 	workspaceTools                         config.WorkspaceTools // "": the file's
 	startupBudget                          time.Duration
+	// provider is --provider; apiKey is OPENAI_API_KEY, anthropicKey
+	// ANTHROPIC_API_KEY.
+	provider, anthropicKey string
 	// graceSet: the retired --startup-grace was given (logged at start).
 	graceSet    bool
 	showVersion bool
