@@ -21,7 +21,16 @@ type part struct {
 	model  string
 	blocks []*block // by index
 	stop   anthropic.StopReason
-	usage  gateway.Usage
+	// The usage as the API counts it: input tokens neither read from nor
+	// written to the cache, cache reads, cache writes, output.
+	input, read, write, output int64
+}
+
+// usage is the part's usage for the gateway, whose input tokens include
+// the cache's.
+func (pt *part) usage() gateway.Usage {
+	return gateway.Usage{InputTokens: int(pt.input + pt.read + pt.write), OutputTokens: int(pt.output),
+		CacheReadTokens: int(pt.read), CacheWriteTokens: int(pt.write)}
 }
 
 // block is one content block on its way.
@@ -42,8 +51,7 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 	case "message_start":
 		pt.model = string(ev.Message.Model)
 		u := ev.Message.Usage
-		pt.usage = gateway.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
-			CacheReadTokens: int(u.CacheReadInputTokens), CacheWriteTokens: int(u.CacheCreationInputTokens)}
+		pt.input, pt.read, pt.write, pt.output = u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens
 	case "content_block_start":
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(ev.ContentBlock.RawJSON()), &fields); err != nil {
@@ -64,15 +72,15 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 		// The delta's usage is cumulative; older servers send only the
 		// output tokens.
 		u := ev.Usage
-		pt.usage.OutputTokens = int(u.OutputTokens)
+		pt.output = u.OutputTokens
 		if u.JSON.InputTokens.Valid() {
-			pt.usage.InputTokens = int(u.InputTokens)
+			pt.input = u.InputTokens
 		}
 		if u.JSON.CacheReadInputTokens.Valid() {
-			pt.usage.CacheReadTokens = int(u.CacheReadInputTokens)
+			pt.read = u.CacheReadInputTokens
 		}
 		if u.JSON.CacheCreationInputTokens.Valid() {
-			pt.usage.CacheWriteTokens = int(u.CacheCreationInputTokens)
+			pt.write = u.CacheCreationInputTokens
 		}
 	}
 	return nil
@@ -168,7 +176,7 @@ type answer struct {
 
 // add appends a part.
 func (a *answer) add(pt *part) {
-	a.model, a.stop, a.usage = pt.model, pt.stop, a.usage.Add(pt.usage)
+	a.model, a.stop, a.usage = pt.model, pt.stop, a.usage.Add(pt.usage())
 	for _, b := range pt.blocks {
 		if b == nil {
 			continue
