@@ -13,17 +13,15 @@ import (
 // the tokens the conversation takes out of the model's context window (its
 // input, the prompt cache's reads and writes included, and the answer) and,
 // when the model's pricing is configured, the session's cost so far in its
-// currency, the cache's reads and writes at their own prices (saved with
-// the session). ok is false when the window is not known (the update needs
-// a size; acpgate does not guess one).
+// currency (saved with the session). ok is false when the window is not
+// known (the update needs a size; acpgate does not guess one).
 func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
 	s.mu.Lock()
 	_, window, pricing := s.current(tu.setup)
 	var cost *acpsdk.Cost
 	if pricing != nil {
 		cur := pricing.CurrencyCode()
-		uncached := u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
-		s.pick.cost[cur] += pricing.Cost(uncached, u.OutputTokens) + pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens)
+		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens)
 		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
 	}
 	costs := costMeta(s.pick.cost)
@@ -36,7 +34,8 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	if window <= 0 {
 		return update, false
 	}
-	return acpsdk.SessionUsageUpdate{Used: u.InputTokens + u.OutputTokens, Size: window, Cost: cost}, true
+	used := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens + u.OutputTokens
+	return acpsdk.SessionUsageUpdate{Used: used, Size: window, Cost: cost}, true
 }
 
 // costMeta copies a session's costs for its metadata.

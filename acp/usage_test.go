@@ -59,7 +59,7 @@ func TestUsageAndTitleUpdates(t *testing.T) {
 func TestUsageCountsTheCache(t *testing.T) {
 	m := scripted(func(_ gateway.ModelRequest, onDelta func(gateway.Delta)) (gateway.ModelResponse, error) {
 		return gateway.ModelResponse{Message: assistant("hi"), Stop: gateway.StopEndTurn,
-			Usage: gateway.Usage{InputTokens: 12100, CacheWriteTokens: 2000, CacheReadTokens: 10000, OutputTokens: 50}}, nil
+			Usage: gateway.Usage{InputTokens: 100, CacheWriteTokens: 2000, CacheReadTokens: 10000, OutputTokens: 50}}, nil
 	})
 	for _, c := range []struct {
 		name, pricing string

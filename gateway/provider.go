@@ -19,16 +19,17 @@ const (
 	StopCancelled       StopReason = "cancelled"         // the turn's context was cancelled
 )
 
-// Usage counts tokens.
+// Usage counts tokens. The input of a model call is InputTokens plus
+// CacheReadTokens plus CacheWriteTokens: each input token is counted in
+// exactly one of them, by how it was priced.
 type Usage struct {
-	// InputTokens are all the input tokens of the call, those read from
-	// and written to the provider's prompt cache included.
+	// InputTokens are the input tokens neither read from nor written to
+	// the provider's prompt cache.
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
-	// CacheReadTokens and CacheWriteTokens are the part of InputTokens
-	// read from and written to the prompt cache (Anthropic's
-	// cache_read_input_tokens and cache_creation_input_tokens), which
-	// are priced apart.
+	// CacheReadTokens are the input tokens read from the prompt cache;
+	// CacheWriteTokens those written to it (Anthropic's
+	// cache_read_input_tokens and cache_creation_input_tokens).
 	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
 	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
 }

@@ -68,7 +68,7 @@ func TestStreamingText(t *testing.T) {
 	if resp.Message.Text() != "Hello there, ünïcode friend." || resp.Stop != gateway.StopEndTurn || resp.Model != fake.DefaultModel || resp.Message.Native != nil {
 		t.Errorf("response %+v", resp)
 	}
-	if want := (gateway.Usage{InputTokens: 1207, OutputTokens: 9, CacheReadTokens: 1000, CacheWriteTokens: 200}); resp.Usage != want {
+	if want := (gateway.Usage{InputTokens: 7, OutputTokens: 9, CacheReadTokens: 1000, CacheWriteTokens: 200}); resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
 	req := srv.Requests()[0]

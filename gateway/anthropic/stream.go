@@ -21,16 +21,7 @@ type part struct {
 	model  string
 	blocks []*block // by index
 	stop   anthropic.StopReason
-	// The usage as the API counts it: input tokens neither read from nor
-	// written to the cache, cache reads, cache writes, output.
-	input, read, write, output int64
-}
-
-// usage is the part's usage for the gateway, whose input tokens include
-// the cache's.
-func (pt *part) usage() gateway.Usage {
-	return gateway.Usage{InputTokens: int(pt.input + pt.read + pt.write), OutputTokens: int(pt.output),
-		CacheReadTokens: int(pt.read), CacheWriteTokens: int(pt.write)}
+	usage  gateway.Usage
 }
 
 // block is one content block on its way.
@@ -51,7 +42,8 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 	case "message_start":
 		pt.model = string(ev.Message.Model)
 		u := ev.Message.Usage
-		pt.input, pt.read, pt.write, pt.output = u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens
+		pt.usage = gateway.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
+			CacheReadTokens: int(u.CacheReadInputTokens), CacheWriteTokens: int(u.CacheCreationInputTokens)}
 	case "content_block_start":
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(ev.ContentBlock.RawJSON()), &fields); err != nil {
@@ -72,15 +64,15 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 		// The delta's usage is cumulative; older servers send only the
 		// output tokens.
 		u := ev.Usage
-		pt.output = u.OutputTokens
+		pt.usage.OutputTokens = int(u.OutputTokens)
 		if u.JSON.InputTokens.Valid() {
-			pt.input = u.InputTokens
+			pt.usage.InputTokens = int(u.InputTokens)
 		}
 		if u.JSON.CacheReadInputTokens.Valid() {
-			pt.read = u.CacheReadInputTokens
+			pt.usage.CacheReadTokens = int(u.CacheReadInputTokens)
 		}
 		if u.JSON.CacheCreationInputTokens.Valid() {
-			pt.write = u.CacheCreationInputTokens
+			pt.usage.CacheWriteTokens = int(u.CacheCreationInputTokens)
 		}
 	}
 	return nil
@@ -176,7 +168,7 @@ type answer struct {
 
 // add appends a part.
 func (a *answer) add(pt *part) {
-	a.model, a.stop, a.usage = pt.model, pt.stop, a.usage.Add(pt.usage())
+	a.model, a.stop, a.usage = pt.model, pt.stop, a.usage.Add(pt.usage)
 	for _, b := range pt.blocks {
 		if b == nil {
 			continue
