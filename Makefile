@@ -3,7 +3,7 @@ GO        ?= go
 BIN       ?= bin
 NPM_DIRS  := testdata/everything testdata/acpnode testdata/conformance
 # go ./... skips testdata/; its Go packages are named here.
-TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/cachekit ./testdata/minagent ./testdata/wsclient ./testdata/mcptunnel ./testdata/typecheck \
+TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/cachekit ./testdata/fakeanthropic ./testdata/minagent ./testdata/wsclient ./testdata/mcptunnel ./testdata/typecheck \
                  ./testdata/conformance ./testdata/conformance/harness ./testdata/conformance/run
 STATICCHECK_VERSION := v0.8.2
 # release: RELEASE_REPO is the repository named in the registry entry;

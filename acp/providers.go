@@ -16,6 +16,7 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/mcpclient"
 )
@@ -25,11 +26,10 @@ import (
 // of the connection is sent (endpoint), and the sessions take the change
 // at their next turn (setup.model).
 
-// The one provider acpgate has, and the one protocol it speaks.
-const (
-	mainProvider = "main"
-	apiOpenAI    = "openai"
-)
+// The one provider acpgate has. The protocols it speaks are the
+// providers of the model settings (config.ProviderOpenAI and
+// config.ProviderAnthropic), whose names are ACP apiTypes.
+const mainProvider = "main"
 
 // endpoint is what the client made of the model endpoint with
 // providers/set and providers/disable, over what the configuration says,
@@ -44,6 +44,7 @@ type endpoint struct {
 
 // endpointSet is what providers/set gave. It is never modified.
 type endpointSet struct {
+	apiType string // config.ProviderOpenAI or config.ProviderAnthropic
 	baseURL string
 	headers map[string]string
 }
@@ -67,15 +68,24 @@ func (e *endpoint) change(disabled bool, set *endpointSet) {
 	}
 }
 
-// apply returns model settings m routed as the client set: its base URL
-// and headers replace the configured ones, and the configured API key is
-// not sent to an endpoint the client chose (its headers carry what it
-// needs). The model and what is known of it stay.
+// apply returns model settings m routed as the client set: its protocol,
+// base URL and headers replace the configured ones, and the configured
+// API key is not sent to an endpoint the client chose (its headers carry
+// what it needs). The model and what is known of it stay.
 func (e *endpoint) apply(m config.Model) config.Model {
 	if _, _, set := e.state(); set != nil {
-		m.BaseURL, m.APIKey, m.Headers = set.baseURL, "", set.headers
+		m.Provider, m.BaseURL, m.APIKey, m.Headers = set.apiType, set.baseURL, "", set.headers
 	}
 	return m
+}
+
+// endpointURL is the base URL requests of settings m go to: the
+// configured one, else its provider's default.
+func endpointURL(m config.Model) string {
+	if m.ResolvedProvider() == config.ProviderAnthropic {
+		return anthropic.RootURL(m.BaseURL)
+	}
+	return cmp.Or(m.BaseURL, openaicompat.DefaultBaseURL)
 }
 
 // model returns session s's model for a new turn, a prompt command or a
@@ -125,20 +135,20 @@ type providerCurrent struct {
 }
 
 // listProviders answers providers/list: the one provider, "main", speaking
-// openai, with the endpoint of the sessions of the default profile (as
+// openai or anthropic (as model.provider says), with the endpoint of the sessions of the default profile (as
 // set by the client, else as configured) or null once disabled. It can be
 // disabled, so it is not required.
 func (a *Agent) listProviders() (any, error) {
 	if !a.setup.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersList)
 	}
-	info := providerInfo{ProviderID: mainProvider, Supported: []string{apiOpenAI}}
+	info := providerInfo{ProviderID: mainProvider, Supported: []string{config.ProviderOpenAI, config.ProviderAnthropic}}
 	if _, disabled, _ := a.setup.endpoint.state(); !disabled {
 		// A profile the configuration no longer has falls back to the
 		// defaults, as the settings of no profile.
 		sc, _ := a.setup.sessionConfigFor(a.opts.Profile)
 		m := a.setup.settings(sc)
-		info.Current = &providerCurrent{APIType: apiOpenAI, BaseURL: cmp.Or(m.BaseURL, openaicompat.DefaultBaseURL)}
+		info.Current = &providerCurrent{APIType: m.ResolvedProvider(), BaseURL: endpointURL(m)}
 		if len(m.Headers) > 0 {
 			redacted := map[string]string{}
 			for name := range m.Headers {
@@ -151,7 +161,8 @@ func (a *Agent) listProviders() (any, error) {
 }
 
 // setProvider answers providers/set: the sessions' model requests go to
-// baseUrl with headers from their next turn on (see endpoint.apply). Every
+// baseUrl, in the protocol apiType (openai or anthropic), with headers
+// from their next turn on (see endpoint.apply). Every
 // header value is registered as a secret first, so it is redacted from
 // the logs and from everything sent to the client.
 func (a *Agent) setProvider(params json.RawMessage) (any, error) {
@@ -163,7 +174,7 @@ func (a *Agent) setProvider(params json.RawMessage) (any, error) {
 		return nil, ierr.rpcError()
 	}
 	a.setup.endpoint.change(false, set)
-	a.logger.Info("the client set the model endpoint", "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
+	a.logger.Info("the client set the model endpoint", "api_type", set.apiType, "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
 	return struct{}{}, nil
 }
 
@@ -209,15 +220,15 @@ func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputEr
 		return nil, badParam("providerId", "unknown provider %q (acpgate has one: %q)", *p.ProviderID, mainProvider)
 	case p.APIType == nil:
 		return nil, badParam("apiType", "missing")
-	case *p.APIType != apiOpenAI:
-		return nil, badParam("apiType", "unsupported protocol %q: acpgate speaks %q (OpenAI-compatible Chat Completions)", *p.APIType, apiOpenAI)
+	case *p.APIType != config.ProviderOpenAI && *p.APIType != config.ProviderAnthropic:
+		return nil, badParam("apiType", "unsupported protocol %q: acpgate speaks %q (OpenAI-compatible Chat Completions) and %q (Anthropic's Messages API)", *p.APIType, config.ProviderOpenAI, config.ProviderAnthropic)
 	case p.BaseURL == nil:
 		return nil, badParam("baseUrl", "missing")
 	}
 	if ierr := checkBaseURL(*p.BaseURL); ierr != nil {
 		return nil, ierr
 	}
-	return &endpointSet{baseURL: *p.BaseURL, headers: headers}, nil
+	return &endpointSet{apiType: *p.APIType, baseURL: *p.BaseURL, headers: headers}, nil
 }
 
 // providerHeaders decodes the headers of providers/set (absent: none),

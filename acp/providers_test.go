@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -11,7 +12,12 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/anthropic"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/testdata/fakeanthropic"
 	"github.com/acpgate/acpgate/testdata/fakellm"
 	"github.com/acpgate/acpgate/testdata/testbin"
 )
@@ -38,7 +44,7 @@ func listProviders(t *testing.T, h *harness) providerList {
 	if r.Error != nil || json.Unmarshal(r.Result, &l) != nil || len(l.Providers) != 1 {
 		t.Fatalf("providers/list: %s", r.Raw)
 	}
-	if p := l.Providers[0]; p.ProviderID != "main" || len(p.Supported) != 1 || p.Supported[0] != "openai" || p.Required == nil || *p.Required {
+	if p := l.Providers[0]; p.ProviderID != "main" || strings.Join(p.Supported, ",") != "openai,anthropic" || p.Required == nil || *p.Required {
 		t.Errorf("provider %s", r.Raw)
 	}
 	return l
@@ -115,7 +121,7 @@ func TestProviders(t *testing.T) {
 		{map[string]any{"apiType": "openai", "baseUrl": two.URL}, "providerId"},
 		{map[string]any{"providerId": "other", "apiType": "openai", "baseUrl": two.URL}, "providerId"},
 		{map[string]any{"providerId": "main", "baseUrl": two.URL}, "apiType"},
-		{map[string]any{"providerId": "main", "apiType": "anthropic", "baseUrl": two.URL}, "apiType"},
+		{map[string]any{"providerId": "main", "apiType": "azure", "baseUrl": two.URL}, "apiType"},
 		{map[string]any{"providerId": "main", "apiType": "openai"}, "baseUrl"},
 		{map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": "ftp://127.0.0.1/v1"}, "baseUrl"},
 		{map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": "http://example.com/v1"}, "baseUrl"},
@@ -183,5 +189,40 @@ func TestProviders(t *testing.T) {
 		if r := plain.call(m, map[string]any{"providerId": "main"}); r.Error == nil || r.Error.Code != -32601 {
 			t.Errorf("%s without Models: %s", m, r.Raw)
 		}
+	}
+}
+
+// TestProvidersAnthropic: providers/list reports apiType anthropic for a
+// model configured on api.anthropic.com (and its default base URL), and
+// providers/set with apiType anthropic sends the next turn to an
+// Anthropic Messages endpoint, without the configured key.
+func TestProvidersAnthropic(t *testing.T) {
+	t.Parallel()
+	claude := fakeanthropic.Start(fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.Text("from claude")}})
+	defer claude.Close()
+	built := func(_ context.Context, m config.Model) (gateway.Provider, error) {
+		if m.ResolvedProvider() == config.ProviderAnthropic {
+			return anthropic.New(anthropic.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Headers: m.Headers, MaxRetries: anthropic.NoRetries})
+		}
+		return openaicompat.New(openaicompat.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model, Headers: m.Headers, MaxRetries: openaicompat.NoRetries})
+	}
+	h := newHarness(t, acp.Options{Providers: built,
+		Config: configOf(t, `{"model": {"baseUrl": "https://api.anthropic.com/v1", "model": "`+fakeanthropic.DefaultModel+`", "apiKey": "sk-ant-configured"}}`)}, nil)
+	if c := listProviders(t, h).Providers[0].Current; c == nil || c.APIType != "anthropic" || c.BaseURL != "https://api.anthropic.com" {
+		t.Errorf("configured provider: %+v", c)
+	}
+	if r := h.call("providers/set", map[string]any{"providerId": "main", "apiType": "anthropic", "baseUrl": claude.URL, "headers": map[string]string{"X-Api-Key": "sk-ant-client"}}); r.Error != nil {
+		t.Fatalf("providers/set: %s", r.Raw)
+	}
+	if c := listProviders(t, h).Providers[0].Current; c == nil || c.APIType != "anthropic" || c.BaseURL != claude.URL {
+		t.Errorf("provider after set: %+v", c)
+	}
+	sid := h.newSession().SessionId
+	if _, ups := h.prompt(sid, "hello"); agentText(ups) != "from claude" {
+		t.Fatalf("turn: %q", agentText(ups))
+	}
+	got := claude.Requests()[0].Header
+	if got.Get("X-Api-Key") != "sk-ant-client" || got.Get("Authorization") != "" {
+		t.Errorf("the endpoint got headers %v", got)
 	}
 }

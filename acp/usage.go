@@ -11,7 +11,7 @@ import (
 
 // usageUpdate is the usage_update after a model response with usage u:
 // the tokens the conversation takes out of the model's context window (its
-// input, the prompt cache's reads included, and the answer) and,
+// input, the prompt cache's reads and writes included, and the answer) and,
 // when the model's pricing is configured, the session's cost so far in its
 // currency (saved with the session). ok is false when the window is not
 // known (the update needs a size; acpgate does not guess one). Input
@@ -23,7 +23,7 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	var cost *acpsdk.Cost
 	if pricing != nil {
 		cur := pricing.CurrencyCode()
-		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CachedInputCost(u.CacheReadTokens)
+		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.setup.settings(s.cfg).ResolvedProvider())
 		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
 	}
 	costs := costMeta(s.pick.cost)
@@ -36,16 +36,17 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	if window <= 0 {
 		return update, false
 	}
-	used := u.InputTokens + u.CacheReadTokens + u.OutputTokens
+	used := u.Input() + u.OutputTokens
 	return acpsdk.SessionUsageUpdate{Used: used, Size: window, Cost: cost, Meta: usageMeta(u)}, true
 }
 
 // usageMeta is the _meta of a usage_update: the response's tokens, named
-// as the fields of ACP's Usage (inputTokens are those not read from the
-// cache).
+// as the fields of ACP's Usage (inputTokens are those neither read from
+// nor written to the cache).
 func usageMeta(u gateway.Usage) map[string]any {
 	return map[string]any{"acpgate": map[string]any{"usage": map[string]any{
-		"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens, "cachedReadTokens": u.CacheReadTokens,
+		"inputTokens": u.InputTokens, "outputTokens": u.OutputTokens,
+		"cachedReadTokens": u.CacheReadTokens, "cachedWriteTokens": u.CacheWriteTokens,
 	}}}
 }
 

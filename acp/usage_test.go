@@ -83,9 +83,40 @@ func TestUsageCachedTokens(t *testing.T) {
 			if usage == nil || usage.Used != 1500 || usage.Cost == nil || !near(usage.Cost.Amount, c.cost) {
 				t.Fatalf("usage_update %+v, want used 1500 and cost %v", usage, c.cost)
 			}
-			want := map[string]any{"inputTokens": 200.0, "outputTokens": 500.0, "cachedReadTokens": 800.0} // as the client decodes it
+			want := map[string]any{"inputTokens": 200.0, "outputTokens": 500.0, "cachedReadTokens": 800.0, "cachedWriteTokens": 0.0} // as the client decodes it
 			if got := usage.Meta["acpgate"].(map[string]any)["usage"]; !reflect.DeepEqual(got, want) {
 				t.Errorf("_meta.acpgate.usage %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestUsageCountsTheCache: the prompt cache's reads and writes count in
+// used, and the cost prices them at the cache prices (by default 1.25 and
+// 0.1 times the input price; set ones win).
+func TestUsageCountsTheCache(t *testing.T) {
+	m := scripted(func(_ gateway.ModelRequest, onDelta func(gateway.Delta)) (gateway.ModelResponse, error) {
+		return gateway.ModelResponse{Message: assistant("hi"), Stop: gateway.StopEndTurn,
+			Usage: gateway.Usage{InputTokens: 100, CacheWriteTokens: 2000, CacheReadTokens: 10000, OutputTokens: 50}}, nil
+	})
+	for _, c := range []struct {
+		name, pricing string
+		cost          float64
+	}{
+		{"default cache prices", `{"inputPerMTok": 3, "outputPerMTok": 15}`, (100*3 + 2000*3.75 + 10000*0.3 + 50*15) / 1e6},
+		{"set cache prices", `{"inputPerMTok": 3, "outputPerMTok": 15, "cacheWritePerMTok": 6, "cacheReadPerMTok": 0}`, (100*3 + 2000*6 + 50*15) / 1e6},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, acp.Options{Provider: m, Config: configOf(t, `{"model": {"provider": "anthropic", "contextWindow": 200000, "pricing": `+c.pricing+`}}`)}, nil)
+			_, ups := h.prompt(h.newSession().SessionId, "hello")
+			var usage *acpsdk.SessionUsageUpdate
+			for _, u := range ups {
+				if u.UsageUpdate != nil {
+					usage = u.UsageUpdate
+				}
+			}
+			if usage == nil || usage.Used != 12150 || usage.Cost == nil || usage.Cost.Amount-c.cost > 1e-12 || c.cost-usage.Cost.Amount > 1e-12 {
+				t.Errorf("usage_update %s, want used 12150 and cost %v", dump([]acpsdk.SessionUpdate{{UsageUpdate: usage}}), c.cost)
 			}
 		})
 	}

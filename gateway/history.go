@@ -34,6 +34,22 @@ type Message struct {
 	ToolCallID string  `json:"toolCallId,omitempty"`
 	ToolName   string  `json:"toolName,omitempty"`
 	Result     *Result `json:"result,omitempty"`
+	// Native is the message as its provider returned it, for that provider
+	// to send back exactly (Anthropic's thinking blocks with their
+	// signatures, for one); nil when there is nothing the fields above do
+	// not say. The fields above say the same in the gateway's terms, and
+	// other providers use them. Whoever changes a message's content drops
+	// Native.
+	Native *Native `json:"native,omitempty"`
+}
+
+// Native is a message in one provider's own format. It is plain data.
+type Native struct {
+	// Provider names the format, as "anthropic".
+	Provider string `json:"provider"`
+	// Content is the provider's own content of the message, JSON as
+	// encoding/json writes it (so that it round-trips byte for byte).
+	Content json.RawMessage `json:"content"`
 }
 
 // Text returns the concatenated text blocks of m.

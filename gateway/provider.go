@@ -20,22 +20,30 @@ const (
 )
 
 // Usage counts tokens. The input of a model call is InputTokens plus
-// CacheReadTokens: each input token is counted in exactly one of them, by
-// how it was priced.
+// CacheReadTokens plus CacheWriteTokens: each input token is counted in
+// exactly one of them, by how it was priced.
 type Usage struct {
-	// InputTokens are the input tokens not read from the provider's prompt
-	// cache.
+	// InputTokens are the input tokens neither read from nor written to
+	// the provider's prompt cache.
 	InputTokens  int `json:"inputTokens"`
 	OutputTokens int `json:"outputTokens"`
-	// CacheReadTokens are the input tokens read from the prompt cache
-	// (OpenAI's prompt_tokens_details.cached_tokens).
-	CacheReadTokens int `json:"cacheReadTokens,omitempty"`
+	// CacheReadTokens are the input tokens read from the prompt cache;
+	// CacheWriteTokens those written to it (Anthropic's
+	// cache_read_input_tokens and cache_creation_input_tokens).
+	CacheReadTokens  int `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
 }
+
+// Input returns the input tokens of the call, however priced: InputTokens
+// plus CacheReadTokens plus CacheWriteTokens.
+func (u Usage) Input() int { return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
-		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens}
+	return Usage{
+		InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
 }
 
 // ToolSpec is a tool as offered to a model.

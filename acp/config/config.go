@@ -41,11 +41,15 @@ type Config struct {
 	Servers map[string]Server `json:"servers,omitzero"`
 }
 
-// Model holds the settings of the OpenAI-compatible model endpoint. Empty
-// fields are unset. APIKey and Headers values may be secret references,
-// which this package keeps verbatim. A Model value is plain data: not safe
-// for concurrent modification.
+// Model holds the settings of the model endpoint. Empty fields are unset.
+// APIKey and Headers values may be secret references, which this package
+// keeps verbatim. A Model value is plain data: not safe for concurrent
+// modification.
 type Model struct {
+	// Provider is the API the endpoint speaks, ProviderOpenAI or
+	// ProviderAnthropic; "" infers it from BaseURL (see
+	// ResolvedProvider).
+	Provider string `json:"provider,omitzero"`
 	// BaseURL is the endpoint, as http://127.0.0.1:11434/v1.
 	BaseURL string `json:"baseUrl,omitzero"`
 	// Model is the model name.
@@ -65,6 +69,12 @@ type Model struct {
 	// PromptCacheKey says whether requests carry prompt_cache_key, the
 	// session id (nil: only to OpenAI's API, api.openai.com).
 	PromptCacheKey *bool `json:"promptCacheKey,omitempty"`
+	// Thinking ("adaptive", "off"; "": the model's default) and
+	// ThinkingBudget (>= 1024: extended thinking with this budget; 0:
+	// unset) say how an Anthropic model thinks; other providers ignore
+	// them.
+	Thinking       string `json:"thinking,omitzero"`
+	ThinkingBudget int    `json:"thinkingBudget,omitzero"`
 }
 
 // Limits bounds what a session may use. A nil field is not set (the caller

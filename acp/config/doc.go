@@ -85,13 +85,19 @@
 //
 // # Models
 //
-// The model object has baseUrl, model, apiKey, headers, contextWindow,
-// choices (other models of the same endpoint for a session's model
-// picker: ids, or objects with id, name, description, contextWindow and
-// pricing; see [ModelChoice]), pricing (inputPerMTok, outputPerMTok,
-// cachedInputPerMTok, default inputPerMTok, currency, default USD; see
-// [Pricing]) and promptCacheKey (whether requests carry the session as
-// prompt_cache_key; default: to api.openai.com only).
+// The model object has provider ("openai", the default, or "anthropic",
+// inferred for a baseUrl on api.anthropic.com; see
+// [Model.ResolvedProvider]), baseUrl, model, apiKey, headers,
+// contextWindow, choices (other models of the same endpoint for a
+// session's model picker: ids, or objects with id, name, description,
+// contextWindow and pricing; see [ModelChoice]), pricing (inputPerMTok,
+// outputPerMTok, cacheWritePerMTok and cacheReadPerMTok — alias
+// cachedInputPerMTok —, by default 1.25 times the input price for writes
+// and, for reads, 0.1 times it for anthropic and the input price for
+// openai; currency, default USD; see [Pricing]), promptCacheKey (whether
+// requests carry the session as prompt_cache_key; default: to
+// api.openai.com only) and, for anthropic, thinking ("adaptive" or "off")
+// and thinkingBudget.
 //
 // The top-level "workspaceTools" ("client", the default, "local" or "off")
 // says where every session's workspace tools work ([WorkspaceTools]).

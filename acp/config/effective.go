@@ -119,15 +119,25 @@ func (c *Config) Effective(profile string) (Effective, error) {
 	return eff, nil
 }
 
-// Over returns m with the set fields of o over it: o's non-empty BaseURL,
-// Model, APIKey and ContextWindow, and its Headers, Choices, Pricing and
-// PromptCacheKey when non-nil (each replacing m's whole). When o names another model, m's
+// Over returns m with the set fields of o over it: o's non-empty Provider,
+// BaseURL, Model, APIKey, ContextWindow, Thinking and ThinkingBudget, and
+// its Headers, Choices, Pricing and PromptCacheKey when non-nil (each
+// replacing m's whole). When o names another model, m's
 // ContextWindow and Pricing, which were said of m's model, are dropped
 // unless o sets its own.
 // This is the one merge rule of model settings: a profile's over the
 // file's (in [Config.Effective]), and acpgate's flags and environment over
 // both.
 func (m Model) Over(o Model) Model {
+	if o.Provider != "" {
+		m.Provider = o.Provider
+	}
+	if o.Thinking != "" {
+		m.Thinking = o.Thinking
+	}
+	if o.ThinkingBudget != 0 {
+		m.ThinkingBudget = o.ThinkingBudget
+	}
 	if o.BaseURL != "" {
 		m.BaseURL = o.BaseURL
 	}

@@ -1,6 +1,33 @@
 package config
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+)
+
+// The providers, the APIs a model endpoint speaks (Model.Provider).
+const (
+	// ProviderOpenAI is OpenAI-compatible Chat Completions.
+	ProviderOpenAI = "openai"
+	// ProviderAnthropic is Anthropic's Messages API.
+	ProviderAnthropic = "anthropic"
+)
+
+// anthropicHost is the host whose base URLs infer ProviderAnthropic.
+const anthropicHost = "api.anthropic.com"
+
+// ResolvedProvider returns Provider, or, when it is "", ProviderAnthropic
+// for a BaseURL on api.anthropic.com and ProviderOpenAI otherwise.
+func (m Model) ResolvedProvider() string {
+	if m.Provider != "" {
+		return m.Provider
+	}
+	if u, err := url.Parse(m.BaseURL); err == nil && strings.EqualFold(u.Hostname(), anthropicHost) {
+		return ProviderAnthropic
+	}
+	return ProviderOpenAI
+}
 
 // DefaultCurrency is the currency of a [Pricing] that names none.
 const DefaultCurrency = "USD"
@@ -51,8 +78,15 @@ type Pricing struct {
 	InputPerMTok float64 `json:"inputPerMTok"`
 	// OutputPerMTok is the price of a million output tokens (>= 0).
 	OutputPerMTok float64 `json:"outputPerMTok"`
-	// CachedInputPerMTok is the price of a million input tokens served
-	// from the provider's prompt cache (>= 0; nil: InputPerMTok).
+	// CacheWritePerMTok and CacheReadPerMTok are the prices of a million
+	// input tokens written to and read from the prompt cache (>= 0); nil:
+	// DefaultCacheWrite times InputPerMTok, and for reads
+	// CachedInputPerMTok, else CacheReadDefault(provider) times
+	// InputPerMTok.
+	CacheWritePerMTok *float64 `json:"cacheWritePerMTok,omitempty"`
+	CacheReadPerMTok  *float64 `json:"cacheReadPerMTok,omitempty"`
+	// CachedInputPerMTok is CacheReadPerMTok under OpenAI's name (the
+	// price of its cached_tokens); CacheReadPerMTok wins when both are set.
 	CachedInputPerMTok *float64 `json:"cachedInputPerMTok,omitempty"`
 	// Currency is an ISO 4217 code; "" means DefaultCurrency.
 	Currency string `json:"currency,omitzero"`
@@ -63,14 +97,36 @@ func (p Pricing) Cost(input, output int) float64 {
 	return (float64(input)*p.InputPerMTok + float64(output)*p.OutputPerMTok) / 1e6
 }
 
-// CachedInputCost returns the price of input tokens served from the
-// prompt cache: CachedInputPerMTok, or InputPerMTok when it is nil.
-func (p Pricing) CachedInputCost(cached int) float64 {
-	price := p.InputPerMTok
-	if p.CachedInputPerMTok != nil {
-		price = *p.CachedInputPerMTok
+// DefaultCacheWrite is the default price of a cache write, as a multiple
+// of the input price (Anthropic's).
+const DefaultCacheWrite = 1.25
+
+// CacheReadDefault is the default price of a cache read, as a multiple of
+// the input price, for a provider (Model.ResolvedProvider): Anthropic's
+// 0.1; for an OpenAI-compatible endpoint, whose discount depends on the
+// model and the server, 1 (priced as input unless a price is set).
+func CacheReadDefault(provider string) float64 {
+	if provider == ProviderAnthropic {
+		return 0.1
 	}
-	return float64(cached) * price / 1e6
+	return 1
+}
+
+// CacheCost returns the price of input tokens written to (write) and read
+// from (read) the prompt cache of provider's endpoint (see the fields'
+// defaults).
+func (p Pricing) CacheCost(write, read int, provider string) float64 {
+	w, r := p.InputPerMTok*DefaultCacheWrite, p.InputPerMTok*CacheReadDefault(provider)
+	if p.CacheWritePerMTok != nil {
+		w = *p.CacheWritePerMTok
+	}
+	switch {
+	case p.CacheReadPerMTok != nil:
+		r = *p.CacheReadPerMTok
+	case p.CachedInputPerMTok != nil:
+		r = *p.CachedInputPerMTok
+	}
+	return (float64(write)*w + float64(read)*r) / 1e6
 }
 
 // CurrencyCode returns Currency, or DefaultCurrency when it is "".

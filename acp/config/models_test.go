@@ -54,18 +54,70 @@ func TestOverDropsAnotherModelsFacts(t *testing.T) {
 	}
 }
 
-// TestCachedInputPrice: input tokens served from a prompt cache cost
-// cachedInputPerMTok, parsed from the file; without it they cost the
-// input price.
+// TestCachedInputPrice: input tokens read from a prompt cache cost
+// cachedInputPerMTok (OpenAI's name for cacheReadPerMTok, which wins),
+// parsed from the file; without either they cost the provider's default:
+// the input price for openai, a tenth of it for anthropic.
 func TestCachedInputPrice(t *testing.T) {
 	c, _, err := config.Parse([]byte(`{"model": {"pricing": {"inputPerMTok": 2, "outputPerMTok": 8, "cachedInputPerMTok": 0.5}}}`), "c.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Model.Pricing.CachedInputCost(800_000); got != 0.4 {
+	if got := c.Model.Pricing.CacheCost(0, 800_000, config.ProviderOpenAI); got != 0.4 {
 		t.Errorf("cost of cached input with a cached price: %v, want 0.4", got)
 	}
-	if got := (config.Pricing{InputPerMTok: 2, OutputPerMTok: 8}).CachedInputCost(800_000); got != 1.6 {
+	one := 1.0
+	both := c.Model.Pricing
+	both.CacheReadPerMTok = &one
+	if got := both.CacheCost(0, 800_000, config.ProviderOpenAI); got != 0.8 {
+		t.Errorf("cacheReadPerMTok and cachedInputPerMTok: %v, want 0.8 (cacheReadPerMTok's)", got)
+	}
+	plain := config.Pricing{InputPerMTok: 2, OutputPerMTok: 8}
+	if got := plain.CacheCost(0, 800_000, config.ProviderOpenAI); got != 1.6 {
 		t.Errorf("cost of cached input without a cached price: %v, want 1.6 (the input price)", got)
+	}
+	if got := plain.CacheCost(0, 800_000, config.ProviderAnthropic); got < 0.16-1e-12 || got > 0.16+1e-12 {
+		t.Errorf("cost of an Anthropic cache read without a price: %v, want 0.16 (a tenth of the input price)", got)
+	}
+}
+
+// TestProviderAndCachePrices: the provider is inferred from a base URL on
+// api.anthropic.com and said explicitly wins; a profile's provider and
+// thinking settings override the file's; cache prices default to 1.25
+// and 0.1 times the input price, and set ones win (0 included).
+func TestProviderAndCachePrices(t *testing.T) {
+	for _, tc := range []struct {
+		m    config.Model
+		want string
+	}{
+		{config.Model{}, config.ProviderOpenAI},
+		{config.Model{BaseURL: "http://127.0.0.1:11434/v1"}, config.ProviderOpenAI},
+		{config.Model{BaseURL: "https://api.anthropic.com"}, config.ProviderAnthropic},
+		{config.Model{BaseURL: "https://API.anthropic.com:443/v1/"}, config.ProviderAnthropic},
+		{config.Model{BaseURL: "https://api.anthropic.com.example.org/v1"}, config.ProviderOpenAI},
+		{config.Model{Provider: config.ProviderOpenAI, BaseURL: "https://api.anthropic.com/v1"}, config.ProviderOpenAI},
+		{config.Model{Provider: config.ProviderAnthropic, BaseURL: "http://127.0.0.1:9"}, config.ProviderAnthropic},
+	} {
+		if got := tc.m.ResolvedProvider(); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.m, got, tc.want)
+		}
+	}
+	c, _, err := config.Parse([]byte(`{"model": {"provider": "openai", "model": "a", "thinking": "off"},
+  "agents": {"list": [{"id": "c", "model": {"provider": "anthropic", "thinkingBudget": 4096}}]}}`), "config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, _ := c.Effective("c")
+	if m := eff.Model; m.ResolvedProvider() != config.ProviderAnthropic || m.Thinking != "off" || m.ThinkingBudget != 4096 {
+		t.Errorf("profile c: %+v", m)
+	}
+	p := config.Pricing{InputPerMTok: 3, OutputPerMTok: 15}
+	if got := p.CacheCost(1_000_000, 1_000_000, config.ProviderAnthropic); got != 3*1.25+3*0.1 {
+		t.Errorf("default cache prices: %v", got)
+	}
+	zero, four := 0.0, 4.0
+	p.CacheReadPerMTok, p.CacheWritePerMTok = &zero, &four
+	if got := p.CacheCost(1_000_000, 1_000_000, config.ProviderAnthropic); got != 4 {
+		t.Errorf("set cache prices: %v", got)
 	}
 }

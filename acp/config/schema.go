@@ -156,6 +156,8 @@ func tooSmall(at string) string {
 		return "must be a percentage from 0 to 100 (0 means off)"
 	case "/$defs/price":
 		return "must not be negative"
+	case "/$defs/model/properties/thinkingBudget":
+		return "must be at least 1024 tokens"
 	}
 	return "must be positive"
 }

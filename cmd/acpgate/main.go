@@ -28,6 +28,7 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
+	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/session"
@@ -43,6 +44,9 @@ type cliConfig struct {
 	configPath, profile                    string
 	workspaceTools                         config.WorkspaceTools // "": the file's
 	startupBudget                          time.Duration
+	// provider is --provider; apiKey is OPENAI_API_KEY, anthropicKey
+	// ANTHROPIC_API_KEY.
+	provider, anthropicKey string
 	// graceSet: the retired --startup-grace was given (logged at start).
 	graceSet    bool
 	showVersion bool
@@ -60,7 +64,14 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	fs.StringVar(&c.logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.model, "model", getenv("ACPGATE_MODEL"), "model name (env ACPGATE_MODEL); none: prompts explain how to configure one")
-	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "OpenAI-compatible API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+")")
+	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "model API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+", or "+anthropic.DefaultBaseURL+" for anthropic)")
+	fs.Func("provider", "the API the model endpoint speaks: openai (OpenAI-compatible Chat Completions) or anthropic (Anthropic's Messages API); default: the configuration's, else anthropic for a base URL on api.anthropic.com, else openai", func(s string) error {
+		if s != config.ProviderOpenAI && s != config.ProviderAnthropic {
+			return fmt.Errorf("want %s or %s, not %q", config.ProviderOpenAI, config.ProviderAnthropic, s)
+		}
+		c.provider = s
+		return nil
+	})
 	fs.DurationVar(&c.startupBudget, "startup-budget", 5*time.Second, "how long after a session opens its prompts and commands wait for MCP servers still connecting (they keep connecting)")
 	fs.Func("startup-grace", "retired: no effect (session/new no longer waits for servers); accepted so that existing settings still start", func(s string) error {
 		if _, err := time.ParseDuration(s); err != nil {
@@ -85,7 +96,7 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	} else if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	c.apiKey = getenv("OPENAI_API_KEY")
+	c.apiKey, c.anthropicKey = getenv("OPENAI_API_KEY"), getenv("ANTHROPIC_API_KEY")
 	switch c.logFormat {
 	case "text", "json":
 	default:
@@ -197,8 +208,10 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	}
 	live := newLiveConfig(cfg)
 	resolver := &secrets.Resolver{Redactor: redactor}
-	if c.apiKey != "" {
-		redactor.Add(c.apiKey)
+	for _, key := range []string{c.apiKey, c.anthropicKey} {
+		if key != "" {
+			redactor.Add(key)
+		}
 	}
 	models := newModels(c, resolver, logger)
 	store, dir, temporary, err := openStore(c.stateDir, logger)
@@ -244,9 +257,11 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 }
 
 // commandEnv is the environment of the commands the local run_command
-// runs: acpgate's own without the model's API key.
+// runs: acpgate's own without the models' API keys.
 func commandEnv(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "OPENAI_API_KEY=") })
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "ANTHROPIC_API_KEY=")
+	})
 }
 
 // openStore opens the session store in dir, or in the default state
@@ -285,16 +300,16 @@ func setupMethod() *acp.TerminalAuth {
 	return &acp.TerminalAuth{
 		ID:          "setup",
 		Name:        setupMethodName,
-		Description: "Choose a model provider (OpenAI, OpenRouter, Gemini, Ollama, LM Studio or any OpenAI-compatible URL), its API key and default model; acpgate needs no sign-in otherwise",
+		Description: "Choose a model provider (OpenAI, Anthropic, OpenRouter, Gemini, Ollama, LM Studio or any OpenAI-compatible URL), its API key and default model; acpgate needs no sign-in otherwise",
 		Args:        []string{setupArg},
 		Command:     exe,
 	}
 }
 
 const noModelMessage = "No model is set up, so I cannot answer prompts. To set one up, run `acpgate setup` in a terminal once: " +
-	"it asks for the provider (OpenAI, OpenRouter, Google Gemini, a local Ollama or LM Studio, or any OpenAI-compatible URL), " +
+	"it asks for the provider (OpenAI, Anthropic, OpenRouter, Google Gemini, a local Ollama or LM Studio, or any OpenAI-compatible URL), " +
 	"the API key and the model, and saves them. An editor with terminal sign-in runs it for you: choose \"" + setupMethodName + "\". " +
-	"Or start acpgate with `--model NAME` (and `--base-url URL`, OPENAI_API_KEY). " +
+	"Or start acpgate with `--model NAME` (and `--base-url URL`, OPENAI_API_KEY; or `--provider anthropic` and ANTHROPIC_API_KEY). " +
 	"Without a model the slash commands still work: /mcp shows the MCP servers, /tools lists their tools, " +
 	"and /call <tool> <json-arguments> calls one."
 

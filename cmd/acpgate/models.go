@@ -12,6 +12,7 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 )
 
@@ -22,10 +23,12 @@ import (
 // for the model picker. Its methods are safe for concurrent use.
 //
 // Precedence, field by field (the README states it): the flags and
-// environment (--model, --base-url, OPENAI_API_KEY) over the session's
-// profile (agents.list[].model) over the file's top-level model.
+// environment (--provider, --model, --base-url, and the API key of the
+// provider in force: OPENAI_API_KEY or ANTHROPIC_API_KEY) over the
+// session's profile (agents.list[].model) over the file's top-level model.
 type models struct {
-	flags  config.Model // what the command line and environment set
+	flags  config.Model      // what the command line and environment set
+	keys   map[string]string // the environment's API key, by provider
 	res    *secrets.Resolver
 	logger *slog.Logger
 
@@ -51,7 +54,8 @@ type modelEntry struct {
 
 func newModels(c cliConfig, res *secrets.Resolver, logger *slog.Logger) *models {
 	return &models{
-		flags:   config.Model{BaseURL: c.baseURL, Model: c.model, APIKey: c.apiKey},
+		flags:   config.Model{Provider: c.provider, BaseURL: c.baseURL, Model: c.model},
+		keys:    map[string]string{config.ProviderOpenAI: c.apiKey, config.ProviderAnthropic: c.anthropicKey},
 		res:     res,
 		logger:  logger,
 		cache:   map[settingsKey]*modelEntry{},
@@ -60,8 +64,15 @@ func newModels(c cliConfig, res *secrets.Resolver, logger *slog.Logger) *models 
 }
 
 // settings returns the model settings in force over the file's settings
-// for a profile (see the precedence above).
-func (m *models) settings(file config.Model) config.Model { return file.Over(m.flags) }
+// for a profile (see the precedence above): an environment key goes only
+// to its own provider's endpoint.
+func (m *models) settings(file config.Model) config.Model {
+	s := file.Over(m.flags)
+	if key := m.keys[s.ResolvedProvider()]; key != "" {
+		s.APIKey = key
+	}
+	return s
+}
 
 // Settings implements acp.Models.
 func (m *models) Settings(file config.Model) config.Model { return m.settings(file) }
@@ -93,8 +104,9 @@ func (m *models) prefetch(ctx context.Context, file config.Model) {
 	}
 }
 
-// lister returns the catalog key of settings s (its base URL) and the
-// provider that lists its endpoint's models; nil when there is none.
+// lister returns the catalog key of settings s (its provider and base
+// URL) and the provider that lists its endpoint's models; nil when there
+// is none.
 func (m *models) lister(ctx context.Context, s config.Model) (string, gateway.ModelLister) {
 	p, err := m.Provider(ctx, s)
 	if err != nil || p == nil {
@@ -104,11 +116,7 @@ func (m *models) lister(ctx context.Context, s config.Model) (string, gateway.Mo
 	if !ok {
 		return "", nil
 	}
-	key := s.BaseURL
-	if key == "" {
-		key = openaicompat.DefaultBaseURL
-	}
-	return key, l
+	return s.ResolvedProvider() + " " + s.BaseURL, l
 }
 
 // Provider implements acp.Models: the provider of settings s as given,
@@ -161,11 +169,17 @@ func (m *models) build(ctx context.Context, s config.Model) (gateway.Provider, e
 	if err != nil {
 		return nil, fmt.Errorf("model headers: %w", err)
 	}
-	p, err := openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
+	var p gateway.Provider
+	switch s.ResolvedProvider() {
+	case config.ProviderAnthropic:
+		p, err = anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget})
+	default:
+		p, err = openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model provider: %w", err)
 	}
-	m.logger.Info("model provider ready", "model", s.Model, "base_url", s.BaseURL)
+	m.logger.Info("model provider ready", "provider", s.ResolvedProvider(), "model", s.Model, "base_url", s.BaseURL)
 	return p, nil
 }
 

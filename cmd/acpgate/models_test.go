@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 
 	"github.com/acpgate/acpgate/acp/config"
@@ -45,3 +47,47 @@ func TestModelsCache(t *testing.T) {
 		t.Errorf("after the key is set: %v, %v (a failure must not be cached)", p, err)
 	}
 }
+
+// TestModelsProviderAndKeys: the provider in force decides which
+// environment key the settings carry (an OpenAI key never goes to an
+// Anthropic endpoint, nor the other way), --provider wins over the file
+// and an Anthropic base URL infers it; the provider built is the
+// provider's; the environment's keys and commands stay apart.
+func TestModelsProviderAndKeys(t *testing.T) {
+	t.Parallel()
+	c, err := parseFlags(nil, envMap{"OPENAI_API_KEY": "sk-openai", "ANTHROPIC_API_KEY": "sk-ant"}.get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModels(c, &secrets.Resolver{Redactor: secrets.NewRedactor()}, slog.New(slog.DiscardHandler))
+	for _, tc := range []struct {
+		file      config.Model
+		key, kind string
+	}{
+		{config.Model{Model: "gpt", APIKey: "sk-file"}, "sk-openai", "*openaicompat.Provider"},
+		{config.Model{Model: "claude", BaseURL: "https://api.anthropic.com"}, "sk-ant", "*anthropic.Provider"},
+		{config.Model{Model: "claude", Provider: config.ProviderAnthropic, BaseURL: "http://127.0.0.1:9"}, "sk-ant", "*anthropic.Provider"},
+	} {
+		s := m.settings(tc.file)
+		p, err := m.Provider(context.Background(), s)
+		if s.APIKey != tc.key || err != nil || fmt.Sprintf("%T", p) != tc.kind {
+			t.Errorf("%+v: key %q, %T, %v; want %q, %s", tc.file, s.APIKey, p, err, tc.key, tc.kind)
+		}
+	}
+	c, _ = parseFlags([]string{"--provider", "anthropic"}, func(string) string { return "" })
+	if s := newModels(c, nil, slog.New(slog.DiscardHandler)).settings(config.Model{Provider: config.ProviderOpenAI, APIKey: "sk-file"}); s.ResolvedProvider() != config.ProviderAnthropic || s.APIKey != "sk-file" {
+		t.Errorf("--provider over the file: %+v", s)
+	}
+	if _, err := parseFlags([]string{"--provider", "gemini"}, func(string) string { return "" }); err == nil {
+		t.Error("--provider gemini accepted")
+	}
+	env := commandEnv([]string{"PATH=/bin", "OPENAI_API_KEY=a", "ANTHROPIC_API_KEY=b", "ANTHROPIC_API_KEY_HINT=c"})
+	if !slices.Equal(env, []string{"PATH=/bin", "ANTHROPIC_API_KEY_HINT=c"}) {
+		t.Errorf("command environment %v", env)
+	}
+}
+
+// envMap is an environment; get looks a variable up in it.
+type envMap map[string]string
+
+func (e envMap) get(k string) string { return e[k] }

@@ -26,7 +26,7 @@ func currentProvider(t *testing.T, a *agent) string {
 		} `json:"providers"`
 	}
 	if r.Error != nil || json.Unmarshal(r.Result, &l) != nil || len(l.Providers) != 1 || l.Providers[0].ProviderID != "main" ||
-		mustJSON(l.Providers[0].Supported) != `["openai"]` || l.Providers[0].Required == nil || *l.Providers[0].Required {
+		mustJSON(l.Providers[0].Supported) != `["openai","anthropic"]` || l.Providers[0].Required == nil || *l.Providers[0].Required {
 		t.Fatalf("providers/list: %s", r.Raw)
 	}
 	return string(l.Providers[0].Current)

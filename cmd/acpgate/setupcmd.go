@@ -24,7 +24,7 @@ const setupUsage = `usage: acpgate setup [--config FILE] [--provider ID] [--base
 Sets up the model acpgate uses: in a terminal it asks for what the flags do
 not give (the provider from a list, the API key without echo, the model from
 the endpoint's list); otherwise every value must come from the flags. It
-checks the endpoint (GET /models) and writes the configuration file's
+checks the endpoint (GET /models; Anthropic's GET /v1/models) and writes the configuration file's
 "model" block, keeping the rest of the file, with the API key in a file of
 mode 0600 next to it (keys/PROVIDER.key).
 

@@ -102,7 +102,7 @@ func TestSetupInteractive(t *testing.T) {
 	llm.SetModels("first-model", "second-model")
 	cfgPath := filepath.Join(t.TempDir(), "acpgate", "config.json")
 	tm := startTerminal(t, "--config", cfgPath)
-	tm.answer("6) Another OpenAI-compatible endpoint", "6\n")
+	tm.answer("7) Another OpenAI-compatible endpoint", "7\n")
 	tm.answer("Base URL of the endpoint", llm.URL+"\n")
 	tm.answer("API key (Enter for none): ", setupKey+"\n")
 	tm.answer("Model [number or name, Enter: first-model]: ", "2\n")

@@ -376,6 +376,12 @@ func TestCalibration(t *testing.T) {
 	if got, want := c.Estimate(other), 2*compact.New(nil).Estimate(other); got < want-2 || got > want+2 {
 		t.Errorf("another conversation: %d tokens, want about %d", got, want)
 	}
+	// Input read from or written to a prompt cache is input too.
+	cached := compact.New(nil)
+	cached.Observe(req, gateway.Usage{InputTokens: raw / 2, CacheReadTokens: raw, CacheWriteTokens: raw / 2})
+	if got := cached.Estimate(req); got != raw/2*2+raw {
+		t.Errorf("a request reported at %d tokens, most of them cached, is estimated at %d", raw/2*2+raw, got)
+	}
 }
 
 // TestForceCompact: /compact summarises every turn but the last, whatever

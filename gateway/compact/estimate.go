@@ -96,11 +96,12 @@ func (e *estimator) estimate(req gateway.ModelRequest) int {
 // (none reported: nothing is learnt).
 func (e *estimator) observe(req gateway.ModelRequest, u gateway.Usage) {
 	b := requestBytes(req)
-	if u.InputTokens <= 0 || b == 0 || len(req.Messages) == 0 {
+	in := u.Input() // the whole request, the cache's part included
+	if in <= 0 || b == 0 || len(req.Messages) == 0 {
 		return
 	}
-	e.ratio = min(max(float64(u.InputTokens)*bytesPerToken/float64(b), minRatio), maxRatio)
-	e.last = sent{n: len(req.Messages), first: markOf(&req.Messages[0]), final: markOf(&req.Messages[len(req.Messages)-1]), bytes: b, tokens: u.InputTokens}
+	e.ratio = min(max(float64(in)*bytesPerToken/float64(b), minRatio), maxRatio)
+	e.last = sent{n: len(req.Messages), first: markOf(&req.Messages[0]), final: markOf(&req.Messages[len(req.Messages)-1]), bytes: b, tokens: in}
 }
 
 // requestBytes is what req sends, counted as the estimate counts it.

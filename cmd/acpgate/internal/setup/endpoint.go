@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway/anthropic"
 )
 
 // The kinds of [EndpointError], for errors.Is.
@@ -40,6 +43,9 @@ type EndpointError struct {
 	Detail string
 	// Err is the transport's error, for ErrUnreachable.
 	Err error
+	// API is the API the endpoint was checked as: "" for
+	// OpenAI-compatible, config.ProviderAnthropic for Anthropic's.
+	API string
 }
 
 // Error says what failed and what to check.
@@ -58,6 +64,9 @@ func (e *EndpointError) Error() string {
 	case ErrUnreachable:
 		return fmt.Sprintf("GET %s: cannot reach the endpoint: %v: check the URL and that the server is running", e.URL, e.Err)
 	case ErrWrongPath:
+		if e.API == config.ProviderAnthropic {
+			return fmt.Sprintf("GET %s: not an Anthropic model list%s%s: check the base URL (the API root, such as %s)", e.URL, status, detail, anthropic.DefaultBaseURL)
+		}
 		return fmt.Sprintf("GET %s: not an OpenAI-compatible model list%s%s: check the base URL (it usually ends in /v1)", e.URL, status, detail)
 	}
 	return fmt.Sprintf("GET %s: the endpoint failed%s%s", e.URL, status, detail)
@@ -80,8 +89,12 @@ const maxListBytes = 16 << 20
 // the endpoint's order. A failure is an *EndpointError. check is safe for
 // concurrent use.
 func check(ctx context.Context, client *http.Client, baseURL, key, keyPath string) ([]string, error) {
+	auth := map[string]string{}
+	if key != "" {
+		auth["Authorization"] = "Bearer " + key
+	}
 	if keyPath != "" && key != "" {
-		res, body, err := get(ctx, client, trimURL(baseURL)+keyPath, key)
+		res, body, err := get(ctx, client, trimURL(baseURL)+keyPath, auth)
 		if err != nil {
 			return nil, err
 		}
@@ -89,21 +102,13 @@ func check(ctx context.Context, client *http.Client, baseURL, key, keyPath strin
 			return nil, &EndpointError{URL: res.Request.URL.String(), Kind: ErrKeyRefused, Status: res.StatusCode, Detail: serverMessage(body)}
 		}
 	}
-	res, body, err := get(ctx, client, trimURL(baseURL)+"/models", key)
+	res, body, err := get(ctx, client, trimURL(baseURL)+"/models", auth)
 	if err != nil {
 		return nil, err
 	}
 	e := &EndpointError{URL: res.Request.URL.String(), Status: res.StatusCode, Detail: serverMessage(body)}
-	switch code := res.StatusCode; {
-	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		e.Kind = ErrKeyRefused
-		return nil, e
-	case code == http.StatusNotFound:
-		e.Kind = ErrWrongPath
-		return nil, e
-	case code < 200 || code > 299:
-		e.Kind = ErrEndpoint
-		return nil, e
+	if err := e.classify(); err != nil {
+		return nil, err
 	}
 	var list struct {
 		Data *[]struct {
@@ -123,16 +128,31 @@ func check(ctx context.Context, client *http.Client, baseURL, key, keyPath strin
 	return models, nil
 }
 
-// get sends GET url with key as bearer token and reads the body. No
-// answer is an *EndpointError of kind ErrUnreachable; the end of ctx is
-// ctx's error.
-func get(ctx context.Context, client *http.Client, url, key string) (*http.Response, []byte, error) {
+// classify sets the kind of a failure status and returns e for one (nil
+// for a 2xx answer).
+func (e *EndpointError) classify() error {
+	switch code := e.Status; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		e.Kind = ErrKeyRefused
+	case code == http.StatusNotFound:
+		e.Kind = ErrWrongPath
+	case code < 200 || code > 299:
+		e.Kind = ErrEndpoint
+	default:
+		return nil
+	}
+	return e
+}
+
+// get sends GET url with the headers and reads the body. No answer is an
+// *EndpointError of kind ErrUnreachable; the end of ctx is ctx's error.
+func get(ctx context.Context, client *http.Client, url string, headers map[string]string) (*http.Response, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, nil, &EndpointError{URL: url, Kind: ErrWrongPath, Detail: err.Error()}
 	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	res, err := client.Do(req)
 	if err == nil {

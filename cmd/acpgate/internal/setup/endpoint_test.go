@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
+	"github.com/acpgate/acpgate/testdata/fakeanthropic"
 )
 
 // endpoint is a fake OpenAI-compatible endpoint on 127.0.0.1 whose
@@ -123,5 +125,48 @@ func TestDetect(t *testing.T) {
 	})
 	if !running["up"] || running["down"] || running["remote"] {
 		t.Errorf("running %v", running)
+	}
+}
+
+// TestCheckAnthropic: an Anthropic API is checked at /v1/models with the
+// key in x-api-key and an anthropic-version; every page is read; its
+// failures are the same kinds, and a wrong URL says what an Anthropic
+// base URL is.
+func TestCheckAnthropic(t *testing.T) {
+	t.Parallel()
+	srv := fakeanthropic.Start()
+	defer srv.Close()
+	srv.RequireKey("sk-ant-good")
+	srv.SetModels(fakeanthropic.Model{ID: "claude-a"}, fakeanthropic.Model{ID: "claude-b"})
+	models, err := setup.CheckAnthropic(context.Background(), http.DefaultClient, srv.URL+"/v1/", "sk-ant-good")
+	if err != nil || !slices.Equal(models, []string{"claude-a", "claude-b"}) {
+		t.Fatalf("good key: %v, %v", models, err)
+	}
+	if h := srv.ModelsRequests()[0]; h.Get("X-Api-Key") != "sk-ant-good" || h.Get("Anthropic-Version") == "" {
+		t.Errorf("headers %v", h)
+	}
+	_, err = setup.CheckAnthropic(context.Background(), http.DefaultClient, srv.URL, "sk-ant-bad")
+	var ee *setup.EndpointError
+	if !errors.Is(err, setup.ErrKeyRefused) || !errors.As(err, &ee) || ee.Status != 401 {
+		t.Errorf("bad key: %v", err)
+	}
+	other := endpoint(t, map[string]http.HandlerFunc{"/v1/chat/completions": status(200, "{}")})
+	if _, err := setup.CheckAnthropic(context.Background(), http.DefaultClient, other, ""); !errors.Is(err, setup.ErrWrongPath) || !strings.Contains(err.Error(), "not an Anthropic model list") {
+		t.Errorf("not an Anthropic API: %v", err)
+	}
+	srv.RequireKey("")
+	srv.FailModels(529)
+	if _, err := setup.CheckAnthropic(context.Background(), http.DefaultClient, srv.URL, ""); !errors.Is(err, setup.ErrEndpoint) {
+		t.Errorf("failing API: %v", err)
+	}
+	paged := endpoint(t, map[string]http.HandlerFunc{"/v1/models": func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("after_id") == "" {
+			_, _ = w.Write([]byte(`{"data":[{"id":"one"}],"has_more":true,"last_id":"one"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":[{"id":"two"}],"has_more":false,"last_id":"two"}`))
+	}})
+	if models, err := setup.CheckAnthropic(context.Background(), http.DefaultClient, paged, ""); err != nil || !slices.Equal(models, []string{"one", "two"}) {
+		t.Errorf("pages: %v, %v", models, err)
 	}
 }

@@ -1,7 +1,9 @@
 package setup
 
-// Check and Detect are check and detect, for the tests.
+// Check, CheckAnthropic and Detect are check, checkAnthropic and detect,
+// for the tests.
 var (
-	Check  = check
-	Detect = detect
+	Check          = check
+	CheckAnthropic = checkAnthropic
+	Detect         = detect
 )

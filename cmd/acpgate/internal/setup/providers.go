@@ -1,5 +1,5 @@
 // Package setup is `acpgate setup`: it picks a model provider, checks its
-// endpoint and API key (GET /models), picks the default model from the
+// endpoint and API key (GET /models; Anthropic's GET /v1/models), picks the default model from the
 // endpoint's list, and writes the configuration file's model block with
 // the key in a file of its own (mode 0600), referenced as secret://file/.
 // It asks in a terminal and takes flags in scripts.
@@ -8,6 +8,8 @@ package setup
 import (
 	"strings"
 
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 )
 
@@ -18,9 +20,13 @@ type Provider struct {
 	ID string
 	// Name is what the list shows.
 	Name string
-	// BaseURL is the OpenAI-compatible endpoint; "" for the custom entry,
-	// whose URL the user gives.
+	// BaseURL is the endpoint; "" for the custom entry, whose URL the
+	// user gives.
 	BaseURL string
+	// API is the API the endpoint speaks, as model.provider names it:
+	// "" for OpenAI-compatible, config.ProviderAnthropic for Anthropic's
+	// Messages API.
+	API string
 	// NeedsKey: the endpoint wants an API key. Without it a key is
 	// optional (local servers, and the custom entry).
 	NeedsKey bool
@@ -44,6 +50,7 @@ const Custom = "custom"
 func Catalogue() []Provider {
 	return []Provider{
 		{ID: "openai", Name: "OpenAI", BaseURL: openaicompat.DefaultBaseURL, NeedsKey: true, KeyURL: "https://platform.openai.com/api-keys"},
+		{ID: "anthropic", Name: "Anthropic", BaseURL: anthropic.DefaultBaseURL, API: config.ProviderAnthropic, NeedsKey: true, KeyURL: "https://console.anthropic.com/settings/keys"},
 		{ID: "openrouter", Name: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", NeedsKey: true, KeyURL: "https://openrouter.ai/keys", KeyPath: "/key"},
 		{ID: "gemini", Name: "Google Gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", NeedsKey: true, KeyURL: "https://aistudio.google.com/apikey"},
 		{ID: "ollama", Name: "Ollama", BaseURL: "http://127.0.0.1:11434/v1", Local: true},
@@ -74,12 +81,20 @@ func ids(providers []Provider) string {
 	return strings.Join(s, ", ")
 }
 
-// byURL returns the provider whose endpoint is baseURL (the custom entry
-// when none is).
-func byURL(providers []Provider, baseURL string) Provider {
+// byURL returns the provider whose endpoint is baseURL; else the first
+// that speaks api (a model.provider name; "" for OpenAI-compatible), and
+// for an OpenAI-compatible one the custom entry.
+func byURL(providers []Provider, baseURL, api string) Provider {
 	for _, p := range providers {
 		if p.BaseURL != "" && trimURL(p.BaseURL) == trimURL(baseURL) {
 			return p
+		}
+	}
+	if api != "" {
+		for _, p := range providers {
+			if p.API == api {
+				return p
+			}
 		}
 	}
 	custom, _ := find(providers, Custom)

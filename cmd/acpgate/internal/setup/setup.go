@@ -294,10 +294,14 @@ func (r *run) missingError(ctx context.Context) error {
 	return e
 }
 
-// check checks the endpoint with the chosen key, within o.Timeout.
+// check checks the endpoint with the chosen key, within o.Timeout, as
+// the API its provider speaks.
 func (r *run) check(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
+	if r.provider.API == config.ProviderAnthropic {
+		return checkAnthropic(ctx, r.o.Client, r.baseURL, r.key)
+	}
 	return check(ctx, r.o.Client, r.baseURL, r.key, r.provider.KeyPath)
 }
 
@@ -339,7 +343,7 @@ func keyRef(path string) string { return secrets.Scheme + "file/" + path }
 // write writes the key file (unless kept) and the model block, and says
 // what it wrote.
 func (r *run) write(model string) error {
-	m := config.Model{BaseURL: r.baseURL, Model: model}
+	m := config.Model{Provider: r.provider.API, BaseURL: r.baseURL, Model: model}
 	if r.key != "" {
 		m.APIKey = keyRef(r.keyFile)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/acpgate/acpgate/acp/secrets"
 
 	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
+	"github.com/acpgate/acpgate/testdata/fakeanthropic"
 )
 
 const testKey = "sk-setup-test-4f1c9a"
@@ -250,5 +251,40 @@ func TestRunRelativeConfig(t *testing.T) {
 	}
 	if m := loaded(t, filepath.Join(dir, "config.json")); m.APIKey != "secret://file/"+filepath.Join(dir, "keys", "custom.key") {
 		t.Errorf("apiKey %q", m.APIKey)
+	}
+}
+
+// TestRunAnthropic: the Anthropic entry checks the key against its model
+// list and writes provider "anthropic" with the key in keys/anthropic.key;
+// acpgate loads it as an Anthropic model.
+func TestRunAnthropic(t *testing.T) {
+	t.Parallel()
+	srv := fakeanthropic.Start()
+	defer srv.Close()
+	srv.RequireKey(testKey)
+	srv.SetModels(fakeanthropic.Model{ID: "claude-a"}, fakeanthropic.Model{ID: "claude-b"})
+	var out bytes.Buffer
+	o := options(t, testKey+"\n", &out)
+	o.Provider, o.BaseURL, o.Model, o.APIKeyStdin = "anthropic", srv.URL, "claude-b", true
+	if err := setup.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	m := loaded(t, o.ConfigPath)
+	keyFile := filepath.Join(filepath.Dir(o.ConfigPath), "keys", "anthropic.key")
+	if want := (config.Model{Provider: config.ProviderAnthropic, BaseURL: srv.URL, Model: "claude-b", APIKey: "secret://file/" + keyFile}); !reflect.DeepEqual(m, want) {
+		t.Errorf("model %+v, want %+v", m, want)
+	}
+	if strings.Contains(out.String(), testKey) || !strings.Contains(out.String(), "Set up Anthropic, model claude-b") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	var show bytes.Buffer
+	if err := setup.Show(o.ConfigPath, &show, func(v string) string { return map[string]string{"ANTHROPIC_API_KEY": "x"}[v] }); err != nil || !strings.Contains(show.String(), "Provider:      Anthropic") || !strings.Contains(show.String(), "ANTHROPIC_API_KEY") {
+		t.Errorf("show: %v\n%s", err, show.String())
+	}
+	// A refused key is its own error, and nothing changes.
+	o2 := options(t, "sk-wrong\n", &out)
+	o2.Provider, o2.BaseURL, o2.Model, o2.APIKeyStdin = "anthropic", srv.URL, "claude-b", true
+	if err := setup.Run(context.Background(), o2); !errors.Is(err, setup.ErrKeyRefused) {
+		t.Errorf("a wrong key: %v", err)
 	}
 }

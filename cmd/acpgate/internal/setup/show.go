@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 )
 
@@ -24,11 +25,14 @@ func Show(path string, out io.Writer, getenv func(string) string) error {
 	if m.Model == "" {
 		fmt.Fprintln(out, "No model is set up: run `acpgate setup`.")
 	} else {
-		base := m.BaseURL
-		if base == "" {
+		base, api := m.BaseURL, ""
+		switch {
+		case m.ResolvedProvider() == config.ProviderAnthropic:
+			base, api = anthropic.RootURL(base), config.ProviderAnthropic
+		case base == "":
 			base = openaicompat.DefaultBaseURL
 		}
-		fmt.Fprintf(out, "Provider:      %s\nBase URL:      %s\nModel:         %s\n", byURL(Catalogue(), base).Name, base, m.Model)
+		fmt.Fprintf(out, "Provider:      %s\nBase URL:      %s\nModel:         %s\n", byURL(Catalogue(), base, api).Name, base, m.Model)
 		key := m.APIKey
 		switch {
 		case key == config.RedactedValue:
@@ -39,7 +43,7 @@ func Show(path string, out io.Writer, getenv func(string) string) error {
 		fmt.Fprintf(out, "API key:       %s\n", key)
 	}
 	var set []string
-	for _, v := range []string{"ACPGATE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"} {
+	for _, v := range []string{"ACPGATE_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
 		if getenv(v) != "" {
 			set = append(set, v)
 		}
