@@ -51,6 +51,10 @@ type ToolSpec struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage // JSON Schema of the arguments
+	// Deferred marks a tool behind tool search, given only to a provider
+	// that searches deferred tools itself (DeferredToolser): the model
+	// sees its definition once its search finds it.
+	Deferred bool
 }
 
 // ModelRequest is one call to a model. The zero value of each sampling

@@ -44,27 +44,49 @@ type toolSearch struct {
 	index     *toolsearch.Index
 }
 
+// DeferredToolser is implemented by a Provider that searches a request's
+// deferred tools itself (Anthropic's defer_loading with its tool search
+// tool): it is given every tool, those behind tool search marked
+// ToolSpec.Deferred, and offers the model its own search over them.
+// DeferredTools reports whether it does; it is called once per model
+// request and must be safe for concurrent use.
+type DeferredToolser interface {
+	DeferredTools() bool
+}
+
 // offer decides the tools of one model request. This is the one place
 // that does: it returns the definitions the request carries and the tool
 // set the answer's calls are looked up in.
 //
-// With few tools (see searching) the request carries every tool the
-// policy allows. With more, it carries the native tools, search_tools and
-// call_tool: the model finds tools with search_tools, whose result gives
-// their definitions, and calls them through call_tool. Either way the
-// list is the same on every request while the session's tools and policy
-// stay the same — in particular, what a search finds never changes it —
-// so that a provider's prompt cache, which serves only a byte-identical
-// prefix (the tools come first), keeps serving the whole conversation
-// (docs/benchmarks.md, "Requests a prompt cache can serve"). A provider
-// that loads deferred tools itself (Anthropic's defer_loading) would be
-// given every tool here, marked deferred, instead.
+// With few tools (see deferring) the request carries every tool the
+// policy allows. With more, a provider that loads deferred tools itself
+// (DeferredToolser) is given every tool the policy allows, the MCP ones
+// marked Deferred, and the model calls the tools its search finds by
+// their names; any other provider gets the native tools, search_tools
+// and call_tool: the model finds tools with search_tools, whose result
+// gives their definitions, and calls them through call_tool. Either way
+// the list is the same on every request while the session's tools and
+// policy stay the same — in particular, what a search finds never
+// changes it — so that a provider's prompt cache, which serves only a
+// byte-identical prefix (the tools come first), keeps serving the whole
+// conversation (docs/benchmarks.md, "Requests a prompt cache can
+// serve").
 func offer(opts *RunOptions) ([]ToolSpec, *Toolset) {
 	tools := opts.current()
-	search := searching(tools, opts)
-	if search == nil {
+	deferred, threshold := deferring(tools, opts)
+	if deferred == nil {
 		return exposed(tools.Tools(), &opts.ToolAccess), tools
 	}
+	if d, ok := opts.Model.(DeferredToolser); ok && d.DeferredTools() {
+		specs := exposed(tools.Native(), &opts.ToolAccess)
+		for _, t := range deferred {
+			spec := t.spec()
+			spec.Deferred = true
+			specs = append(specs, spec)
+		}
+		return specs, tools
+	}
+	search := &toolSearch{threshold: threshold, tools: deferred, index: tools.searchIndex(deferred)}
 	own := []Tool{search.tool(), callTool()}
 	specs := exposed(tools.Native(), &opts.ToolAccess)
 	for _, t := range own {
@@ -73,16 +95,17 @@ func offer(opts *RunOptions) ([]ToolSpec, *Toolset) {
 	return specs, NewToolset(append(slices.Clone(tools.Native()), own...), tools.Extra())
 }
 
-// searching decides whether a model request uses tool search: the tools
+// deferring decides whether a model request uses tool search: the tools
 // the policy exposes, not counting native ones, are more than the
 // threshold, or their schemas take more than a tenth of the model's
 // context window (when known, in tokens, estimated at 4 bytes a token).
-// It returns nil when every tool is to be offered.
-func searching(tools *Toolset, opts *RunOptions) *toolSearch {
+// It returns those tools, in order, or nil when every tool is to be
+// offered, and the threshold in effect.
+func deferring(tools *Toolset, opts *RunOptions) ([]Tool, int) {
 	threshold, acc, contextWindow := opts.SearchThreshold, &opts.ToolAccess, opts.ContextWindow
 	switch {
 	case threshold == NoToolSearch:
-		return nil
+		return nil, threshold
 	case threshold <= 0:
 		threshold = DefaultSearchThreshold
 	}
@@ -95,9 +118,9 @@ func searching(tools *Toolset, opts *RunOptions) *toolSearch {
 		}
 	}
 	if len(deferred) <= threshold && (contextWindow <= 0 || size/4 <= contextWindow/10) {
-		return nil
+		return nil, threshold
 	}
-	return &toolSearch{threshold: threshold, tools: deferred, index: tools.searchIndex(deferred)}
+	return deferred, threshold
 }
 
 // searchMemo is a search index and the names of the tools it indexes, in

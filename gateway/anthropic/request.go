@@ -42,16 +42,11 @@ func (p *Provider) params(req gateway.ModelRequest) (anthropic.MessageNewParams,
 			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &none}
 		}
 	}
-	for _, t := range req.Tools {
-		if !isObject(t.Parameters) {
-			return params, fmt.Errorf("tool %s: input schema is not a JSON object", t.Name)
-		}
-		tool := anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](t.Parameters)}
-		if t.Description != "" {
-			tool.Description = anthropic.String(t.Description)
-		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
+	tools, err := toolParams(req.Tools)
+	if err != nil {
+		return params, err
 	}
+	params.Tools = tools
 	if req.System != "" {
 		params.System = []anthropic.TextBlockParam{{Text: req.System}}
 	}
@@ -61,6 +56,50 @@ func (p *Provider) params(req gateway.ModelRequest) (anthropic.MessageNewParams,
 	}
 	breakpoints(&params)
 	return params, nil
+}
+
+// ToolSearchName is the name of the API's tool search tool (BM25) that a
+// request with deferred tools carries.
+const ToolSearchName = "tool_search_tool_bm25"
+
+// DeferredTools implements gateway.DeferredToolser: the API searches a
+// request's deferred tools itself (defer_loading with its tool search
+// tool).
+func (p *Provider) DeferredTools() bool { return true }
+
+// toolParams converts the tools, in order. Deferred ones are sent with
+// defer_loading, and then the API's BM25 tool search tool comes last: the
+// model searches them with it (server-side, in the same answer: its
+// server_tool_use and tool_search_tool_result blocks, whose
+// tool_reference blocks load the tools found, are kept in the history as
+// returned) and calls what it found by name. The list does not depend on
+// what was found, so it is the same all session. The search tool is not
+// deferred (the API requires one tool that is not) and, being last,
+// carries the tools' cache breakpoint (breakpoints), which the API's
+// prompt caching puts on the last tool.
+func toolParams(specs []gateway.ToolSpec) ([]anthropic.ToolUnionParam, error) {
+	var out []anthropic.ToolUnionParam
+	deferred := false
+	for _, t := range specs {
+		if !isObject(t.Parameters) {
+			return nil, fmt.Errorf("tool %s: input schema is not a JSON object", t.Name)
+		}
+		tool := anthropic.ToolParam{Name: t.Name, InputSchema: param.Override[anthropic.ToolInputSchemaParam](t.Parameters)}
+		if t.Description != "" {
+			tool.Description = anthropic.String(t.Description)
+		}
+		if t.Deferred {
+			tool.DeferLoading = anthropic.Bool(true)
+			deferred = true
+		}
+		out = append(out, anthropic.ToolUnionParam{OfTool: &tool})
+	}
+	if deferred {
+		out = append(out, anthropic.ToolUnionParam{OfToolSearchToolBm25_20251119: &anthropic.ToolSearchToolBm25_20251119Param{
+			Type: anthropic.ToolSearchToolBm25_20251119TypeToolSearchToolBm25_20251119,
+		}})
+	}
+	return out, nil
 }
 
 // thinking sets the request's thinking configuration. Thinking is left
@@ -84,7 +123,7 @@ func (p *Provider) thinking(params *anthropic.MessageNewParams, forced bool) {
 
 // breakpoints marks where the prompt cache keeps the request's prefix, at
 // most MaxBreakpoints: the last tool (the tools, which do not change
-// within a session), the system prompt, and the last block of the newest
+// within a session; with deferred tools, the tool search tool), the system prompt, and the last block of the newest
 // user-side message and of the one before it. The newest moves with the
 // conversation; the one before it is where the previous request of the
 // conversation put its newest, so the next request finds that cache entry
@@ -92,7 +131,12 @@ func (p *Provider) thinking(params *anthropic.MessageNewParams, forced bool) {
 func breakpoints(params *anthropic.MessageNewParams) {
 	eph := anthropic.NewCacheControlEphemeralParam()
 	if n := len(params.Tools); n > 0 {
-		params.Tools[n-1].OfTool.CacheControl = eph
+		switch last := &params.Tools[n-1]; {
+		case last.OfTool != nil:
+			last.OfTool.CacheControl = eph
+		case last.OfToolSearchToolBm25_20251119 != nil:
+			last.OfToolSearchToolBm25_20251119.CacheControl = eph
+		}
 	}
 	if n := len(params.System); n > 0 {
 		params.System[n-1].CacheControl = eph

@@ -86,8 +86,8 @@ type Turn struct {
 
 // Block is one content block of a scripted answer.
 type Block struct {
-	// Type is "text", "thinking", "redacted_thinking", "tool_use", or any
-	// other type, sent as Raw.
+	// Type is "text", "thinking", "redacted_thinking", "tool_use",
+	// "server_tool_use", or any other type, sent as Raw.
 	Type string
 	// Text is a text block's text, streamed in pieces.
 	Text string
@@ -96,9 +96,10 @@ type Block struct {
 	Thinking, Signature string
 	// Data is a redacted_thinking block's data.
 	Data string
-	// ID, Name and Input make a tool_use block: Input is the JSON text of
-	// the input, streamed in input_json_delta pieces ("": {}). An empty ID
-	// is "toolu_<request>_<index>".
+	// ID, Name and Input make a tool_use or server_tool_use block: Input
+	// is the JSON text of the input, streamed in input_json_delta pieces
+	// ("": {}). An empty ID is "toolu_<request>_<index>" ("srvtoolu_…" for
+	// server_tool_use).
 	ID, Name, Input string
 	// Raw is a block of any other type, sent whole in content_block_start.
 	Raw json.RawMessage
@@ -115,6 +116,29 @@ func Thinking(thinking, signature string) Block {
 // ToolUse returns a tool_use block.
 func ToolUse(id, name, input string) Block {
 	return Block{Type: "tool_use", ID: id, Name: name, Input: input}
+}
+
+// ServerToolUse returns a server_tool_use block: the API running one of
+// its own tools (for ToolSearch, its tool search) while it answers; its
+// input is streamed like a tool_use block's.
+func ServerToolUse(id, name, input string) Block {
+	return Block{Type: "server_tool_use", ID: id, Name: name, Input: input}
+}
+
+// ToolSearch is the name of the API's BM25 tool search tool.
+const ToolSearch = "tool_search_tool_bm25"
+
+// ToolSearchResult returns a tool_search_tool_result block answering the
+// server_tool_use block toolUseID: a tool_reference to each of names,
+// which loads those deferred tools for the model.
+func ToolSearchResult(toolUseID string, names ...string) Block {
+	refs := make([]map[string]string, len(names))
+	for i, n := range names {
+		refs[i] = map[string]string{"type": "tool_reference", "tool_name": n}
+	}
+	raw, _ := json.Marshal(map[string]any{"type": "tool_search_tool_result", "tool_use_id": toolUseID,
+		"content": map[string]any{"type": "tool_search_tool_search_result", "tool_references": refs}})
+	return Block{Type: "tool_search_tool_result", Raw: raw}
 }
 
 // Usage is the token usage of a turn.

@@ -49,8 +49,12 @@ func (u Usage) json(inputOnly bool) map[string]any {
 }
 
 func (m message) toolID(i int) string {
-	if id := m.turn.Blocks[i].ID; id != "" {
-		return id
+	b := m.turn.Blocks[i]
+	switch {
+	case b.ID != "":
+		return b.ID
+	case b.Type == "server_tool_use":
+		return fmt.Sprintf("srvtoolu_%d_%d", m.reqNum, i)
 	}
 	return fmt.Sprintf("toolu_%d_%d", m.reqNum, i)
 }
@@ -65,12 +69,12 @@ func (m message) whole(i int) any {
 		return map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": b.Signature}
 	case "redacted_thinking":
 		return map[string]any{"type": "redacted_thinking", "data": b.Data}
-	case "tool_use":
+	case "tool_use", "server_tool_use":
 		input := json.RawMessage(b.Input)
 		if len(input) == 0 {
 			input = json.RawMessage("{}")
 		}
-		return map[string]any{"type": "tool_use", "id": m.toolID(i), "name": b.Name, "input": input}
+		return map[string]any{"type": b.Type, "id": m.toolID(i), "name": b.Name, "input": input}
 	}
 	return b.Raw
 }
@@ -92,11 +96,11 @@ func (m message) start(i int) (any, []map[string]any) {
 		}
 		deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": b.Signature})
 		return map[string]any{"type": "thinking", "thinking": "", "signature": ""}, deltas
-	case "tool_use":
+	case "tool_use", "server_tool_use":
 		for _, p := range Split(b.Input, pieceSize) {
 			deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": p})
 		}
-		return map[string]any{"type": "tool_use", "id": m.toolID(i), "name": b.Name, "input": map[string]any{}}, deltas
+		return map[string]any{"type": b.Type, "id": m.toolID(i), "name": b.Name, "input": map[string]any{}}, deltas
 	}
 	return m.whole(i), nil
 }
