@@ -58,3 +58,41 @@ func TestOpenAIPrefixShare(t *testing.T) {
 	}
 	t.Log("\n" + cachekit.Table(names, reports))
 }
+
+// TestAnthropicPrefixShare plays the scenarios of issue 21 through the
+// Anthropic provider against fakeanthropic. With 1000 tools the request
+// offers every tool deferred (defer_loading) and the API's tool search
+// tool, which the model uses server-side; the tools are the same on
+// every request, and each request begins with (nearly) the whole
+// previous one — the goals of issue 21, 99 % with one server's tools and
+// 95 % with deferred tools. Every request carries at most four
+// breakpoints, the first after the tools. With -v it logs the tables of
+// docs/benchmarks.md.
+func TestAnthropicPrefixShare(t *testing.T) {
+	var names []string
+	var reports []cachekit.Report
+	for _, sc := range []struct {
+		scenario func(testing.TB) cachekit.Scenario
+		goal     float64
+		deferred bool
+	}{{cachekit.OneServer, 0.99, false}, {cachekit.SearchThreePrompts, 0.95, true}, {cachekit.SearchTwentySteps, 0.95, true}} {
+		s := sc.scenario(t)
+		r, reqs := cachekit.Run(t, cachekit.Anthropic(t), s)
+		if r.Kept() < sc.goal {
+			t.Errorf("%s: requests keep %.1f %% of the previous one, want ≥ %.0f %%", s.Name, 100*r.Kept(), 100*sc.goal)
+		}
+		for i, q := range reqs {
+			if !slices.Equal(q.Tools, reqs[0].Tools) {
+				t.Errorf("%s: request %d: tools %v, want the tools of the first, %v", s.Name, i+1, q.Tools, reqs[0].Tools)
+			}
+			if len(q.Deferred) != map[bool]int{true: len(s.Extra)}[sc.deferred] || q.ServerSearch != sc.deferred {
+				t.Errorf("%s: request %d: %d tools deferred, tool search %v", s.Name, i+1, len(q.Deferred), q.ServerSearch)
+			}
+			if n := len(q.Breakpoints); n == 0 || n > 4 {
+				t.Errorf("%s: request %d: %d breakpoints", s.Name, i+1, n)
+			}
+		}
+		names, reports = append(names, s.Name), append(reports, r)
+	}
+	t.Log("\n" + cachekit.Table(names, reports) + "\n" + cachekit.CacheTable(names, reports))
+}

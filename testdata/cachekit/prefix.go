@@ -19,6 +19,7 @@ package cachekit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -42,6 +43,9 @@ type Report struct {
 	Shared []int
 	// Tools[i] is how many tools request i offered.
 	Tools []int
+	// Breakpoints[i] are the offsets where request i asks the cache to
+	// store its prefix (Request.Breakpoints; nil for none).
+	Breakpoints [][]int
 }
 
 // Measure returns the Report of the requests whose prompts are prompts
@@ -115,6 +119,36 @@ func (r Report) Served() float64 {
 	return 1 - float64(r.Uncached())/float64(r.Total())
 }
 
+// Cached is how much of request i a cache with breakpoints could serve:
+// the longest prefix that ends at a breakpoint of both request i and
+// request i-1 (where the previous request stored it) and that the two
+// share. 0 for the first request.
+func (r Report) Cached(i int) int {
+	if i == 0 || i >= len(r.Breakpoints) {
+		return 0
+	}
+	best := 0
+	for _, b := range r.Breakpoints[i] {
+		if b <= r.Shared[i] && b > best && slices.Contains(r.Breakpoints[i-1], b) {
+			best = b
+		}
+	}
+	return best
+}
+
+// CacheServed is the share of the session's input a cache with
+// breakpoints would serve: the sum of Cached over Total.
+func (r Report) CacheServed() float64 {
+	if r.Total() == 0 {
+		return 0
+	}
+	served := 0
+	for i := range r.Bytes {
+		served += r.Cached(i)
+	}
+	return float64(served) / float64(r.Total())
+}
+
 // Tokens estimates the tokens of n bytes of JSON prompt: 4 bytes a token.
 func Tokens(n int) int { return (n + 3) / 4 }
 
@@ -139,21 +173,41 @@ func Table(names []string, reports []Report) string {
 
 // toolCounts is the number of tools of each request, runs of equal
 // counts written once with their length: "4 5×2 4 5×2".
-func (r Report) toolCounts() string {
+func (r Report) toolCounts() string { return runs(r.Tools) }
+
+// runs writes ns with runs of equal numbers once with their length.
+func runs(ns []int) string {
 	var b strings.Builder
-	for i := 0; i < len(r.Tools); {
+	for i := 0; i < len(ns); {
 		j := i
-		for j < len(r.Tools) && r.Tools[j] == r.Tools[i] {
+		for j < len(ns) && ns[j] == ns[i] {
 			j++
 		}
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprint(&b, r.Tools[i])
+		fmt.Fprint(&b, ns[i])
 		if j-i > 1 {
 			fmt.Fprintf(&b, "×%d", j-i)
 		}
 		i = j
+	}
+	return b.String()
+}
+
+// CacheTable is the Markdown table of what a cache with breakpoints
+// (Anthropic's) serves of reports, one row each, named by names: the
+// breakpoints of each request, and the share of the input served
+// (CacheServed).
+func CacheTable(names []string, reports []Report) string {
+	var b strings.Builder
+	b.WriteString("| session | breakpoints per request | input a cache serves |\n|---|---|---|\n")
+	for i, r := range reports {
+		counts := make([]int, len(r.Breakpoints))
+		for j, bp := range r.Breakpoints {
+			counts[j] = len(bp)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.1f %% |\n", names[i], runs(counts), 100*r.CacheServed())
 	}
 	return b.String()
 }

@@ -33,6 +33,18 @@ type Request struct {
 	// CacheKey is the key it asked the provider to route its cache by
 	// ("" if none).
 	CacheKey string
+	// Deferred are the tools it offered deferred (Anthropic's
+	// defer_loading): the model can call one only once its search found
+	// it.
+	Deferred map[string]bool
+	// ServerSearch says the request offers the provider's own tool search
+	// over the deferred tools (Anthropic's tool search tool), which the
+	// model uses within an answer.
+	ServerSearch bool
+	// Breakpoints are the offsets in Prompt where the request asks the
+	// cache to store the prefix (Anthropic's cache_control); nil for a
+	// provider that caches by itself.
+	Breakpoints []int
 }
 
 // Endpoint is a fake model endpoint that answers requests as a Model
@@ -104,20 +116,24 @@ func Run(t testing.TB, ep Endpoint, sc Scenario) (Report, []Request) {
 		history = append(history, res.Messages...)
 	}
 	reqs := ep.Requests(t)
-	prompts, tools := make([][]byte, len(reqs)), make([]int, len(reqs))
+	prompts, tools, bps := make([][]byte, len(reqs)), make([]int, len(reqs)), make([][]int, len(reqs))
 	for i, q := range reqs {
-		prompts[i], tools[i] = q.Prompt, len(q.Tools)
+		prompts[i], tools[i], bps[i] = q.Prompt, len(q.Tools), q.Breakpoints
 	}
-	return Measure(prompts, tools), reqs
+	rep := Measure(prompts, tools)
+	rep.Breakpoints = bps
+	return rep, reqs
 }
 
 // model is the scripted model of Run. It plays a prompt's answers in
 // order, as a model that can call only what it has been shown: a tool
-// offered in the request it answers, or (when the request offers
-// gateway.CallToolName) a tool whose definition a search it made showed
-// it. A call to any other tool is preceded by a search for it (by its
-// name, which finds it first); a scripted search for a tool the model
-// can call already is left out.
+// offered in the request it answers (a deferred one once a search found
+// it), or (when the request offers gateway.CallToolName) a tool whose
+// definition a search it made showed it. A call to any other tool is
+// preceded by a search for it (by its name, which finds it first): an
+// answer calling gateway.SearchToolName, which an Endpoint with a
+// server-side search (Request.ServerSearch) turns into that search; a
+// scripted search for a tool the model can call already is left out.
 type model struct {
 	todo  []Answer        // what is left of the prompt's answers
 	known map[string]bool // the tools it searched for in this session
@@ -131,7 +147,13 @@ func (m *model) answer(req Request) Answer {
 		offered[name] = true
 	}
 	proxy := offered[gateway.CallToolName]
-	canCall := func(name string) bool { return offered[name] || proxy && m.known[name] }
+	searchable := offered[gateway.SearchToolName] || req.ServerSearch
+	canCall := func(name string) bool {
+		if req.Deferred[name] {
+			return m.known[name]
+		}
+		return offered[name] || proxy && m.known[name]
+	}
 	for len(m.todo) > 0 {
 		a := m.todo[0]
 		if len(a.Calls) == 0 {
@@ -142,7 +164,7 @@ func (m *model) answer(req Request) Answer {
 		if c.Name == gateway.SearchToolName {
 			var q struct{ Query string }
 			_ = json.Unmarshal([]byte(c.Args), &q)
-			if canCall(q.Query) || !offered[gateway.SearchToolName] {
+			if canCall(q.Query) || !searchable {
 				m.todo = m.todo[1:] // it has the tool already
 				continue
 			}

@@ -251,6 +251,7 @@ type Server struct {
 	script   []Turn
 	next     int
 	requests []Request
+	respond  Responder
 	key      string // non-empty: the API key every request must carry
 	models   modelsState
 	closed   bool
@@ -281,6 +282,19 @@ func (s *Server) Close() {
 		_ = s.srv.Close()
 		s.inflight.Wait()
 	})
+}
+
+// Responder answers a request by what it holds: ok false leaves it to
+// the script.
+type Responder func(Request) (turn Turn, ok bool)
+
+// SetResponder makes r answer each /v1/messages request first (nil: the
+// script alone). r is called outside the server's lock, once per request,
+// possibly concurrently for concurrent requests.
+func (s *Server) SetResponder(r Responder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = r
 }
 
 // Push appends turns to the script.
@@ -410,17 +424,24 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
-	n := len(s.requests)
-	var turn Turn
-	have := false
-	if decErr == nil && s.next < len(s.script) {
-		turn, have = s.script[s.next], true
-		s.next++
-	}
+	n, respond := len(s.requests), s.respond
 	s.mu.Unlock()
 	if decErr != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "fakeanthropic: cannot decode request: "+decErr.Error())
 		return
+	}
+	var turn Turn
+	have := false
+	if respond != nil {
+		turn, have = respond(req)
+	}
+	if !have {
+		s.mu.Lock()
+		if s.next < len(s.script) {
+			turn, have = s.script[s.next], true
+			s.next++
+		}
+		s.mu.Unlock()
 	}
 	if !have {
 		w.Header().Set("x-should-retry", "false")
