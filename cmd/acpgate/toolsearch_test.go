@@ -3,12 +3,14 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/testdata/fakeanthropic"
 	"github.com/acpgate/acpgate/testdata/fakellm"
 )
 
@@ -104,3 +106,86 @@ func toolsJSON(t *testing.T, r fakellm.Request) json.RawMessage {
 }
 
 func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// TestAnthropicToolSearchWith1000Tools: with the Anthropic provider a
+// session whose server has 1000 tools offers every tool with
+// defer_loading and the API's tool search tool last (the tools' cache
+// breakpoint), no search_tools or call_tool, the same tools byte for byte
+// on every request; the model searches server-side and calls the tool it
+// found by its real name, with the real tool's card, and the answer's
+// server_tool_use and tool_search_tool_result blocks go back unchanged;
+// at the next prompt it calls the tool again without a search.
+func TestAnthropicToolSearchWith1000Tools(t *testing.T) {
+	t.Parallel()
+	const found = "mcp__big__tool_777"
+	claude := fakeanthropic.Start(
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{
+			fakeanthropic.ServerToolUse("srvtoolu_1", fakeanthropic.ToolSearch, `{"query":"tool 777"}`),
+			fakeanthropic.ToolSearchResult("srvtoolu_1", found),
+			fakeanthropic.ToolUse("toolu_1", found, `{}`),
+		}},
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.Text("found it")}},
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_2", found, `{}`)}},
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.Text("called it again")}},
+	)
+	defer claude.Close()
+	a := startAgent(t, t.TempDir(), "--provider", "anthropic", "--base-url", claude.URL, "--model", fakeanthropic.DefaultModel)
+	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("big", "-tools", "1000")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	for _, p := range []string{"call tool 777", "once more"} {
+		if r := prompt(t, a, sid, p); r.StopReason != acpsdk.StopReasonEndTurn {
+			t.Fatalf("%s: stop %s", p, r.StopReason)
+		}
+	}
+	reqs := claude.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	var tools []struct {
+		Name         string `json:"name"`
+		DeferLoading bool   `json:"defer_loading"`
+	}
+	if err := json.Unmarshal([]byte(mustJSON(reqs[0].Tools)), &tools); err != nil {
+		t.Fatal(err)
+	}
+	deferred := 0
+	for _, tl := range tools {
+		if tl.DeferLoading {
+			deferred++
+		}
+		if tl.Name == "search_tools" || tl.Name == "call_tool" || tl.DeferLoading != strings.HasPrefix(tl.Name, "mcp_") {
+			t.Errorf("offered %+v: want every MCP tool (and the resource tools) deferred, no other, and no search_tools or call_tool", tl)
+		}
+	}
+	if n := len(tools); deferred < 1000 || tools[n-1].Name != fakeanthropic.ToolSearch {
+		t.Fatalf("%d tools, %d deferred, last %+v; want the MCP tools deferred and the tool search tool last", n, deferred, tools[n-1])
+	}
+	for i, r := range reqs {
+		if mustJSON(r.Tools) != mustJSON(reqs[0].Tools) {
+			t.Errorf("request %d offered other tools than the first", i+1)
+		}
+		if bp := r.Breakpoints(); len(bp) == 0 || bp[0] != fmt.Sprintf("tools[%d]", len(tools)-1) {
+			t.Errorf("request %d: breakpoints %v, want the tool search tool's first", i+1, bp)
+		}
+	}
+	for _, i := range []int{1, 3} {
+		if got := toolResultText(reqs[i], fmt.Sprintf("toolu_%d", (i+1)/2)); !strings.Contains(got, "tool_777") {
+			t.Errorf("request %d: the tool's result %s", i+1, got)
+		}
+	}
+	back := reqs[1].Messages[1].Blocks()
+	if len(back) != 3 || back[0]["type"] != "server_tool_use" || back[1]["type"] != "tool_search_tool_result" ||
+		!strings.Contains(mustJSON(back[1]["content"]), `"tool_name":"`+found+`"`) || back[2]["name"] != found {
+		t.Errorf("the answer went back as %s", mustJSON(back))
+	}
+	if mustJSON(reqs[3].Messages[1].Content) != mustJSON(reqs[1].Messages[1].Content) {
+		t.Errorf("at the next prompt the answer went back as %s", mustJSON(reqs[3].Messages[1].Content))
+	}
+	a.client.waitUpdate(t, "the real tool's card for the call by name", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCall != nil && u.ToolCall.ToolCallId == "toolu_2" && strings.Contains(u.ToolCall.Title, "tool_777")
+	})
+}
