@@ -9,7 +9,9 @@
 // turn (stop reason pause_turn) by itself; and marks the request's prompt
 // cache breakpoints: the tools, the system prompt, and the newest two
 // messages the user side sent (see request.go). Usage reports the cache's
-// reads and writes.
+// reads and writes. It searches deferred tools itself
+// (gateway.DeferredToolser): tools marked deferred are sent with
+// defer_loading, with the API's BM25 tool search tool.
 //
 // Retries (429, 5xx, 529 overloaded, connection failures) are the SDK's:
 // bounded, with exponential backoff, honouring retry-after and

@@ -457,3 +457,19 @@ func TestSummaryFails(t *testing.T) {
 		})
 	}
 }
+
+// TestDeferredToolsNotCounted: a deferred tool, which the provider keeps
+// out of the model's context, adds nothing to a request's estimate.
+func TestDeferredToolsNotCounted(t *testing.T) {
+	c := compact.New(&compact.Options{})
+	req := gateway.ModelRequest{Messages: conversation(1, 100)}
+	bare := c.Estimate(req)
+	req.Tools = []gateway.ToolSpec{{Name: "t", Description: strings.Repeat("d", 4000), Parameters: json.RawMessage(`{"type":"object"}`), Deferred: true}}
+	if got := c.Estimate(req); got != bare {
+		t.Fatalf("estimate %d with a deferred tool, %d without", got, bare)
+	}
+	req.Tools[0].Deferred = false
+	if got := c.Estimate(req); got <= bare+900 {
+		t.Fatalf("estimate %d with a tool of 4 kB, %d without", got, bare)
+	}
+}

@@ -104,10 +104,15 @@ func (e *estimator) observe(req gateway.ModelRequest, u gateway.Usage) {
 	e.last = sent{n: len(req.Messages), first: markOf(&req.Messages[0]), final: markOf(&req.Messages[len(req.Messages)-1]), bytes: b, tokens: in}
 }
 
-// requestBytes is what req sends, counted as the estimate counts it.
+// requestBytes is what req sends, counted as the estimate counts it. A
+// deferred tool is not counted: the provider keeps it out of the model's
+// context until its search finds it.
 func requestBytes(req gateway.ModelRequest) int {
 	n := len(req.System)
 	for _, t := range req.Tools {
+		if t.Deferred {
+			continue
+		}
 		n += toolOverhead + len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	for i := range req.Messages {

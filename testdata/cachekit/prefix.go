@@ -14,7 +14,9 @@
 // Report: every request's size and the prefix it shares with the one
 // before. The scenarios of issue 21 are OneServer, SearchThreePrompts and
 // SearchTwentySteps; the Endpoint for the OpenAI-compatible provider is
-// OpenAI. cachekit is for tests and benchmarks only.
+// OpenAI, for the Anthropic one Anthropic (whose requests also say where
+// their cache breakpoints are: Report.CacheServed). cachekit is for tests
+// and benchmarks only.
 package cachekit
 
 import (

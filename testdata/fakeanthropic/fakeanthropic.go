@@ -7,7 +7,10 @@
 // message object. Every request is recorded, its body decoded, and can be
 // inspected with [Server.Requests]: the cache_control breakpoints it
 // carries ([Request.Breakpoints]) and the history blocks it sends back.
-// GET /v1/models lists models in Anthropic's shape.
+// GET /v1/models lists models in Anthropic's shape. A [Responder] may
+// answer requests by what they hold, before the script; a scripted answer
+// may use the API's tool search ([ServerToolUse], [ToolSearchResult]);
+// [Request.CachePrefix] is a request's prompt as the prompt cache sees it.
 //
 // The server listens on 127.0.0.1 only. Point a client at [Server.URL]
 // (the API root, without /v1).
@@ -101,7 +104,9 @@ type Block struct {
 	// ("": {}). An empty ID is "toolu_<request>_<index>" ("srvtoolu_…" for
 	// server_tool_use).
 	ID, Name, Input string
-	// Raw is a block of any other type, sent whole in content_block_start.
+	// Raw, when set, is the block whole, sent as it is in
+	// content_block_start (for a block of any other type, or a
+	// server_tool_use not to be streamed).
 	Raw json.RawMessage
 }
 

@@ -62,6 +62,9 @@ func (m message) toolID(i int) string {
 // whole returns block i complete, as in a non-streamed message.
 func (m message) whole(i int) any {
 	b := m.turn.Blocks[i]
+	if b.Raw != nil {
+		return b.Raw
+	}
 	switch b.Type {
 	case "text":
 		return map[string]any{"type": "text", "text": b.Text}
@@ -83,6 +86,9 @@ func (m message) whole(i int) any {
 // deltas that complete it.
 func (m message) start(i int) (any, []map[string]any) {
 	b := m.turn.Blocks[i]
+	if b.Raw != nil {
+		return b.Raw, nil
+	}
 	var deltas []map[string]any
 	switch b.Type {
 	case "text":
