@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // rawAgent is acp.Serve on io.Pipes, driven with raw JSON lines.
@@ -55,19 +56,8 @@ func (a *rawAgent) send(line string) {
 	}
 }
 
-// rpcReply is a JSON-RPC response as the agent wrote it.
-type rpcReply struct {
-	ID     json.RawMessage `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Data    struct {
-			Path string `json:"path"`
-		} `json:"data"`
-	} `json:"error"`
-	raw string
-}
+// rpcReply is a JSON-RPC response as the agent wrote it (testbin's).
+type rpcReply = testbin.Reply
 
 // next returns the next response (skipping the agent's notifications and
 // requests).
@@ -81,7 +71,7 @@ func (a *rawAgent) next() rpcReply {
 			}
 			var m struct {
 				Method *string `json:"method"`
-				rpcReply
+				testbin.Reply
 			}
 			if err := json.Unmarshal([]byte(l), &m); err != nil {
 				a.t.Fatalf("agent wrote a line that is not JSON: %q", l)
@@ -89,8 +79,8 @@ func (a *rawAgent) next() rpcReply {
 			if m.Method != nil {
 				continue
 			}
-			m.raw = strings.TrimSpace(l)
-			return m.rpcReply
+			m.Raw = strings.TrimSpace(l)
+			return m.Reply
 		case <-time.After(20 * time.Second): // a hang guard, not a timing assertion
 			a.t.Fatal("no answer from the agent")
 		}
@@ -110,7 +100,7 @@ func (a *rawAgent) probe() rpcReply {
 	a.t.Helper()
 	r := a.call(`{"jsonrpc":"2.0","id":"probe","method":"session/list","params":{}}`)
 	if string(r.ID) != `"probe"` {
-		a.t.Fatalf("expected the probe's answer, got %s", r.raw)
+		a.t.Fatalf("expected the probe's answer, got %s", r.Raw)
 	}
 	return r
 }
@@ -123,7 +113,7 @@ func (a *rawAgent) newSession(cwd string) string {
 		SessionID string `json:"sessionId"`
 	}
 	if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.SessionID == "" {
-		a.t.Fatalf("session/new: %s", r.raw)
+		a.t.Fatalf("session/new: %s", r.Raw)
 	}
 	return res.SessionID
 }
@@ -191,10 +181,10 @@ func TestBadInputAnswered(t *testing.T) {
 			a.t = t
 			r := a.call(tc.line)
 			if r.Error == nil || string(r.ID) != tc.id || r.Error.Code != tc.code {
-				t.Fatalf("%s\n -> %s\nwant id %s, code %d", tc.line, r.raw, tc.id, tc.code)
+				t.Fatalf("%s\n -> %s\nwant id %s, code %d", tc.line, r.Raw, tc.id, tc.code)
 			}
 			if tc.path != "-" && (r.Error.Data.Path != tc.path || !strings.Contains(r.Error.Message, tc.path)) {
-				t.Errorf("%s\n -> %s\nwant data.path %q, named in the message", tc.line, r.raw, tc.path)
+				t.Errorf("%s\n -> %s\nwant data.path %q, named in the message", tc.line, r.Raw, tc.path)
 			}
 		})
 	}
@@ -220,7 +210,7 @@ func TestNoReplyToNotifications(t *testing.T) {
 		Sessions []json.RawMessage `json:"sessions"`
 	}
 	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Sessions) != 0 {
-		t.Errorf("a session/new without an id created a session: %s", r.raw)
+		t.Errorf("a session/new without an id created a session: %s", r.Raw)
 	}
 }
 
@@ -240,11 +230,11 @@ func TestValidShapesStillWork(t *testing.T) {
 		`{"type":"streamable-http","name":"h","url":"http://127.0.0.1:1/mcp"},` +
 		`{"type":"streamableHttp","name":"i","url":"http://127.0.0.1:1/mcp"}]}}`)
 	if r.Error != nil {
-		t.Fatalf("valid shapes rejected: %s", r.raw)
+		t.Fatalf("valid shapes rejected: %s", r.Raw)
 	}
 	for _, want := range []string{`"name":"a"`, `"name":"d"`, `"name":"g"`, `"transport":"sse"`, `"name":"i"`} {
-		if !strings.Contains(r.raw, want) {
-			t.Errorf("result lacks %s: %s", want, r.raw)
+		if !strings.Contains(r.Raw, want) {
+			t.Errorf("result lacks %s: %s", want, r.Raw)
 		}
 	}
 }
@@ -277,12 +267,12 @@ func TestNewPromptSupersedes(t *testing.T) {
 	a.send(`{"jsonrpc":"2.0","id":"first","method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":[{"type":"text","text":"hi"}]}}`)
 	<-m.started
 	a.send(`{"jsonrpc":"2.0","id":"second","method":"session/prompt","params":{"sessionId":` + sid + `,"prompt":[{"type":"text","text":"again"}]}}`)
-	if r := a.next(); string(r.ID) != `"first"` || r.Error != nil || !strings.Contains(r.raw, `"stopReason":"cancelled"`) {
-		t.Fatalf("first prompt: %s, want a cancelled result", r.raw)
+	if r := a.next(); string(r.ID) != `"first"` || r.Error != nil || !strings.Contains(r.Raw, `"stopReason":"cancelled"`) {
+		t.Fatalf("first prompt: %s, want a cancelled result", r.Raw)
 	}
 	<-m.started // the second turn reached the model
 	close(m.release)
-	if r := a.next(); string(r.ID) != `"second"` || r.Error != nil || !strings.Contains(r.raw, `"stopReason":"end_turn"`) {
-		t.Errorf("second prompt: %s", r.raw)
+	if r := a.next(); string(r.ID) != `"second"` || r.Error != nil || !strings.Contains(r.Raw, `"stopReason":"end_turn"`) {
+		t.Errorf("second prompt: %s", r.Raw)
 	}
 }

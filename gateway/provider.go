@@ -119,3 +119,15 @@ var ErrProvider = errors.New("model provider error")
 // the endpoint refused a request as longer than the model's context window
 // (a Provider decides it on the error's type or code, never its text).
 var ErrContextLength = errors.New("the request is longer than the model's context window")
+
+// Retries is the provider options' rule for a retry count: 0 means def,
+// a negative count (the providers' NoRetries) none, anything else itself.
+func Retries(configured, def int) int {
+	switch {
+	case configured == 0:
+		return def
+	case configured < 0:
+		return 0
+	}
+	return configured
+}

@@ -116,13 +116,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := gateway.Retries(cfg.MaxRetries, DefaultMaxRetries)
 	// WithoutEnvironmentDefaults: the SDK reads no ANTHROPIC_* variable
 	// and no profile; the key is the configured one or none, so an
 	// endpoint a client chose never gets the environment's key.

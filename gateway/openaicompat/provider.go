@@ -82,13 +82,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
+	retries := gateway.Retries(cfg.MaxRetries, DefaultMaxRetries)
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
