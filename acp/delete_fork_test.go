@@ -92,6 +92,11 @@ func TestDeleteSession(t *testing.T) {
 	if _, err := h.in.Write([]byte(`{"jsonrpc":"2.0","method":"session/delete","params":{"sessionId":"` + string(stored) + `"}}` + "\n")); err != nil {
 		t.Fatal(err)
 	}
+	// The filter reads lines in order: once a request sent after the
+	// notification is answered, the notification has been dealt with.
+	if r := h.call("session/list", map[string]any{}); r.Error != nil || !strings.Contains(r.Raw, string(stored)) {
+		t.Fatalf("session/list after a session/delete notification: %s", r.Raw)
+	}
 	for _, sid := range []acpsdk.SessionId{stored, live} {
 		if !sessionFiles(t, h, sid) {
 			t.Fatalf("session %s not stored before the delete", sid)
