@@ -13,7 +13,7 @@ RELEASE_REPO ?= https://github.com/acpgate/acpgate
 RELEASE_URL  ?= $(RELEASE_REPO)/releases/download/v{version}/{file}
 DIST         ?= dist
 
-.PHONY: build test lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain release release-check
+.PHONY: build test race lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain release release-check
 
 build:
 	$(GO) build ./...
@@ -39,17 +39,23 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 	@touch $@
 
 # test: the Node packages, the cross type-check and the binaries the tests
-# run as processes are made side by side first (on a fresh machine the
-# race and plain builds compile every dependency, minutes of CPU that
-# would otherwise be spent again inside each test binary's TestMain);
-# -p 4 runs four test binaries at once: they mostly wait on processes.
+# run as processes are made side by side first; -p 4 runs four test
+# binaries at once (they mostly wait on processes). Without the race
+# detector: on a fresh machine its instrumented build of the standard
+# library and every dependency (the two model SDKs are half of it) would
+# double the suite's time (docs/benchmarks.md). race: the same suite with
+# it, acpgate built with it too; run it before every commit.
 test:
-	@$(MAKE) --no-print-directory -j4 npm cross testbin-race testbin-plain
+	@$(MAKE) --no-print-directory -j4 npm cross testbin-plain
+	$(TESTBIN_ENV) $(GO) test -count=1 -p 4 -parallel 4 ./... $(TESTDATA_PKGS)
+
+race:
+	@$(MAKE) --no-print-directory -j4 npm testbin-race testbin-plain
 	$(TESTBIN_ENV) $(GO) test -race -count=1 -p 4 -parallel 4 ./... $(TESTDATA_PKGS)
 
 # The binaries tests run (testdata/testbin: PrebuiltEnv): acpgate with
-# the race detector for the race-built suite and without it for memory
-# measurements; the fixtures without it.
+# the race detector for the race-built suite and without it for the plain
+# one and for memory measurements; the fixtures without it.
 TESTBIN       := $(CURDIR)/$(BIN)/test
 TESTBIN_ENV   := ACPGATE_TESTBIN=$(TESTBIN)
 TESTBIN_FIXTURES := ./testdata/mcpserver ./testdata/minagent ./testdata/conformance/harness

@@ -43,10 +43,37 @@ type conn struct {
 	listen    *listener    // subscriptions/listen on 2026-07-28 (listen.go)
 }
 
-// processLink is the link of a stdio server.
-type processLink struct{ p *process }
+// processLink is the link of a stdio server. It dies once the process has
+// exited and what it wrote to stdout before has been read and dispatched
+// (a server that answers and exits at once is answered), or stdoutDrain
+// after the exit when something the server started keeps stdout open.
+type processLink struct {
+	p    *process
+	gone chan struct{}
+}
 
-func (l processLink) done() <-chan struct{} { return l.p.Exited() }
+// stdoutDrain bounds how long a dead server's stdout is read after its
+// exit.
+const stdoutDrain = 200 * time.Millisecond
+
+// newProcessLink returns p's link; drained is closed when its stdout has
+// been read to the end.
+func newProcessLink(p *process, drained <-chan struct{}) processLink {
+	l := processLink{p: p, gone: make(chan struct{})}
+	go func() {
+		<-p.Exited()
+		t := time.NewTimer(stdoutDrain)
+		defer t.Stop()
+		select {
+		case <-drained:
+		case <-t.C:
+		}
+		close(l.gone)
+	}()
+	return l
+}
+
+func (l processLink) done() <-chan struct{} { return l.gone }
 func (l processLink) reason() error {
 	return fmt.Errorf("%w (%s)", ErrServerExited, l.p.exitReason())
 }
@@ -116,7 +143,7 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 		client:    s.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,
 		notes:     notes,
-		link:      processLink{p},
+		link:      newProcessLink(p, t.done),
 		transport: TransportStdio,
 		schemas:   schemas,
 	}

@@ -5,6 +5,12 @@
 // library and every dependency once more per platform. make test runs it
 // for windows/amd64 and darwin/arm64; cgo is off, as in a cross build.
 //
+// Each target costs one `go list -deps` (the packages and their files as
+// built for it) and one pass over the sources in dependency order: the
+// named packages are checked whole, their dependencies (the standard
+// library's included) declarations only, as a compiler's export data
+// would describe them.
+//
 // Usage:
 //
 //	go run ./testdata/typecheck [-targets windows/amd64,darwin/arm64] [packages]
@@ -14,15 +20,15 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"go/ast"
-	"go/build"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,11 +42,6 @@ func main() {
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	paths, err := listPackages(patterns)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "typecheck:", err)
-		os.Exit(2)
-	}
 	failed := false
 	for _, t := range strings.Split(*targets, ",") {
 		goos, goarch, ok := strings.Cut(strings.TrimSpace(t), "/")
@@ -48,21 +49,49 @@ func main() {
 			fmt.Fprintf(os.Stderr, "typecheck: target %q is not GOOS/GOARCH\n", t)
 			os.Exit(2)
 		}
-		errs := check(goos, goarch, paths)
+		pkgs, err := list(goos, goarch, patterns)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "typecheck: %s/%s: %v\n", goos, goarch, err)
+			os.Exit(2)
+		}
+		checked, errs := check(goarch, pkgs)
 		for _, e := range errs {
 			fmt.Printf("%s/%s: %v\n", goos, goarch, e)
 		}
 		failed = failed || len(errs) > 0
-		fmt.Printf("%s/%s: %d packages, %d errors\n", goos, goarch, len(paths), len(errs))
+		fmt.Printf("%s/%s: %d packages, %d errors\n", goos, goarch, checked, len(errs))
 	}
 	if failed {
 		os.Exit(1)
 	}
 }
 
-// listPackages returns the import paths patterns match (go list).
-func listPackages(patterns []string) ([]string, error) {
-	out, err := exec.Command("go", append([]string{"list", "-e", "-f", "{{.ImportPath}}"}, patterns...)...).Output()
+// listed is one package as `go list -json` describes it for a target.
+type listed struct {
+	ImportPath     string
+	Dir            string
+	GoFiles        []string
+	IgnoredGoFiles []string
+	// ImportMap maps an import path as written in the source to the
+	// package it resolves to, where they differ (vendoring).
+	ImportMap map[string]string
+	// DepOnly is set for a package listed only as a dependency of the
+	// packages the patterns name.
+	DepOnly bool
+	Error   *struct{ Err string }
+}
+
+// excluded reports whether no Go file of p is built for the target: p is
+// then not part of that platform's build at all.
+func (p *listed) excluded() bool { return len(p.GoFiles) == 0 && len(p.IgnoredGoFiles) > 0 }
+
+// list returns the packages patterns match and all their dependencies as
+// built for goos/goarch with cgo off, dependencies first (go list -deps).
+func list(goos, goarch string, patterns []string) ([]*listed, error) {
+	args := append([]string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,IgnoredGoFiles,ImportMap,DepOnly,Error"}, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -70,40 +99,78 @@ func listPackages(patterns []string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("go list: %w", err)
 	}
-	return strings.Fields(string(out)), nil
+	var pkgs []*listed
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		p := new(listed)
+		if err := dec.Decode(p); errors.Is(err, io.EOF) {
+			return pkgs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("go list output: %w", err)
+		}
+		pkgs = append(pkgs, p)
+	}
 }
 
-// check type-checks the non-test files of each package in paths as built
-// for goos/goarch, with cgo off. The imports, the standard library's
-// included, are type-checked from source too.
-func check(goos, goarch string, paths []string) []error {
-	ctxt := build.Default
-	ctxt.GOOS, ctxt.GOARCH, ctxt.CgoEnabled = goos, goarch, false
-	// The source importer resolves imports with build.Default.
-	build.Default = ctxt
+// check type-checks pkgs (in go list -deps order) for goarch: the packages
+// the patterns named whole, their dependencies without function bodies.
+// It returns how many named packages it checked and every error: the
+// named packages' type errors, and whatever keeps a package (named or a
+// dependency) from being loaded or type-checked for the target.
+func check(goarch string, pkgs []*listed) (int, []error) {
 	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "source", nil)
-	wd, _ := os.Getwd()
+	done := map[string]*types.Package{"unsafe": types.Unsafe}
+	sizes := types.SizesFor("gc", goarch)
 	var errs []error
-	for _, path := range paths {
-		bp, err := ctxt.Import(path, wd, 0)
-		var noGo *build.NoGoError
-		if errors.As(err, &noGo) {
-			continue // nothing of it is built for this platform
+	checked := 0
+	for _, p := range pkgs {
+		if p.ImportPath == "unsafe" || p.excluded() {
+			continue
 		}
+		if p.Error != nil {
+			errs = append(errs, fmt.Errorf("%s: %s", p.ImportPath, p.Error.Err))
+			continue
+		}
+		files, err := parseFiles(fset, p.Dir, p.GoFiles)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		files, err := parseFiles(fset, bp.Dir, bp.GoFiles)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		var pkgErrs []error
+		conf := types.Config{
+			Importer:         importer{done: done, importMap: p.ImportMap},
+			Sizes:            sizes,
+			IgnoreFuncBodies: p.DepOnly,
+			Error:            func(err error) { pkgErrs = append(pkgErrs, err) },
 		}
-		conf := types.Config{Importer: imp.(types.ImporterFrom), Error: func(err error) { errs = append(errs, err) }}
-		_, _ = conf.Check(path, fset, files, nil)
+		tp, _ := conf.Check(p.ImportPath, fset, files, nil)
+		done[p.ImportPath] = tp
+		if len(pkgErrs) > 0 && p.DepOnly {
+			errs = append(errs, fmt.Errorf("dependency %s: %w", p.ImportPath, pkgErrs[0]))
+		}
+		if !p.DepOnly {
+			checked++
+			errs = append(errs, pkgErrs...)
+		}
 	}
-	return errs
+	return checked, errs
+}
+
+// importer resolves a package's imports to the packages already checked.
+type importer struct {
+	done      map[string]*types.Package
+	importMap map[string]string
+}
+
+// Import implements types.Importer.
+func (im importer) Import(path string) (*types.Package, error) {
+	if mapped, ok := im.importMap[path]; ok {
+		path = mapped
+	}
+	if p, ok := im.done[path]; ok && p != nil {
+		return p, nil
+	}
+	return nil, fmt.Errorf("package %s was not loaded for this target", path)
 }
 
 // parseFiles parses the named files of dir.

@@ -8,21 +8,54 @@ import (
 	"testing"
 )
 
-// TestCheck: a package whose Windows file calls an undeclared function
-// type-checks for Linux and macOS and fails for Windows, naming the call.
+// TestCheck: a package whose Windows file calls undeclared functions (in a
+// declaration and in a function body) type-checks for Linux and macOS and
+// fails for Windows, naming both calls.
 func TestCheck(t *testing.T) {
-	paths, err := listPackages([]string{"./testdata/bad"})
-	if err != nil || len(paths) != 1 {
-		t.Fatalf("go list: %v %v", paths, err)
-	}
 	for _, target := range [][2]string{{"linux", "amd64"}, {"darwin", "arm64"}} {
-		if errs := check(target[0], target[1], paths); len(errs) != 0 {
-			t.Errorf("%s: %v", target, errs)
+		pkgs, err := list(target[0], target[1], []string{"./testdata/bad"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, errs := check(target[1], pkgs); n != 1 || len(errs) != 0 {
+			t.Errorf("%s: %d packages checked, errors %v; want 1 and none", target, n, errs)
 		}
 	}
-	errs := check("windows", "amd64", paths)
-	var te types.Error
-	if len(errs) != 1 || !errors.As(errs[0], &te) || filepath.Base(te.Fset.Position(te.Pos).Filename) != "bad_windows.go" || !strings.Contains(te.Msg, "notDeclaredOnWindows") {
-		t.Errorf("windows: %v, want the undeclared call in bad_windows.go", errs)
+	pkgs, err := list("windows", "amd64", []string{"./testdata/bad"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, errs := check("amd64", pkgs)
+	if n != 1 || len(errs) != 2 {
+		t.Fatalf("windows: %d packages, %v; want 1 and the two undeclared calls", n, errs)
+	}
+	for i, name := range []string{"notDeclaredOnWindows", "notDeclaredInABody"} {
+		var te types.Error
+		if !errors.As(errs[i], &te) || filepath.Base(te.Fset.Position(te.Pos).Filename) != "bad_windows.go" || !strings.Contains(te.Msg, name) {
+			t.Errorf("windows: error %d is %v, want the call of %s in bad_windows.go", i, errs[i], name)
+		}
+	}
+}
+
+// TestPlatformPackage: a package with files for each platform checks
+// clean for Windows, its imports (the standard library's, as built for
+// Windows) loaded from source first.
+func TestPlatformPackage(t *testing.T) {
+	pkgs, err := list("windows", "amd64", []string{"../../mcpclient/proctree"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, errs := check("amd64", pkgs)
+	if n != 1 || len(errs) != 0 {
+		t.Errorf("proctree for windows: %d packages, %v; want 1, no errors", n, errs)
+	}
+	deps := 0
+	for _, p := range pkgs {
+		if p.DepOnly {
+			deps++
+		}
+	}
+	if deps < 10 {
+		t.Errorf("%d dependencies listed, want the standard library's too", deps)
 	}
 }

@@ -1,3 +1,5 @@
 package bad
 
 var _ = notDeclaredOnWindows()
+
+func useIt() { notDeclaredInABody() }
