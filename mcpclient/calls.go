@@ -249,6 +249,8 @@ func linkDied(c *conn, err error) error {
 
 // checkTool reports whether tool is one the server offers within the limit.
 func (s *server) checkTool(tool string) error {
+	s.m.mu.Lock() // kept is allocated under it (see changedLocked)
+	defer s.m.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, t := range s.cat.tools {

@@ -599,6 +599,8 @@ type ServerTool struct {
 // is derived from, on the events of Options.OnEvent. Safe for concurrent
 // use; the slice is new at each call.
 func (m *Manager) Tools() []ServerTool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var out []ServerTool
 	for _, s := range m.list().servers {
 		s.mu.Lock()
@@ -656,6 +658,14 @@ func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 func (m *Manager) changed(s *server, kind EventKind, toolsChanged bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.changedLocked(s, kind, toolsChanged)
+}
+
+// changedLocked is changed with m.mu held: a server changing its tools
+// holds m.mu from the change to the limit's new allocation, so that no
+// reader of the tools (Tools, checkTool, which take m.mu too) sees one
+// without the other.
+func (m *Manager) changedLocked(s *server, kind EventKind, toolsChanged bool) {
 	if toolsChanged {
 		m.allocateTools()
 	}

@@ -103,6 +103,8 @@ func (s *server) setProcessTail(t *tailBuffer) {
 // setState moves the server to state with reason (nil for none), drops the
 // connection unless ready, and emits the events.
 func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
+	s.m.mu.Lock() // see changedLocked
+	defer s.m.mu.Unlock()
 	s.mu.Lock()
 	prevTools := len(s.cat.tools)
 	s.st.State = state
@@ -127,7 +129,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	}
 	toolsChanged := cat != nil || prevTools != len(s.cat.tools)
 	s.mu.Unlock()
-	s.m.changed(s, EventStatus, toolsChanged)
+	s.m.changedLocked(s, EventStatus, toolsChanged)
 }
 
 // run connects the server and keeps it connected until ctx ends, restarting
@@ -274,6 +276,8 @@ func (s *server) serve(ctx context.Context, c *conn) error {
 // A tool list equal to the one held (see sameTools) is no change: neither
 // logged nor announced.
 func (s *server) update(what refreshKind, cat catalog) {
+	s.m.mu.Lock() // see changedLocked
+	defer s.m.mu.Unlock()
 	s.mu.Lock()
 	if what&refreshTools != 0 && sameTools(s.cat.tools, cat.tools) {
 		what &^= refreshTools
@@ -287,10 +291,10 @@ func (s *server) update(what refreshKind, cat catalog) {
 	s.mu.Unlock()
 	if what&refreshTools != 0 {
 		s.logger.Info("tool list changed", "tools", len(cat.tools))
-		s.m.changed(s, EventToolsChanged, true)
+		s.m.changedLocked(s, EventToolsChanged, true)
 	}
 	if what&refreshResources != 0 {
-		s.m.changed(s, EventResourcesChanged, false)
+		s.m.changedLocked(s, EventResourcesChanged, false)
 	}
 }
 
