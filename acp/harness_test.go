@@ -370,13 +370,35 @@ func (h *harness) openSession(servers ...acpsdk.McpServer) acpsdk.NewSessionResp
 
 // settledServers waits for the session_info_update that reports none of
 // the session's servers connecting (session/new answers while they
-// connect) and returns the servers it lists.
+// connect) and returns the servers it lists. Servers that settled before
+// the session was answered are never reported again: then the answer
+// (session/new's or session/fork's, read off the wire) lists them.
 func (h *harness) settledServers(sid acpsdk.SessionId) []map[string]any {
 	h.t.Helper()
+	if servers := h.answeredServers(sid); settled(servers) {
+		return servers
+	}
 	u := h.fc.rec.waitFor(h.t, 0, sid, "servers settled", func(u acpsdk.SessionUpdate) bool {
 		return u.SessionInfoUpdate != nil && settled(serversOf(u.SessionInfoUpdate.Meta))
 	})
 	return serversOf(u.SessionInfoUpdate.Meta)
+}
+
+// answeredServers returns the servers (as serversOf) of the answer that
+// created session sid, as the agent wrote it; nil if there is none yet.
+func (h *harness) answeredServers(sid acpsdk.SessionId) []map[string]any {
+	for _, line := range strings.Split(h.wire.String(), "\n") {
+		var m struct {
+			Result *struct {
+				SessionID acpsdk.SessionId `json:"sessionId"`
+				Meta      map[string]any   `json:"_meta"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil && m.Result.SessionID == sid {
+			return serversOf(m.Result.Meta)
+		}
+	}
+	return nil
 }
 
 // serversOf returns _meta.acpgate.mcpServers of a response or update.

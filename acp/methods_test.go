@@ -133,6 +133,9 @@ func TestNewSessionResponse(t *testing.T) {
 	if len(servers) != 1 || servers[0]["name"] != "alpha" || servers[0]["state"] != "connecting" || servers[0]["transport"] != "stdio" {
 		t.Errorf("_meta servers %+v", servers)
 	}
+	if wired := h.answeredServers(resp.SessionId); mustJSON(wired) != mustJSON(servers) {
+		t.Errorf("servers of the answer on the wire %v, want %v", wired, servers)
+	}
 	servers = h.settledServers(resp.SessionId)
 	if alpha := servers[0]; len(servers) != 1 || alpha["name"] != "alpha" || alpha["state"] != "ready" || alpha["tools"].(float64) < 10 {
 		t.Errorf("servers after they settled %+v", servers)
