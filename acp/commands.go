@@ -123,9 +123,18 @@ func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd
 			break
 		}
 		res, err := co.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
+		// A tool whose server went away is not offered; a call that failed
+		// because it went away (its tool still in the session's view when
+		// the call began) says so too.
+		away := ""
+		if errors.Is(err, gateway.ErrUnknownTool) || (err == nil && ctx.Err() == nil && res.IsError) {
+			away = co.serverAway(s, name)
+		}
 		switch {
-		case errors.Is(err, gateway.ErrUnknownTool) && co.serverAway(s, name) != "":
-			say(fmt.Sprintf("Cannot call %s now: %s.", name, co.serverAway(s, name)))
+		case away != "" && err != nil:
+			say(fmt.Sprintf("Cannot call %s now: %s.", name, away))
+		case away != "":
+			say(fmt.Sprintf("%s failed: %s.", name, away))
 		case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
 			say(fmt.Sprintf("Cannot call %s: %v", name, err))
 		case err != nil:

@@ -82,7 +82,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.readyConn()
+	c, err := s.readyConn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ func (m *Manager) request(ctx context.Context, server string) (*server, *conn, c
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	c, err := s.readyConn()
+	c, err := s.readyConn(ctx)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -251,7 +251,7 @@ func (m *Manager) RootsChanged(ctx context.Context) error {
 	}
 	var errs []error
 	for _, s := range m.list().servers {
-		c, err := s.readyConn()
+		c, err := s.readyConn(ctx)
 		if err != nil {
 			continue
 		}

@@ -360,28 +360,56 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 
 // readyConn returns the connection if the server is ready. Otherwise the
 // error wraps ErrNotReady, and ErrRestarting while it restarts, or
-// ErrNeedsAuth while it waits for sign-in.
-func (s *server) readyConn() (*conn, error) {
+// ErrNeedsAuth while it waits for sign-in. A connection whose link has died (its
+// process exited) before run has recorded the server's next state is no
+// longer ready: readyConn waits, within ctx, for that state (restarting,
+// failed) and says it, rather than hand out a dead connection.
+func (s *server) readyConn(ctx context.Context) (*conn, error) {
+	for {
+		s.m.mu.Lock()
+		changed := s.m.changedCh // setState changes the state under m.mu
+		s.m.mu.Unlock()
+		c, dead, err := s.currentConn()
+		if dead == nil {
+			return c, err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %q: %w", ErrNotReady, s.spec.Name, dead.link.reason())
+		}
+	}
+}
+
+// currentConn is readyConn without waiting: the ready connection, or the
+// error for the server's state, or (dead) a ready connection whose link
+// has died.
+func (s *server) currentConn() (c, dead *conn, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st.State == StateReady && s.conn != nil {
-		return s.conn, nil
+		select {
+		case <-s.conn.link.done():
+			return nil, s.conn, nil
+		default:
+			return s.conn, nil, nil
+		}
 	}
 	if s.st.State == StateRestarting {
 		next := "under way"
 		if !s.st.NextAttempt.IsZero() {
 			next = "next try in " + time.Until(s.st.NextAttempt).Round(time.Millisecond).String()
 		}
-		return nil, fmt.Errorf("%w: %q is restarting (attempt %d of %d, %s) after: %s",
+		return nil, nil, fmt.Errorf("%w: %q is restarting (attempt %d of %d, %s) after: %s",
 			ErrRestarting, s.spec.Name, max(s.st.Restarts, 1), s.spec.MaxRestarts, next, s.st.Error)
 	}
 	if s.st.State == StateNeedsAuth {
-		return nil, fmt.Errorf("%w: %w: %q is waiting for sign-in: %s", ErrNotReady, ErrNeedsAuth, s.spec.Name, s.st.Error)
+		return nil, nil, fmt.Errorf("%w: %w: %q is waiting for sign-in: %s", ErrNotReady, ErrNeedsAuth, s.spec.Name, s.st.Error)
 	}
 	if s.st.Error != "" {
-		return nil, fmt.Errorf("%w: %q is %s: %s", ErrNotReady, s.spec.Name, s.st.State, s.st.Error)
+		return nil, nil, fmt.Errorf("%w: %q is %s: %s", ErrNotReady, s.spec.Name, s.st.State, s.st.Error)
 	}
-	return nil, fmt.Errorf("%w: %q is %s", ErrNotReady, s.spec.Name, s.st.State)
+	return nil, nil, fmt.Errorf("%w: %q is %s", ErrNotReady, s.spec.Name, s.st.State)
 }
 
 var errTimeout = errors.New("call timeout")

@@ -13,19 +13,11 @@ import (
 // fails for Windows, naming both calls.
 func TestCheck(t *testing.T) {
 	for _, target := range [][2]string{{"linux", "amd64"}, {"darwin", "arm64"}} {
-		pkgs, err := list(target[0], target[1], []string{"./testdata/bad"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n, errs := check(target[1], pkgs); n != 1 || len(errs) != 0 {
+		if n, errs := check(target[1], mustList(t, target[0], target[1], "./testdata/bad")); n != 1 || len(errs) != 0 {
 			t.Errorf("%s: %d packages checked, errors %v; want 1 and none", target, n, errs)
 		}
 	}
-	pkgs, err := list("windows", "amd64", []string{"./testdata/bad"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, errs := check("amd64", pkgs)
+	n, errs := check("amd64", mustList(t, "windows", "amd64", "./testdata/bad"))
 	if n != 1 || len(errs) != 2 {
 		t.Fatalf("windows: %d packages, %v; want 1 and the two undeclared calls", n, errs)
 	}
@@ -41,10 +33,7 @@ func TestCheck(t *testing.T) {
 // clean for Windows, its imports (the standard library's, as built for
 // Windows) loaded from source first.
 func TestPlatformPackage(t *testing.T) {
-	pkgs, err := list("windows", "amd64", []string{"../../mcpclient/proctree"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkgs := mustList(t, "windows", "amd64", "../../mcpclient/proctree")
 	n, errs := check("amd64", pkgs)
 	if n != 1 || len(errs) != 0 {
 		t.Errorf("proctree for windows: %d packages, %v; want 1, no errors", n, errs)
@@ -58,4 +47,14 @@ func TestPlatformPackage(t *testing.T) {
 	if deps < 10 {
 		t.Errorf("%d dependencies listed, want the standard library's too", deps)
 	}
+}
+
+// mustList is list, failing the test on an error.
+func mustList(t *testing.T, goos, goarch string, patterns ...string) []*listed {
+	t.Helper()
+	pkgs, err := list(goos, goarch, patterns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkgs
 }
