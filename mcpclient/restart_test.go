@@ -69,3 +69,26 @@ func TestCallWhileRestarting(t *testing.T) {
 		t.Errorf("error does not say which attempt: %v", err)
 	}
 }
+
+// A call made right after its server died, before the Manager has moved
+// the server on, is not sent down the dead connection: it waits for the
+// server's next state and says it, typed.
+func TestCallRightAfterCrash(t *testing.T) {
+	t.Parallel()
+	opts, _ := fastOpts(t)
+	opts.Backoff = func(int) time.Duration { return time.Hour }
+	m := start(t, opts, stdio("r"))
+	for i := range 20 {
+		if _, err := m.CallTool(context.Background(), "r", "crash", nil); !errors.Is(err, mcpclient.ErrServerExited) {
+			t.Fatalf("crash call: %v", err)
+		}
+		_, err := m.CallTool(context.Background(), "r", "echo", map[string]any{"text": "x"})
+		if !errors.Is(err, mcpclient.ErrRestarting) {
+			t.Fatalf("run %d: call right after the crash: %v, want ErrRestarting", i, err)
+		}
+		if err := m.Restart(context.Background(), "r"); err != nil {
+			t.Fatal(err)
+		}
+		mustReady(t, m, "r")
+	}
+}
