@@ -360,10 +360,11 @@ func (s *server) notify(n mcp.JSONRPCNotification) {
 
 // readyConn returns the connection if the server is ready. Otherwise the
 // error wraps ErrNotReady, and ErrRestarting while it restarts, or
-// ErrNeedsAuth while it waits for sign-in. A connection whose link has died (its
-// process exited) before run has recorded the server's next state is no
-// longer ready: readyConn waits, within ctx, for that state (restarting,
-// failed) and says it, rather than hand out a dead connection.
+// ErrNeedsAuth while it waits for sign-in. A connection whose link has
+// died (its process exited) before run has recorded the server's next
+// state is no longer ready: readyConn waits, within ctx, for that state
+// (restarting, failed) and says it, rather than hand out a dead
+// connection.
 func (s *server) readyConn(ctx context.Context) (*conn, error) {
 	for {
 		s.m.mu.Lock()

@@ -20,6 +20,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -100,7 +101,7 @@ func list(goos, goarch string, patterns []string) ([]*listed, error) {
 		return nil, fmt.Errorf("go list: %w", err)
 	}
 	var pkgs []*listed
-	dec := json.NewDecoder(strings.NewReader(string(out)))
+	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		p := new(listed)
 		if err := dec.Decode(p); errors.Is(err, io.EOF) {
