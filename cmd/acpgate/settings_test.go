@@ -168,6 +168,8 @@ func TestHotReloadSharedServers(t *testing.T) {
 	if got := envOf(); !strings.Contains(got, `"text":"one"`) {
 		t.Fatalf("LEVEL before: %s", got)
 	}
+	// /call waits for its own server only: keep may still be starting.
+	testbin.WaitFor(t, "keep to start", func() bool { return len(pids(keepRecord())) > 0 })
 	keepPIDs, tunedPIDs := pids(keepRecord()), pids(tunedRecord())
 	if len(keepPIDs) != 1 || len(tunedPIDs) != 1 {
 		t.Fatalf("started: keep %v, tuned %v", keepPIDs, tunedPIDs)
