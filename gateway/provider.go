@@ -117,7 +117,8 @@ var ErrProvider = errors.New("model provider error")
 
 // ErrContextLength is wrapped, with ErrProvider, by a Provider's error when
 // the endpoint refused a request as longer than the model's context window
-// (a Provider decides it on the error's type or code, never its text).
+// (a Provider decides it on the error's type or code; Anthropic's API gives
+// the case none, so gateway/anthropic alone reads the error's message).
 var ErrContextLength = errors.New("the request is longer than the model's context window")
 
 // Retries is the provider options' rule for a retry count: 0 means def,

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 
@@ -211,30 +210,23 @@ func (p *Provider) explain(err error) error {
 			return fmt.Errorf("%w: %s rejected the API key (401 Unauthorized: %s); check the API key (ANTHROPIC_API_KEY or model.apiKey)", gateway.ErrProvider, p.cfg.BaseURL, msg)
 		case code == http.StatusForbidden || typ == "permission_error":
 			return fmt.Errorf("%w: %s refused access (%d: %s); check the API key's permissions and the model", gateway.ErrProvider, p.cfg.BaseURL, code, msg)
-		case code == http.StatusNotFound || typ == "not_found_error":
-			return fmt.Errorf("%w: model %q not found at %s (404: %s); check the model name and the base URL", gateway.ErrProvider, p.cfg.Model, p.cfg.BaseURL, msg)
+		case typ == "not_found_error":
+			return gateway.ExplainStatus(p.cfg.BaseURL, p.cfg.Model, http.StatusNotFound, msg)
 		case code == http.StatusRequestEntityTooLarge || promptTooLong(apiErr):
 			return fmt.Errorf("%w: %w (%s answered %d: %s)", gateway.ErrProvider, gateway.ErrContextLength, p.cfg.BaseURL, code, msg)
 		case code >= 200 && code < 300: // an error event in the stream: not retried
 			return fmt.Errorf("%w: %s: the answer broke off (%s: %s); try again", gateway.ErrProvider, p.cfg.BaseURL, typ, msg)
 		case typ == "billing_error":
 			return fmt.Errorf("%w: %s refused the request for billing (%d: %s); check the account's credit", gateway.ErrProvider, p.cfg.BaseURL, code, msg)
-		case code == http.StatusTooManyRequests || typ == "rate_limit_error":
-			return fmt.Errorf("%w: %s is rate limiting requests (429: %s), still after retries; wait and try again", gateway.ErrProvider, p.cfg.BaseURL, msg)
+		case typ == "rate_limit_error":
+			return gateway.ExplainStatus(p.cfg.BaseURL, p.cfg.Model, http.StatusTooManyRequests, msg)
 		case code == 529 || typ == "overloaded_error":
 			return fmt.Errorf("%w: %s is overloaded (529: %s), still after retries; try again later", gateway.ErrProvider, p.cfg.BaseURL, msg)
-		case code >= 500:
-			return fmt.Errorf("%w: %s failed (%d: %s), still after retries", gateway.ErrProvider, p.cfg.BaseURL, code, msg)
 		default:
-			return fmt.Errorf("%w: %s answered %d: %s", gateway.ErrProvider, p.cfg.BaseURL, code, msg)
+			return gateway.ExplainStatus(p.cfg.BaseURL, p.cfg.Model, code, msg)
 		}
 	}
-	var netErr net.Error
-	var opErr *net.OpError
-	if errors.As(err, &opErr) || errors.As(err, &netErr) {
-		return fmt.Errorf("%w: cannot reach the model provider at %s: %w; check the base URL and that the server is running", gateway.ErrProvider, p.cfg.BaseURL, err)
-	}
-	return fmt.Errorf("%w: %w", gateway.ErrProvider, err)
+	return gateway.ExplainFailure(p.cfg.BaseURL, err)
 }
 
 // promptTooLong reports whether the API refused the request because the

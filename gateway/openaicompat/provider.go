@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -146,22 +145,11 @@ func (p *Provider) explain(err error) error {
 			return fmt.Errorf("%w: %s rejected the API key (401 Unauthorized: %s); check the API key (OPENAI_API_KEY)", gateway.ErrProvider, p.cfg.BaseURL, msg)
 		case code == http.StatusForbidden:
 			return fmt.Errorf("%w: %s refused access (403 Forbidden: %s); check the API key's permissions", gateway.ErrProvider, p.cfg.BaseURL, msg)
-		case code == http.StatusNotFound:
-			return fmt.Errorf("%w: model %q not found at %s (404: %s); check the model name and the base URL", gateway.ErrProvider, p.cfg.Model, p.cfg.BaseURL, msg)
-		case code == http.StatusTooManyRequests:
-			return fmt.Errorf("%w: %s is rate limiting requests (429: %s), still after retries; wait and try again", gateway.ErrProvider, p.cfg.BaseURL, msg)
-		case code >= 500:
-			return fmt.Errorf("%w: %s failed (%d: %s), still after retries", gateway.ErrProvider, p.cfg.BaseURL, code, msg)
 		default:
-			return fmt.Errorf("%w: %s answered %d: %s", gateway.ErrProvider, p.cfg.BaseURL, code, msg)
+			return gateway.ExplainStatus(p.cfg.BaseURL, p.cfg.Model, code, msg)
 		}
 	}
-	var netErr net.Error
-	var opErr *net.OpError
-	if errors.As(err, &opErr) || errors.As(err, &netErr) {
-		return fmt.Errorf("%w: cannot reach the model provider at %s: %w; check the base URL and that the server is running", gateway.ErrProvider, p.cfg.BaseURL, err)
-	}
-	return fmt.Errorf("%w: %w", gateway.ErrProvider, err)
+	return gateway.ExplainFailure(p.cfg.BaseURL, err)
 }
 
 // contextLengthCode is the error code (or type) with which OpenAI's API,
