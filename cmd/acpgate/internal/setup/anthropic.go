@@ -2,7 +2,6 @@ package setup
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 
@@ -37,37 +36,15 @@ func checkAnthropic(ctx context.Context, client *http.Client, baseURL, key strin
 		if after != "" {
 			u += "&after_id=" + url.QueryEscape(after)
 		}
-		res, body, err := get(ctx, client, u, headers)
-		if ee, ok := err.(*EndpointError); ok {
-			ee.API = config.ProviderAnthropic
-		}
+		page, err := getModels(ctx, client, u, headers, config.ProviderAnthropic)
 		if err != nil {
 			return nil, err
 		}
-		e := &EndpointError{URL: res.Request.URL.String(), Status: res.StatusCode, Detail: serverMessage(body), API: config.ProviderAnthropic}
-		if err := e.classify(); err != nil {
-			return nil, err
-		}
-		var list struct {
-			Data *[]struct {
-				ID string `json:"id"`
-			} `json:"data"`
-			HasMore bool   `json:"has_more"`
-			LastID  string `json:"last_id"`
-		}
-		if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
-			e.Kind, e.Detail = ErrWrongPath, "the answer is not a JSON object with a \"data\" list"
-			return nil, e
-		}
-		for _, m := range *list.Data {
-			if m.ID != "" {
-				models = append(models, m.ID)
-			}
-		}
-		if !list.HasMore || list.LastID == "" {
+		models = append(models, page.ids...)
+		if !page.hasMore || page.lastID == "" {
 			break
 		}
-		after = list.LastID
+		after = page.lastID
 	}
 	return models, nil
 }

@@ -102,30 +102,53 @@ func check(ctx context.Context, client *http.Client, baseURL, key, keyPath strin
 			return nil, &EndpointError{URL: res.Request.URL.String(), Kind: ErrKeyRefused, Status: res.StatusCode, Detail: serverMessage(body)}
 		}
 	}
-	res, body, err := get(ctx, client, trimURL(baseURL)+"/models", auth)
+	page, err := getModels(ctx, client, trimURL(baseURL)+"/models", auth, "")
 	if err != nil {
 		return nil, err
 	}
-	e := &EndpointError{URL: res.Request.URL.String(), Status: res.StatusCode, Detail: serverMessage(body)}
+	return page.ids, nil
+}
+
+// modelPage is one answer of a model list: the ids of its data list, in
+// its order, and on Anthropic's API whether more follow, after which id.
+type modelPage struct {
+	ids     []string
+	hasMore bool
+	lastID  string
+}
+
+// getModels reads the model list (page) at u, sending headers. A failure
+// is an *EndpointError whose API is api ("" for OpenAI-compatible).
+func getModels(ctx context.Context, client *http.Client, u string, headers map[string]string, api string) (modelPage, error) {
+	res, body, err := get(ctx, client, u, headers)
+	if ee := (*EndpointError)(nil); errors.As(err, &ee) {
+		ee.API = api
+	}
+	if err != nil {
+		return modelPage{}, err
+	}
+	e := &EndpointError{URL: res.Request.URL.String(), Status: res.StatusCode, Detail: serverMessage(body), API: api}
 	if err := e.classify(); err != nil {
-		return nil, err
+		return modelPage{}, err
 	}
 	var list struct {
 		Data *[]struct {
 			ID string `json:"id"`
 		} `json:"data"`
+		HasMore bool   `json:"has_more"`
+		LastID  string `json:"last_id"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil || list.Data == nil {
 		e.Kind, e.Detail = ErrWrongPath, "the answer is not a JSON object with a \"data\" list"
-		return nil, e
+		return modelPage{}, e
 	}
-	models := make([]string, 0, len(*list.Data))
+	page := modelPage{ids: make([]string, 0, len(*list.Data)), hasMore: list.HasMore, lastID: list.LastID}
 	for _, m := range *list.Data {
 		if m.ID != "" {
-			models = append(models, m.ID)
+			page.ids = append(page.ids, m.ID)
 		}
 	}
-	return models, nil
+	return page, nil
 }
 
 // classify sets the kind of a failure status and returns e for one (nil
