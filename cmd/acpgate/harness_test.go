@@ -240,6 +240,9 @@ type agentSetup struct {
 	// agent: it is given the agent's stdin and the stdout the client
 	// reads, and returns those the connection uses.
 	pipes func(in io.Writer, out io.Reader) (io.Writer, io.Reader)
+	// cmd, when set, may change the command before it starts (its
+	// credentials, say).
+	cmd func(*exec.Cmd)
 }
 
 // startAgentWith is startAgent with the setup s.
@@ -263,6 +266,9 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, replies: &testbin.Replies{}, stdoutPipe: stdout, exited: make(chan struct{})}
 	a.client.ws = s.ws
 	cmd.Stderr = a.stderr
+	if s.cmd != nil {
+		s.cmd(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/internal/nodump"
 	"github.com/acpgate/acpgate/session"
 )
 
@@ -133,6 +134,10 @@ func newLogger(c cliConfig, red *secrets.Redactor) (*slog.Logger, io.Closer, err
 const watchdogArg = "__acpgate-watchdog"
 
 func run(args []string) int {
+	// First of all: no process of the same user, the MCP servers and
+	// commands acpgate starts included, may read its memory or its
+	// environment (the API keys) through /proc (internal/nodump).
+	nodumpErr := nodump.Protect()
 	if len(args) > 0 && args[0] == "config" {
 		return configCommand(args[1:], os.Stdout, os.Stderr)
 	}
@@ -169,6 +174,9 @@ func run(args []string) int {
 	// Libraries that log through the default logger (mcp-go does) must
 	// not reach stdout, which is the protocol.
 	slog.SetDefault(logger)
+	if nodumpErr != nil && !errors.Is(nodumpErr, nodump.ErrUnsupported) {
+		logger.Warn("processes of the same user can read acpgate's environment", "err", nodumpErr)
+	}
 	code := serve(c, redactor, logger)
 	if path := os.Getenv(memProfileEnv); path != "" {
 		if err := writeMemProfile(path); err != nil {

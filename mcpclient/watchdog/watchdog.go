@@ -54,6 +54,26 @@ func Parent() int {
 	return pid
 }
 
+// Env returns the part of env the watchdog process is given: its own
+// variables (ACPGATE_WATCHDOG_*) and the Go runtime's settings, nothing
+// else. The watchdog starts as a program of its own, readable through
+// /proc by every process of the user until it protects itself, so the
+// agent's secrets (API keys) must not be in its environment.
+func Env(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "ACPGATE_WATCHDOG_"):
+		case name == "GORACE", name == "GODEBUG", name == "GOTRACEBACK", name == "GOMAXPROCS", name == "GOGC", name == "GOMEMLIMIT":
+		default:
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 // Watchdog is the agent's handle on its watchdog process. Its methods are
 // safe for concurrent use; Close is idempotent.
 type Watchdog struct {
@@ -75,7 +95,7 @@ func Start(argv []string, stderr io.Writer) (*Watchdog, error) {
 		return nil, errors.New("watchdog: empty command")
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), ParentEnv+"="+strconv.Itoa(os.Getpid()))
+	cmd.Env = append(Env(os.Environ()), ParentEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stderr = stderr
 	if err := configure(cmd); err != nil {
 		return nil, err

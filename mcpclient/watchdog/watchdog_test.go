@@ -244,3 +244,15 @@ func TestParentIsTheAgentOnly(t *testing.T) {
 		t.Errorf("Parent() = %d for init, want 0", got)
 	}
 }
+
+// TestEnvKeepsNoSecret: the watchdog's environment is its own variables
+// and the Go runtime's, never the agent's keys or anything else.
+func TestEnvKeepsNoSecret(t *testing.T) {
+	env := []string{"OPENAI_API_KEY=sk-1", "ANTHROPIC_API_KEY=sk-2", "HOME=/root", "PATH=/bin", "GITHUB_TOKEN=ghp",
+		watchdog.SnapshotLogEnv + "=/tmp/x", "GORACE=atexit_sleep_ms=0", "GOTRACEBACK=all", "ACPGATE_WATCHDOG=x", "NOEQUALS"}
+	got := watchdog.Env(env)
+	want := []string{watchdog.SnapshotLogEnv + "=/tmp/x", "GORACE=atexit_sleep_ms=0", "GOTRACEBACK=all"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Env = %q, want %q", got, want)
+	}
+}
