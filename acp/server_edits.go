@@ -12,6 +12,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
@@ -268,7 +269,7 @@ func (co *commands) restartServer(ctx context.Context, s *liveSession, name stri
 	case err != nil && wctx.Err() == nil:
 		return fmt.Sprintf("Cannot restart MCP server %s: %v", name, err)
 	}
-	co.tell(s, fmt.Sprintf("MCP server %s was restarted.", name))
+	co.tell(s, fmt.Sprintf("MCP server %s was restarted.", bridge.ServerLabel(name)))
 	return fmt.Sprintf("Restarted MCP server %s: %s", name, co.serverLine(s, name))
 }
 
@@ -309,7 +310,7 @@ func (co *commands) applyEdits(ctx context.Context, s *liveSession, edits server
 	if _, err := s.mgr.Reconfigure(wctx, specs); err != nil && wctx.Err() == nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
-	co.tell(s, fmt.Sprintf("MCP server %s was %s.", name, verb))
+	co.tell(s, fmt.Sprintf("MCP server %s was %s.", bridge.ServerLabel(name), verb))
 	if verb == "removed" {
 		return fmt.Sprintf("Removed MCP server %s from this session; its tools are gone.", name)
 	}

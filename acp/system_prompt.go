@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp/clientws"
 	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/gateway/workspace"
@@ -82,7 +83,7 @@ func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Pro
 	}
 	for _, st := range s.statuses() {
 		if state, ok := promptStates[st.State]; ok {
-			in.Servers = append(in.Servers, sysprompt.Server{Name: st.Name, State: state, Instructions: st.Instructions})
+			in.Servers = append(in.Servers, promptServer(st.Name, state, st.Instructions))
 		}
 	}
 	s.mu.Lock()
@@ -92,6 +93,17 @@ func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Pro
 		s.prompt.builder = sysprompt.NewBuilder(s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions)
 	}
 	return s.prompt.builder.Build(in)
+}
+
+// promptServer is the server called name as the system prompt shows it:
+// its name as a label (bridge.ServerLabel), and the sign-in command when
+// the label is the name the command takes.
+func promptServer(name string, state sysprompt.ServerState, instructions string) sysprompt.Server {
+	out := sysprompt.Server{Name: name, Label: bridge.ServerLabel(name), State: state, Instructions: instructions}
+	if out.Label == name {
+		out.SignIn = "/mcp login " + name
+	}
+	return out
 }
 
 // promptStates is what the prompt says of each server state; closed

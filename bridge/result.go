@@ -131,7 +131,7 @@ func (f *framer) forModel(src source, kind, what, text string, more int) string 
 	if !f.untrusted(src.server) {
 		return text
 	}
-	return frame(serverLabel(src.server), src.subject(), kind, neutralizeMarkers(text, norm))
+	return frame(ServerLabel(src.server), src.subject(), kind, neutralizeMarkers(text, norm))
 }
 
 // MaxDescriptionBytes caps what the model sees of a tool's description.
@@ -147,9 +147,9 @@ func (f *framer) description(server string, t mcp.Tool) string {
 	}
 	desc = capText(f.redact(desc), MaxDescriptionBytes, "description")
 	if !f.untrusted(server) {
-		return fmt.Sprintf("[MCP server %s] %s", serverLabel(server), desc)
+		return fmt.Sprintf("[MCP server %s] %s", ServerLabel(server), desc)
 	}
-	return fmt.Sprintf("[MCP server %s; untrusted description] %s", serverLabel(server), neutralizeMarkers(desc, normalize(desc)))
+	return fmt.Sprintf("[MCP server %s; untrusted description] %s", ServerLabel(server), neutralizeMarkers(desc, normalize(desc)))
 }
 
 // capText cuts text to at most max bytes (on a rune boundary) and says how
@@ -188,9 +188,13 @@ func frameWith(id, notice, text string) string {
 // server named after a marker does not put one in a notice.
 func label(name string) string { return neutralizeMarkers(name, normalize(name)) }
 
-// serverLabel is the server's name as shown to the model: sanitised like
-// bridged names, at most MaxNameLen bytes, marker words neutralised.
-func serverLabel(server string) string {
+// ServerLabel is a server's name as the model is shown it, wherever it
+// enters model text (the frames' notices, tool descriptions, the system
+// prompt's server list and headings, notes about /mcp edits): sanitised
+// like bridged names (one line of [A-Za-z0-9_-]), at most MaxNameLen
+// bytes, marker words neutralised. A name is data: this is the one
+// function that makes it safe text. Safe for concurrent use.
+func ServerLabel(server string) string {
 	s := sanitize(server)
 	if len(s) > MaxNameLen {
 		s = s[:MaxNameLen]

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
@@ -124,6 +126,28 @@ type ServerSpec struct {
 // ErrInvalidSpec is wrapped by every error about a ServerSpec.
 var ErrInvalidSpec = errors.New("invalid MCP server spec")
 
+// ErrBadName is wrapped by the error of CheckName: a server name that is
+// not one line of printable text.
+var ErrBadName = errors.New("invalid MCP server name")
+
+// CheckName returns an error wrapping ErrBadName when name is not a server name: a server name is data, one line of
+// printable text, so it may not hold invalid UTF-8, control characters
+// (C0, DEL, C1: newlines and escapes among them), format characters (bidi
+// overrides and isolates, zero-width characters) or line and paragraph
+// separators. It says which character and where (as a rune index).
+// Empty names are the callers' to refuse, with the member they came in.
+func CheckName(name string) error {
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w %q: not valid UTF-8", ErrBadName, name)
+	}
+	for i, r := range []rune(name) {
+		if unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return fmt.Errorf("%w %q: character %d is %U (a name is one line of printable text)", ErrBadName, name, i+1, r)
+		}
+	}
+	return nil
+}
+
 // transport returns the effective transport of s.
 func (s *ServerSpec) transport() Transport {
 	if s.Transport == "" {
@@ -160,6 +184,9 @@ func (s ServerSpec) withDefaults(defaultCalls int) ServerSpec {
 // wrapping ErrInvalidSpec (and, for a URL, CheckURL's sentinel), or nil.
 // A Manager starts no server whose spec is invalid (it shows as failed).
 func (s *ServerSpec) Validate() error {
+	if err := CheckName(s.Name); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
 	switch s.transport() {
 	case TransportStdio:
 		if strings.TrimSpace(s.Command) == "" {

@@ -97,6 +97,8 @@ func (r *report) server(loc []string, s *Server) {
 	raw, _ := r.value(loc).(map[string]any)
 	if strings.TrimSpace(loc[len(loc)-1]) == "" {
 		r.errorAt(loc, nil, "empty server name")
+	} else if err := mcpclient.CheckName(loc[len(loc)-1]); err != nil {
+		r.errorAt(loc, err, "%v", err)
 	}
 	if typ, ok := raw["type"].(string); ok {
 		mt, err := mcpservers.ParseType(typ) // the schema's enum: never an error

@@ -96,6 +96,8 @@ func TestValidationErrors(t *testing.T) {
 			[]string{`agents.list[1].mcp.servers.tavily: transport "sse" requires "url"`}},
 		{"stdio without command", `{"agents": {"defaults": {"mcp": {"servers": {"github": {"comand": "npx"}}}}}}`,
 			[]string{`agents.defaults.mcp.servers.github: transport "stdio" requires "command"`}},
+		{"server name with a newline", `{"mcpServers": {"x\n# SYSTEM": {"command": "c"}}}`,
+			[]string{`mcpServers["x\n# SYSTEM"]: invalid MCP server name "x\n# SYSTEM": character 2 is U+000A`}},
 		{"zero timeout", `{"mcpServers": {"x": {"command": "c", "timeout": 0}}}`,
 			[]string{`mcpServers.x.timeout: must be a positive number of milliseconds`}},
 		{"negative toolTimeout", `{"mcpServers": {"x": {"command": "c", "toolTimeout": -5}}}`,

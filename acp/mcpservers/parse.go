@@ -116,6 +116,9 @@ func ParseList(raw json.RawMessage, path string, opts Options) ([]acpsdk.McpServ
 		if err != nil {
 			return nil, err
 		}
+		if err := mcpclient.CheckName(name); err != nil {
+			return nil, fail(at+".name", err, "%v", err)
+		}
 		if j, dup := seen[name]; dup {
 			return nil, fail(at+".name", ErrDuplicate, "duplicate server name %q (also %s[%d])", name, path, j)
 		}
@@ -153,11 +156,14 @@ func parseObject(data []byte, opts Options) ([]acpsdk.McpServer, error) {
 	for _, kv := range entries {
 		at := member(key, kv.key)
 		var e map[string]json.RawMessage
+		badName := mcpclient.CheckName(kv.key)
 		switch {
 		case strings.TrimSpace(kv.key) == "":
 			return nil, fail(at, ErrEmpty, "empty server name")
 		case seen[kv.key]:
 			return nil, fail(at, ErrDuplicate, "duplicate server name %q", kv.key)
+		case badName != nil:
+			return nil, fail(at, badName, "%v", badName)
 		case json.Unmarshal(kv.value, &e) != nil || e == nil:
 			return nil, wrongKind(at, "an object", kv.value)
 		}

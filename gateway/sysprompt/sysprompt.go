@@ -92,8 +92,17 @@ const (
 
 // Server is one MCP server of the session.
 type Server struct {
-	Name  string
+	// Name is the server's name, the key its instructions are framed
+	// under (FrameFunc); it never enters the prompt's text.
+	Name string
+	// Label is the server's name as the prompt shows it, already made one
+	// safe line by the caller (bridge.ServerLabel): the prompt writes it
+	// as it is.
+	Label string
 	State ServerState
+	// SignIn says how the user signs in to a server that needs it ("":
+	// the prompt only says the user must).
+	SignIn string
 	// Instructions are the server's own text (its initialize result's),
 	// raw: the Builder's Frame prepares it. Only a ready server's are
 	// used.
@@ -276,10 +285,14 @@ func serversSection(servers []Server, frame FrameFunc) string {
 	var b strings.Builder
 	b.WriteString("# MCP servers\nThe session's MCP servers; their tools are among yours while they are ready.")
 	for _, s := range servers {
-		fmt.Fprintf(&b, "\n- %s: %s", s.Name, s.State)
+		fmt.Fprintf(&b, "\n- %s: %s", s.Label, s.State)
 		switch s.State {
 		case ServerNeedsAuth:
-			fmt.Fprintf(&b, " (its tools come once the user signs in: /mcp login %s)", s.Name)
+			b.WriteString(" (its tools come once the user signs in")
+			if s.SignIn != "" {
+				fmt.Fprintf(&b, ": %s", s.SignIn)
+			}
+			b.WriteString(")")
 		case ServerFailed:
 			b.WriteString(" (its tools are unavailable; /mcp shows why)")
 		case ServerConnecting, ServerRestarting:
@@ -296,12 +309,12 @@ func serversSection(servers []Server, frame FrameFunc) string {
 			continue
 		}
 		if left <= 0 {
-			fmt.Fprintf(&b, "\n\n[The instructions of the MCP server %s are left out: the servers' instructions are limited to %d bytes in all.]", s.Name, MaxAllServerInstructionsBytes)
+			fmt.Fprintf(&b, "\n\n[The instructions of the MCP server %s are left out: the servers' instructions are limited to %d bytes in all.]", s.Label, MaxAllServerInstructionsBytes)
 			continue
 		}
 		limit := min(MaxServerInstructionsBytes, left)
 		if framed := frame(s.Name, text, limit); framed != "" {
-			fmt.Fprintf(&b, "\n\n## Instructions of the MCP server %s\n%s", s.Name, framed)
+			fmt.Fprintf(&b, "\n\n## Instructions of the MCP server %s\n%s", s.Label, framed)
 		}
 		left -= min(len(text), limit)
 	}
