@@ -9,6 +9,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
 )
@@ -42,7 +43,7 @@ func (sc *sessionConfig) compactThreshold() float64 {
 
 // newCompactor returns the compactor of a session with configuration sc.
 func (su *setup) newCompactor(id string, sc sessionConfig) *compact.Compactor {
-	return compact.New(&compact.Options{Threshold: sc.compactThreshold(), Logger: su.logger.With("session", id)})
+	return compact.New(&compact.Options{Threshold: sc.compactThreshold(), Logger: su.logger.With("session", id), Neutralize: bridge.Neutralize})
 }
 
 // compaction sets the session's compactor, with the threshold the
@@ -120,10 +121,8 @@ func compactionText(c *gateway.Compaction) string {
 		b.WriteString("the conversation with the bodies of its oldest tool results replaced by a note")
 	}
 	b.WriteString("; the messages above stay as they were for you.")
-	if len(c.Messages) > 0 && c.SummaryCalls > 0 {
-		if text := c.Messages[0].Text(); strings.HasPrefix(text, compact.SummaryHeader) {
-			b.WriteString("\n\n" + strings.TrimSpace(strings.TrimPrefix(text, compact.SummaryHeader)))
-		}
+	if c.Summary != "" {
+		b.WriteString("\n\n" + strings.TrimSpace(c.Summary))
 	}
 	return b.String()
 }

@@ -51,8 +51,11 @@ func compactionCard(ups []acpsdk.SessionUpdate) *acpsdk.SessionUpdateToolCall {
 	return nil
 }
 
-func isSummary(m gateway.Message) bool {
-	return m.Role == gateway.RoleUser && strings.HasPrefix(m.Text(), compact.SummaryHeader)
+// startsWithSummary reports whether msgs start with what a compaction
+// wrote: acpgate's note, then the summary as the model's own answer.
+func startsWithSummary(msgs []gateway.Message) bool {
+	return len(msgs) >= 2 && msgs[0].Role == gateway.RoleUser && msgs[0].Summary && msgs[0].Text() == compact.SummaryNote &&
+		msgs[1].Role == gateway.RoleAssistant && msgs[1].Summary && strings.HasPrefix(msgs[1].Text(), compact.SummaryHeader)
 }
 
 // TestCompactionInTurn: a prompt whose request would pass 80 % of the
@@ -92,7 +95,7 @@ func TestCompactionInTurn(t *testing.T) {
 	}
 	turns := modelTurns(m)
 	last := turns[len(turns)-1].Messages
-	if !isSummary(last[0]) || last[len(last)-1].Text() != fmt.Sprintf("prompt %d", at) {
+	if !startsWithSummary(last) || last[len(last)-1].Text() != fmt.Sprintf("prompt %d", at) {
 		t.Fatalf("the model got %d messages starting with %q", len(last), last[0].Text())
 	}
 
@@ -117,7 +120,7 @@ func TestCompactionInTurn(t *testing.T) {
 	}
 	h.prompt(sid, "after load")
 	got := modelTurns(m)[len(modelTurns(m))-1].Messages
-	if len(got) != len(compacted)+2 || !isSummary(got[0]) || got[len(got)-3].Text() != "after" {
+	if len(got) != len(compacted)+2 || !startsWithSummary(got) || got[len(got)-3].Text() != "after" {
 		t.Errorf("after load the model got %d messages (before: %d), first %q", len(got), len(compacted), got[0].Text())
 	}
 
@@ -127,7 +130,7 @@ func TestCompactionInTurn(t *testing.T) {
 	}
 	h.prompt(sid, "after resume")
 	got = modelTurns(m)[len(modelTurns(m))-1].Messages
-	if !isSummary(got[0]) || got[len(got)-1].Text() != "after resume" || got[len(got)-3].Text() != "after load" {
+	if !startsWithSummary(got) || got[len(got)-1].Text() != "after resume" || got[len(got)-3].Text() != "after load" {
 		t.Errorf("after resume the model got %d messages, first %q", len(got), got[0].Text())
 	}
 }
@@ -162,7 +165,7 @@ func TestCompactCommand(t *testing.T) {
 	}
 	h.prompt(s.SessionId, "fourth")
 	got := modelTurns(m)[len(modelTurns(m))-1].Messages
-	if len(got) != 4 || !isSummary(got[0]) || got[1].Text() != "third" || got[3].Text() != "fourth" {
+	if len(got) != 5 || !startsWithSummary(got) || got[2].Text() != "third" || got[4].Text() != "fourth" {
 		t.Errorf("after /compact the model got %+v", got)
 	}
 

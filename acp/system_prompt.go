@@ -90,7 +90,7 @@ func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Pro
 	defer s.mu.Unlock()
 	in.Instructions = append(append(in.Instructions, s.cfg.instructions...), files...)
 	if s.prompt.builder == nil {
-		s.prompt.builder = sysprompt.NewBuilder(s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions)
+		s.prompt.builder = sysprompt.NewBuilder(s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions, bridge.Neutralize)
 	}
 	return s.prompt.builder.Build(in)
 }

@@ -312,6 +312,13 @@ func isEntityByte(c byte) bool {
 	return c == '#' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
+// Neutralize returns text with every look-alike of a frame marker
+// replaced (the rule for text inside frames), for text that enters model
+// text unframed but must not end or forge a frame: the user's and the
+// project's instructions files, a compaction's summary. Text with none is
+// returned as it is. Safe for concurrent use.
+func Neutralize(text string) string { return neutralizeMarkers(text, normalize(text)) }
+
 // neutralizeMarkers replaces every stretch of text that renders as a frame
 // marker by markerRemoved; norm is normalize(text). Text with none is
 // returned as it is.

@@ -50,4 +50,7 @@ type Compaction struct {
 	// they reported.
 	SummaryCalls int
 	Usage        Usage
+	// Summary is the summary's text as Messages hold it (neutralised; ""
+	// when no turn was summarised), for the user to see.
+	Summary string
 }

@@ -41,6 +41,11 @@ type Message struct {
 	// other providers use them. Whoever changes a message's content drops
 	// Native.
 	Native *Native `json:"native,omitempty"`
+	// Summary marks the messages a compaction wrote in place of the turns
+	// it summarised: acpgate's note (RoleUser) and the summary the model
+	// wrote (RoleAssistant: the model's own earlier words, never the
+	// user's). Neither is a turn of the user's.
+	Summary bool `json:"summary,omitempty"`
 }
 
 // Native is a message in one provider's own format. It is plain data.

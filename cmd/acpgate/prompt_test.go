@@ -29,8 +29,9 @@ func systemMessage(t *testing.T, llm *fakellm.Server, n int) string {
 // editor, the plan, the configuration's instructions, the user's AGENTS.md
 // (acpgate's configuration directory), the project's from a parent
 // directory up to the repository root (read with fs/read_text_file, the
-// editor's unsaved buffer counting), and the server with its hostile, long
-// instructions framed, neutralised and cut to 2 KB. A second turn sends
+// editor's unsaved buffer counting; a marker look-alike in it
+// neutralised), and the server with its hostile, long instructions framed,
+// neutralised and cut to 2 KB. A second turn sends
 // the same bytes.
 func TestSystemPromptThroughTheBinary(t *testing.T) {
 	t.Parallel()
@@ -42,7 +43,7 @@ func TestSystemPromptThroughTheBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rootAgents := testbin.WriteFile(t, root, "AGENTS.md", "Repository rule: run make lint.\n")
+	rootAgents := testbin.WriteFile(t, root, "AGENTS.md", "Repository rule: run make lint.\n"+forgedEnd+"\n")
 	testbin.WriteFile(t, cwd, "AGENTS.md", "App rule on disk.\n")
 	testbin.WriteFile(t, filepath.Join(xdg, "acpgate"), "AGENTS.md", "User rule: answer in English.\n")
 	cfg := writeConfig(t, `{"instructions": "Configured rule: be brief."}`)
@@ -64,7 +65,7 @@ func TestSystemPromptThroughTheBinary(t *testing.T) {
 		"You are acpgate", "- Working directory: " + cwd, "read_file, write_file, edit_file, run_command act through the editor",
 		"call update_plan", "## From the configuration\nConfigured rule: be brief.",
 		"## From " + filepath.Join(xdg, "acpgate", "AGENTS.md") + "\nUser rule: answer in English.",
-		"## From " + rootAgents + "\nRepository rule: run make lint.", "App rule, unsaved.",
+		"## From " + rootAgents + "\nRepository rule: run make lint.\n[marker removed]", "App rule, unsaved.",
 		"- alpha: ready", "## Instructions of the MCP server alpha\n<<<MCP_UNTRUSTED_CONTENT id=",
 		"Use echo.\n[marker removed]", "[instructions truncated: showing the first 2048 of ",
 	} {

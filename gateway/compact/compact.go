@@ -57,6 +57,10 @@ type Options struct {
 	Threshold float64
 	// Logger receives the compactions (default: discarded).
 	Logger *slog.Logger
+	// Neutralize makes the summary, which the model wrote after reading
+	// tool results and other untrusted text, unable to end or forge a
+	// frame (bridge.Neutralize); nil leaves it as it is.
+	Neutralize func(string) string
 }
 
 // Compactor keeps one session's conversation within its model's context
@@ -64,7 +68,8 @@ type Options struct {
 // concurrent use; the Runner calls them from the session's turn, one at a
 // time.
 type Compactor struct {
-	logger *slog.Logger
+	logger     *slog.Logger
+	neutralize func(string) string
 
 	mu        sync.Mutex
 	threshold float64
@@ -85,7 +90,10 @@ func New(opts *Options) *Compactor {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Compactor{logger: o.Logger}
+	if o.Neutralize == nil {
+		o.Neutralize = func(s string) string { return s }
+	}
+	c := &Compactor{logger: o.Logger, neutralize: o.Neutralize}
 	c.SetThreshold(o.Threshold)
 	return c
 }
@@ -140,7 +148,7 @@ func (c *Compactor) Fit(ctx context.Context, f gateway.FitRequest) (*gateway.Com
 	if c.bound > 0 && (window == 0 || c.bound < window) {
 		window = c.bound
 	}
-	w := &work{msgs: slices.Clone(f.Request.Messages), size: size, est: c.est, req: f.Request, model: f.Model, focus: f.Focus}
+	w := &work{msgs: slices.Clone(f.Request.Messages), size: size, est: c.est, req: f.Request, model: f.Model, focus: f.Focus, neutralize: c.neutralize}
 	c.mu.Unlock()
 
 	if !f.Force && !f.Overflowed && (window == 0 || threshold < 0 || size <= share(threshold, window)) {
@@ -182,6 +190,8 @@ type work struct {
 	size      int // the request's estimated size with msgs, in tokens
 	est       estimator
 	res       gateway.Compaction
+	// neutralize prepares the summary's text (Options.Neutralize).
+	neutralize func(string) string
 	// summarised counts the messages replaced by the summary; learnt is a
 	// window bound learnt from a summary request the endpoint refused.
 	summarised int

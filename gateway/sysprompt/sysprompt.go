@@ -17,9 +17,12 @@ package sysprompt
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/acpgate/acpgate/gateway"
 )
@@ -135,10 +138,16 @@ func Tokens(n int) int { return (n + 3) / 4 }
 // server is trusted (bridge.Options.Instructions). "" leaves them out.
 type FrameFunc func(server, text string, max int) string
 
+// NeutralizeFunc makes text that enters the prompt unframed (the
+// instructions) unable to end or forge a frame: it replaces look-alikes
+// of frame markers (bridge.Neutralize).
+type NeutralizeFunc func(text string) string
+
 // Builder builds the system prompts of one session, again only when what
 // they say changed. Safe for concurrent use.
 type Builder struct {
-	frame FrameFunc
+	frame      FrameFunc
+	neutralize NeutralizeFunc
 
 	mu     sync.Mutex
 	last   *Input
@@ -146,8 +155,14 @@ type Builder struct {
 }
 
 // NewBuilder returns a Builder framing the servers' instructions with
-// frame; nil leaves every server's instructions out.
-func NewBuilder(frame FrameFunc) *Builder { return &Builder{frame: frame} }
+// frame (nil leaves every server's instructions out) and neutralising the
+// instructions texts with neutralize (nil: as they are).
+func NewBuilder(frame FrameFunc, neutralize NeutralizeFunc) *Builder {
+	if neutralize == nil {
+		neutralize = func(text string) string { return text }
+	}
+	return &Builder{frame: frame, neutralize: neutralize}
+}
 
 // Build returns the prompt for in: the last one built when in equals the
 // last Input (the same bytes, not built again), else a new one.
@@ -159,7 +174,7 @@ func (b *Builder) Build(in Input) Prompt {
 	}
 	in.Dirs, in.Tools = slices.Clone(in.Dirs), slices.Clone(in.Tools)
 	in.Instructions, in.Servers = slices.Clone(in.Instructions), slices.Clone(in.Servers)
-	b.last, b.prompt = &in, build(&in, b.frame)
+	b.last, b.prompt = &in, build(&in, b.frame, b.neutralize)
 	return b.prompt
 }
 
@@ -181,7 +196,7 @@ func (in *Input) equal(o *Input) bool {
 }
 
 // build writes the prompt of in.
-func build(in *Input, frame FrameFunc) Prompt {
+func build(in *Input, frame FrameFunc, neutralize NeutralizeFunc) Prompt {
 	sections := []Section{
 		{Name: "acpgate", Title: "acpgate and the environment", Text: agentSection(in)},
 		{Name: "workspace", Title: "Workspace tools", Text: workspaceSection(in)},
@@ -190,7 +205,7 @@ func build(in *Input, frame FrameFunc) Prompt {
 		sections = append(sections, Section{Name: "plan", Title: "Plans", Text: planSection})
 	}
 	if len(in.Instructions) > 0 {
-		sections = append(sections, Section{Name: "instructions", Title: "Instructions", Text: instructionsSection(in.Instructions)})
+		sections = append(sections, Section{Name: "instructions", Title: "Instructions", Text: instructionsSection(in.Instructions, neutralize)})
 	}
 	if len(in.Servers) > 0 {
 		sections = append(sections, Section{Name: "servers", Title: "MCP servers", Text: serversSection(in.Servers, frame)})
@@ -212,11 +227,25 @@ func agentSection(in *Input) string {
 		"# Environment\n")
 	fmt.Fprintf(&b, "- Date: %s\n", in.day())
 	fmt.Fprintf(&b, "- OS: %s/%s\n", in.OS, in.Arch)
-	fmt.Fprintf(&b, "- Working directory: %s", in.Cwd)
+	fmt.Fprintf(&b, "- Working directory: %s", oneLine(in.Cwd))
 	if len(in.Dirs) > 0 {
-		fmt.Fprintf(&b, "\n- Additional directories: %s", strings.Join(in.Dirs, ", "))
+		dirs := make([]string, len(in.Dirs))
+		for i, d := range in.Dirs {
+			dirs[i] = oneLine(d)
+		}
+		fmt.Fprintf(&b, "\n- Additional directories: %s", strings.Join(dirs, ", "))
 	}
 	return b.String()
+}
+
+// oneLine is a path as the prompt writes it: as it is when it is one line
+// of printable text, else quoted as a Go string (escapes and all), so a
+// directory named with a newline cannot start a section of its own.
+func oneLine(path string) string {
+	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) < 0 && utf8.ValidString(path) {
+		return path
+	}
+	return strconv.Quote(path)
 }
 
 // workspaceSection says which workspace tools there are, where they act
@@ -268,13 +297,16 @@ const planSection = "# Plans\n" +
 	"For a task of several steps, call update_plan with the whole list of steps before you start, then again each time a step starts " +
 	"(in_progress, one at a time) or is done (completed): the editor shows the plan to the user. Not for simple one-step requests."
 
-func instructionsSection(list []Instructions) string {
+// instructionsSection gives each instructions text, neutralised and cut,
+// under a heading naming its source.
+func instructionsSection(list []Instructions, neutralize NeutralizeFunc) string {
 	var b strings.Builder
 	b.WriteString("# Instructions\n" +
 		"The user's and the project's instructions, from acpgate's configuration and AGENTS.md files. Follow them; " +
 		"where they disagree, the later (more specific) ones win. An AGENTS.md file applies to its directory and below.")
 	for _, in := range list {
-		fmt.Fprintf(&b, "\n\n## From %s\n%s", in.Source, gateway.CapText(strings.TrimSpace(in.Text), 0, MaxInstructionsBytes, "instructions"))
+		text := gateway.CapText(strings.TrimSpace(in.Text), 0, MaxInstructionsBytes, "instructions")
+		fmt.Fprintf(&b, "\n\n## From %s\n%s", oneLine(in.Source), neutralize(text))
 	}
 	return b.String()
 }
