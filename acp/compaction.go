@@ -160,11 +160,13 @@ func (co *commands) compact(ctx context.Context, s *liveSession, t *turnLog, foc
 }
 
 // replaceHistory is what a recHistory record makes of the history rebuilt
-// so far: the stored one (h unchanged if the record is unreadable).
+// so far: the stored one (h unchanged if the record is unreadable), with a
+// summary stored as the user's before summaries were the model's made the
+// model's (compact.UpgradeSummaries).
 func replaceHistory(h gateway.History, data json.RawMessage) gateway.History {
 	var stored gateway.History
 	if json.Unmarshal(data, &stored) != nil {
 		return h
 	}
-	return stored
+	return compact.UpgradeSummaries(stored, bridge.Neutralize)
 }

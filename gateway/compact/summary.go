@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -47,13 +48,41 @@ func summaryMessages(text string) []gateway.Message {
 	}
 }
 
+// UpgradeSummaries returns h with each summary stored before summaries
+// were the model's (one user message opened by SummaryHeader, unmarked)
+// replaced by what a compaction writes now: acpgate's note and the summary
+// as the model's answer, its text passed through neutralize (nil: as it
+// is). h itself is returned when it holds none; it is never modified.
+func UpgradeSummaries(h gateway.History, neutralize func(string) string) gateway.History {
+	if !slices.ContainsFunc(h, func(m gateway.Message) bool { return legacySummary(&m) }) {
+		return h
+	}
+	if neutralize == nil {
+		neutralize = func(s string) string { return s }
+	}
+	out := make(gateway.History, 0, len(h)+1)
+	for i := range h {
+		if !legacySummary(&h[i]) {
+			out = append(out, h[i])
+			continue
+		}
+		text := strings.TrimPrefix(strings.TrimPrefix(h[i].Text(), SummaryHeader), "\n\n")
+		out = append(out, summaryMessages(neutralize(text))...)
+	}
+	return out
+}
+
+// legacySummary reports whether m is a summary stored before summaries
+// were marked (and the model's).
+func legacySummary(m *gateway.Message) bool {
+	return !m.Summary && m.Role == gateway.RoleUser && len(m.Content) == 1 && m.Content[0].Type == gateway.ContentText &&
+		strings.HasPrefix(m.Content[0].Text, SummaryHeader)
+}
+
 // isSummary reports whether m stands for summarised turns: marked
 // Summary, or a summary stored before the mark existed (a user message
 // opened by SummaryHeader: acpgate's own text, not the user's).
-func isSummary(m *gateway.Message) bool {
-	return m.Summary || m.Role == gateway.RoleUser && len(m.Content) == 1 && m.Content[0].Type == gateway.ContentText &&
-		strings.HasPrefix(m.Content[0].Text, SummaryHeader)
-}
+func isSummary(m *gateway.Message) bool { return m.Summary || legacySummary(m) }
 
 // The most of one message a transcript keeps: a tool result's body and a
 // call's arguments are cut shorter than text, since the summary needs
