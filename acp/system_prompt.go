@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/gateway/workspace"
+	"github.com/acpgate/acpgate/internal/safefile"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -33,7 +35,8 @@ import (
 type promptState struct {
 	builder *sysprompt.Builder
 	files   []sysprompt.Instructions
-	loaded  bool // files is read
+	skipped []sysprompt.Skipped // files not read, and why
+	loaded  bool                // files is read
 }
 
 // resetPrompt forgets s's prompt builder and instructions files (the
@@ -70,7 +73,7 @@ func (su *setup) turnSystem(ctx context.Context, s *liveSession) string {
 // systemPrompt returns the system prompt of s's next model turn (see the
 // file's comment). ctx bounds reading the instructions files.
 func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
-	files := su.instructionFiles(ctx, s)
+	files, _ := su.instructionFiles(ctx, s)
 	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName(), Cwd: s.cwd, Dirs: s.dirs}
 	for _, t := range s.sync.Current().Native() {
 		switch {
@@ -120,45 +123,54 @@ func shellName() string {
 	return strings.TrimSpace(name + " " + strings.Join(args[:len(args)-1], " "))
 }
 
-// instructionFiles returns the instructions of s's AGENTS.md files: the
-// user's (Options.UserInstructions, from the disk), then the project's
-// (sysprompt.ProjectFiles), read the first time it is called (and after
-// resetPrompt). A read cut short by ctx is not kept.
-func (su *setup) instructionFiles(ctx context.Context, s *liveSession) []sysprompt.Instructions {
+// instructionFiles returns the instructions of s's AGENTS.md files, and
+// those skipped: the user's (Options.UserInstructions, from the disk,
+// inside its directory), then the project's (sysprompt.ProjectFiles,
+// inside the projects of the session's cwd and additional directories:
+// sysprompt.ProjectRoots), read the first
+// time it is called (and after resetPrompt). A read cut short by ctx is
+// not kept.
+func (su *setup) instructionFiles(ctx context.Context, s *liveSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
 	s.mu.Lock()
 	if s.prompt.loaded {
 		defer s.mu.Unlock()
-		return s.prompt.files
+		return s.prompt.files, s.prompt.skipped
 	}
 	s.mu.Unlock()
 	logger := su.logger.With("session", s.id)
 	var files []sysprompt.Instructions
+	var skipped []sysprompt.Skipped
 	if p := su.opts.UserInstructions; p != "" {
-		files = sysprompt.Load(ctx, []string{p}, sysprompt.ReadDisk, logger)
+		roots := []string{filepath.Dir(p)}
+		files, skipped = sysprompt.Load(ctx, []string{p}, roots, sysprompt.DiskReader(roots), logger)
 	}
 	home, _ := os.UserHomeDir()
-	files = append(files, sysprompt.Load(ctx, sysprompt.ProjectFiles(append([]string{s.cwd}, s.dirs...), home), su.fileReader(s), logger)...)
+	dirs := append([]string{s.cwd}, s.dirs...)
+	roots := sysprompt.ProjectRoots(dirs, home)
+	project, skip := sysprompt.Load(ctx, sysprompt.ProjectFiles(dirs, home), roots, su.fileReader(s, roots), logger)
+	files, skipped = append(files, project...), append(skipped, skip...)
 	if ctx.Err() == nil {
 		s.mu.Lock()
-		s.prompt.files, s.prompt.loaded = files, true
+		s.prompt.files, s.prompt.skipped, s.prompt.loaded = files, skipped, true
 		s.mu.Unlock()
 	}
-	return files
+	return files, skipped
 }
 
-// fileReader reads the instructions files of s: through the editor
-// (fs/read_text_file: its unsaved changes count) when it can read files,
-// else, or when it fails to, from the disk.
-func (su *setup) fileReader(s *liveSession) sysprompt.ReadFunc {
+// fileReader reads the instructions files of s, inside roots: through the
+// editor (fs/read_text_file: its unsaved changes count) when it can read
+// files, else, or when it fails to, from the disk.
+func (su *setup) fileReader(s *liveSession, roots []string) sysprompt.ReadFunc {
+	disk := sysprompt.DiskReader(roots)
 	if !su.peer.capabilities().Fs.ReadTextFile {
-		return sysprompt.ReadDisk
+		return disk
 	}
 	editor := clientws.New(su.peer.conn, s.id)
 	return func(ctx context.Context, path string) (string, error) {
 		text, err := editor.ReadFile(ctx, path, 0, 0)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
 			su.logger.Debug("the editor did not read an instructions file; reading it from the disk", "session", s.id, "path", path, "err", err)
-			return sysprompt.ReadDisk(ctx, path)
+			return disk(ctx, path)
 		}
 		return text, err
 	}
@@ -168,6 +180,7 @@ func (su *setup) fileReader(s *liveSession) sysprompt.ReadFunc {
 // history's size, and the whole prompt.
 func (co *commands) contextReport(ctx context.Context, s *liveSession) string {
 	p := co.setup.systemPrompt(ctx, s)
+	_, skipped := co.setup.instructionFiles(ctx, s)
 	s.mu.Lock()
 	n, stored := len(s.history), 0
 	if n > 0 {
@@ -180,11 +193,28 @@ func (co *commands) contextReport(ctx context.Context, s *liveSession) string {
 	for _, sec := range p.Sections {
 		fmt.Fprintf(&b, "- %s: %s\n", sec.Title, size(len(sec.Text)))
 	}
+	if len(skipped) > 0 {
+		b.WriteString("\n**Instructions files not read**:\n")
+		for _, sk := range skipped {
+			fmt.Fprintf(&b, "- %s\n", skipReason(sk))
+		}
+	}
 	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(stored))
 	b.WriteString("\nTokens are estimated (bytes ÷ 4). The system prompt as the model gets it:\n\n")
 	fence := strings.Repeat("`", max(3, longestRun(p.Text, '`')+1))
 	fmt.Fprintf(&b, "%stext\n%s\n%s", fence, p.Text, fence)
 	return b.String()
+}
+
+// skipReason says why an instructions file was not read.
+func skipReason(sk sysprompt.Skipped) string {
+	switch {
+	case errors.Is(sk.Err, safefile.ErrOutside):
+		return fmt.Sprintf("%s: it leads outside the project (%v)", sk.Path, sk.Err)
+	case errors.Is(sk.Err, safefile.ErrNotRegular):
+		return fmt.Sprintf("%s: not a regular file (%v)", sk.Path, sk.Err)
+	}
+	return fmt.Sprintf("%s: %v", sk.Path, sk.Err)
 }
 
 // size says n bytes and their estimated tokens.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/internal/safefile"
 )
 
 // Config is a parsed and validated configuration file. Its zero value is an
@@ -409,13 +410,23 @@ func Dir() (string, error) {
 	return filepath.Join(home, ".config", "acpgate"), nil
 }
 
+// MaxFileBytes bounds the configuration file's size.
+const MaxFileBytes = 16 << 20
+
+// ReadFile reads the configuration file at path: a regular file (a named
+// pipe, a device or a socket is refused with an error wrapping
+// safefile.ErrNotRegular, without waiting on it) of at most MaxFileBytes
+// (safefile.ErrTooLarge). Every reader of the configuration file reads it
+// with ReadFile.
+func ReadFile(path string) ([]byte, error) { return safefile.ReadFile(path, MaxFileBytes, true) }
+
 // Load reads and parses the configuration file at path (see [Parse]; the
 // path is the source named by syntax errors). A missing file yields an empty
 // configuration when mustExist is false, and an error naming the path
 // otherwise. On a validation error the warnings found are still returned.
 // Load is safe for concurrent use.
 func Load(path string, mustExist bool) (*Config, []Warning, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		if !mustExist && errors.Is(err, fs.ErrNotExist) {
 			return &Config{}, nil, nil

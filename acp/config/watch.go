@@ -100,7 +100,7 @@ func (w *watcher) poll(report bool) {
 		return // unchanged since a read that came well after the last write
 	}
 	readAt := time.Now()
-	data, err := os.ReadFile(w.path)
+	data, err := ReadFile(w.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return // removed since the Stat: the next poll reports it

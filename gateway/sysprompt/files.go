@@ -3,14 +3,14 @@ package sysprompt
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acpgate/acpgate/internal/safefile"
 )
 
 // This file is the AGENTS.md files: which of them hold a session's
@@ -20,7 +20,7 @@ import (
 // convention shared by coding agents.
 const FileName = "AGENTS.md"
 
-// MaxReadBytes bounds how much of one file ReadDisk reads.
+// MaxReadBytes bounds how much of one file DiskReader reads.
 const MaxReadBytes = 1 << 20
 
 // ProjectFiles returns the AGENTS.md files that may hold the project
@@ -42,6 +42,22 @@ func ProjectFiles(roots []string, home string) []string {
 			if p := filepath.Join(dir, FileName); !slices.Contains(out, p) {
 				out = append(out, p)
 			}
+		}
+	}
+	return out
+}
+
+// ProjectRoots returns the project of each of roots (as ProjectFiles
+// finds it: its repository root, or the directory the walk up stops at),
+// once each: the directories whose files may hold project instructions.
+func ProjectRoots(roots []string, home string) []string {
+	if home != "" {
+		home = filepath.Clean(home)
+	}
+	var out []string
+	for _, root := range roots {
+		if top := projectDirs(filepath.Clean(root), home)[0]; !slices.Contains(out, top) {
+			out = append(out, top)
 		}
 	}
 	return out
@@ -72,34 +88,48 @@ func projectDirs(root, home string) []string {
 // error wrapping fs.ErrNotExist.
 type ReadFunc func(ctx context.Context, path string) (string, error)
 
-// ReadDisk is a ReadFunc reading from the disk, at most MaxReadBytes.
-func ReadDisk(_ context.Context, path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+// DiskReader is a ReadFunc reading from the disk, at most MaxReadBytes of
+// a regular file that path leads to inside one of roots, opened so that
+// it cannot block (internal/safefile).
+func DiskReader(roots []string) ReadFunc {
+	return func(_ context.Context, path string) (string, error) {
+		data, err := safefile.ReadWithin(path, roots, MaxReadBytes, false)
+		return string(data), err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes))
-	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	return string(data), nil
+}
+
+// Skipped is an instructions file that exists but is not read, and why:
+// Err wraps safefile.ErrOutside (it leads outside the directories it may
+// be read from) or safefile.ErrNotRegular (a named pipe, a device, a
+// socket, a directory), or is the error that opening it gave.
+type Skipped struct {
+	Path string
+	Err  error
 }
 
 // Load reads the files at paths, in order, with read and returns the
-// instructions of those that exist, each named after its path. A file
-// that is not on the disk is left out without calling read (an editor is
-// asked only for files that exist); one that read fails on is logged and
-// left out, and so is a blank one. The texts are as read: Build cuts them.
-func Load(ctx context.Context, paths []string, read ReadFunc, logger *slog.Logger) []Instructions {
+// instructions of those that exist, each named after its path, and the
+// files it skipped. Only a regular file that the path leads to inside one
+// of roots is read (its symbolic links resolved; checked by opening it,
+// without blocking, see internal/safefile); anything else is skipped with
+// a warning in the log, before read is called. A file that is not on the
+// disk is left out without calling read (an editor is asked only for files
+// that exist); one that read fails on is logged and left out, and so is a
+// blank one. The texts are as read: Build cuts them.
+func Load(ctx context.Context, paths, roots []string, read ReadFunc, logger *slog.Logger) ([]Instructions, []Skipped) {
 	var out []Instructions
+	var skipped []Skipped
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				logger.Warn("instructions file unreadable", "path", p, "err", err)
-			}
+		f, _, err := safefile.OpenWithin(p, roots)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			logger.Warn("instructions file skipped", "path", p, "err", err)
+			skipped = append(skipped, Skipped{Path: p, Err: err})
 			continue
 		}
+		f.Close()
 		text, err := read(ctx, p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -112,5 +142,5 @@ func Load(ctx context.Context, paths []string, read ReadFunc, logger *slog.Logge
 		}
 		out = append(out, Instructions{Source: p, Text: text})
 	}
-	return out
+	return out, skipped
 }

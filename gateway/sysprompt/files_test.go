@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/internal/safefile"
 	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
@@ -90,11 +91,14 @@ func TestLoad(t *testing.T) {
 		case gone:
 			return "", fmt.Errorf("no buffer: %w", fs.ErrNotExist)
 		}
-		return sysprompt.ReadDisk(ctx, path)
+		return sysprompt.DiskReader([]string{dir})(ctx, path)
 	}
 	var logs strings.Builder
-	got := sysprompt.Load(context.Background(), []string{outer, missing, filepath.Join(dir, "dir", "AGENTS.md"), bad, blank, gone, inner}, read,
+	got, skipped := sysprompt.Load(context.Background(), []string{outer, missing, filepath.Join(dir, "dir", "AGENTS.md"), bad, blank, gone, inner}, []string{dir}, read,
 		slog.New(slog.NewTextHandler(&logs, nil)))
+	if len(skipped) != 1 || skipped[0].Path != filepath.Join(dir, "dir", "AGENTS.md") || !errors.Is(skipped[0].Err, safefile.ErrNotRegular) {
+		t.Errorf("skipped %+v, want the directory", skipped)
+	}
 	want := []sysprompt.Instructions{{Source: outer, Text: "outer, unsaved in the editor\n"}, {Source: inner, Text: "inner\n"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("loaded %+v", got)
@@ -102,7 +106,7 @@ func TestLoad(t *testing.T) {
 	if !slices.Equal(asked, []string{outer, bad, blank, gone, inner}) {
 		t.Errorf("asked for %v", asked)
 	}
-	if !strings.Contains(logs.String(), "the editor refused") || strings.Count(logs.String(), "unreadable") != 1 {
+	if !strings.Contains(logs.String(), "the editor refused") || strings.Count(logs.String(), "unreadable") != 1 || strings.Count(logs.String(), "skipped") != 1 {
 		t.Errorf("logs: %s", logs.String())
 	}
 }

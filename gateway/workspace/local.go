@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acpgate/acpgate/internal/safefile"
 )
 
 // LocalOptions configures Local. A nil *LocalOptions means the defaults.
@@ -48,9 +50,11 @@ func NewLocal(opts *LocalOptions) *Local {
 	return l
 }
 
-// ReadFile implements Files: the file must be UTF-8 text (ErrNotText).
+// ReadFile implements Files: the file must be a regular file
+// (safefile.ErrNotRegular: a named pipe in the project does not block the
+// call) of UTF-8 text (ErrNotText).
 func (l *Local) ReadFile(_ context.Context, path string, line, limit int) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, 0, false)
 	if err != nil {
 		return "", err
 	}
@@ -86,12 +90,13 @@ func lines(text string, line, limit int) string {
 }
 
 // WriteFile implements Files: missing parent directories are created; an
-// existing file keeps its permissions, a new one gets 0644 (before umask).
+// existing file keeps its permissions, a new one gets 0644 (before umask);
+// only a regular file is written (safefile.WriteFile).
 func (l *Local) WriteFile(_ context.Context, path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, []byte(content), 0o644)
+	return safefile.WriteFile(path, []byte(content), 0o644)
 }
 
 // Start implements Terminals: the command line runs in a shell in a

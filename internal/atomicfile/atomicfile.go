@@ -64,3 +64,20 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	}
 	return err
 }
+
+// WriteThrough is WriteFile for a file a user may keep elsewhere behind a
+// symbolic link (a configuration file linked from a dotfiles repository):
+// when path is a link (or a chain of them), the file it leads to is
+// replaced, in its own directory, and the link stays as it is. It returns
+// the file it wrote: path itself, or where the link leads. A link that
+// leads nowhere is an error naming it (nothing is written); a path that
+// does not exist is written as WriteFile writes it.
+func WriteThrough(path string, data []byte, perm fs.FileMode) (string, error) {
+	target := path
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			return "", fmt.Errorf("writing %s: the symbolic link leads nowhere: %w", path, err)
+		}
+	}
+	return target, WriteFile(target, data, perm)
+}

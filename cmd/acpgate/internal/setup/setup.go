@@ -145,7 +145,7 @@ func start(o Options) (*run, error) {
 	}
 	o.ConfigPath = abs
 	r := &run{o: o, in: bufio.NewReader(o.In), perm: 0o600}
-	data, err := os.ReadFile(o.ConfigPath)
+	data, err := config.ReadFile(o.ConfigPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return r, nil
@@ -362,7 +362,8 @@ func (r *run) write(model string) error {
 			return fmt.Errorf("saving the API key: %w", err)
 		}
 	}
-	if err := atomicfile.WriteFile(r.o.ConfigPath, out, r.perm); err != nil {
+	written, err := atomicfile.WriteThrough(r.o.ConfigPath, out, r.perm)
+	if err != nil {
 		return err
 	}
 	name := r.provider.Name
@@ -370,6 +371,9 @@ func (r *run) write(model string) error {
 		name = r.baseURL
 	}
 	r.say("Set up %s, model %s, in %s.\n", name, model, r.o.ConfigPath)
+	if written != r.o.ConfigPath {
+		r.say("%s is a symbolic link: the file it leads to, %s, was written, and the link kept.\n", r.o.ConfigPath, written)
+	}
 	if r.key != "" {
 		r.say("The API key is in %s (mode 0600), which the configuration references.\n", r.keyFile)
 	}

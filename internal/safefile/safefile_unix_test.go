@@ -1,0 +1,142 @@
+//go:build unix
+
+package safefile_test
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/acpgate/acpgate/internal/safefile"
+)
+
+// TestOpenRefusesWhatIsNotARegularFile: a FIFO with no writer (which a
+// plain open waits on forever), a device, a socket and a directory are
+// refused at once, with their kind; a regular file, also through a
+// symbolic link, opens.
+func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	for path, kind := range map[string]string{fifo: "named pipe", link: "named pipe", "/dev/null": "device", sock: "socket", dir: "directory"} {
+		_, err := safefile.ReadFile(path, 0, false)
+		if !errors.Is(err, safefile.ErrNotRegular) || !strings.Contains(err.Error(), kind) {
+			t.Errorf("ReadFile(%s) = %v, want ErrNotRegular (%s)", path, err, kind)
+		}
+	}
+	text := filepath.Join(dir, "a.md")
+	if err := os.WriteFile(text, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(text, filepath.Join(dir, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{text, filepath.Join(dir, "b.md")} {
+		if b, err := safefile.ReadFile(p, 0, false); err != nil || string(b) != "hello" {
+			t.Errorf("ReadFile(%s) = %q, %v", p, b, err)
+		}
+	}
+	if b, err := safefile.ReadFile(text, 3, false); err != nil || string(b) != "hel" {
+		t.Errorf("ReadFile cut at 3 = %q, %v", b, err)
+	}
+	if _, err := safefile.ReadFile(text, 3, true); !errors.Is(err, safefile.ErrTooLarge) {
+		t.Errorf("ReadFile whole over 3 = %v, want ErrTooLarge", err)
+	}
+	if _, err := safefile.ReadFile(filepath.Join(dir, "none"), 0, false); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+// TestWithin: a path is where its links lead; inside a root (itself
+// reached through a link) it is returned resolved, outside it is refused
+// naming the target, and a dangling link does not exist.
+func TestWithin(t *testing.T) {
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "repo"), filepath.Join(base, "secret")
+	for _, d := range []string{filepath.Join(root, "sub"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p string) {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, p string) {
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "AGENTS.md"))
+	write(filepath.Join(outside, "id_rsa"))
+	link(filepath.Join(outside, "id_rsa"), filepath.Join(root, "sub", "AGENTS.md"))
+	link("../AGENTS.md", filepath.Join(root, "sub", "inside.md"))
+	link(filepath.Join(root, "gone"), filepath.Join(root, "dangling.md"))
+	link(outside, filepath.Join(root, "escape"))
+	rootLink := filepath.Join(base, "repo-link")
+	link(root, rootLink)
+
+	if got, err := safefile.Within(filepath.Join(root, "sub", "inside.md"), []string{rootLink}); err != nil || got != filepath.Join(root, "AGENTS.md") {
+		t.Errorf("inside: %q, %v", got, err)
+	}
+	for _, p := range []string{filepath.Join(root, "sub", "AGENTS.md"), filepath.Join(root, "escape", "id_rsa")} {
+		if _, err := safefile.Within(p, []string{root}); !errors.Is(err, safefile.ErrOutside) || !strings.Contains(err.Error(), filepath.Join(outside, "id_rsa")) {
+			t.Errorf("Within(%s) = %v, want ErrOutside naming the target", p, err)
+		}
+	}
+	if _, err := safefile.Within(filepath.Join(root, "dangling.md"), []string{root}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("dangling: %v", err)
+	}
+	if _, err := safefile.Within(filepath.Join(root, "AGENTS.md"), []string{filepath.Join(base, "re")}); !errors.Is(err, safefile.ErrOutside) {
+		t.Errorf("a root that is a prefix of the name only: %v", err)
+	}
+}
+
+// TestWriteFile: a regular file is replaced or created; a FIFO without a
+// reader (which a plain open for writing waits on) and a device are
+// refused before anything is written.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.txt")
+	for _, text := range []string{"a longer first text", "second"} {
+		if err := safefile.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != text {
+			t.Errorf("the file holds %q, want %q", b, text)
+		}
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/null"} {
+		if err := safefile.WriteFile(path, []byte("x"), 0o644); !errors.Is(err, safefile.ErrNotRegular) {
+			t.Errorf("WriteFile(%s) = %v, want ErrNotRegular", path, err)
+		}
+	}
+	if _, err := safefile.ReadWithin(fifo, []string{dir}, 0, false); !errors.Is(err, safefile.ErrNotRegular) {
+		t.Errorf("ReadWithin(fifo) = %v", err)
+	}
+	if b, err := safefile.ReadWithin(p, []string{dir}, 0, false); err != nil || string(b) != "second" {
+		t.Errorf("ReadWithin = %q, %v", b, err)
+	}
+}
