@@ -34,10 +34,10 @@ const maxFrame = 10<<20 - 1
 type lockedWriter struct {
 	mu         sync.Mutex
 	w          io.Writer
-	redactor   *secrets.Redactor     // nil: nothing to redact
-	stream     *secrets.StreamWriter // writeStream's redaction, reused; guarded by mu
-	watchs     map[string]func()     // session id -> run after its creating response
-	broken     chan struct{}         // closed at the first failed write
+	redactor   *secrets.Redactor   // nil: nothing to redact
+	stream     *secrets.JSONWriter // writeStream's redaction, reused; guarded by mu
+	watchs     map[string]func()   // session id -> run after its creating response
+	broken     chan struct{}       // closed at the first failed write
 	brokenOnce sync.Once
 	// scoping counts the elicitations on their way out: while one is,
 	// frames go through scopeFrame.
@@ -59,7 +59,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		frame = scopeFrame(frame)
 	}
 	if l.redactor != nil {
-		frame = l.redactor.RedactBytes(frame)
+		frame = l.redactor.RedactJSON(frame) // string values only: never the structure
 	}
 	l.mu.Lock()
 	n, err := l.w.Write(frame)
@@ -103,7 +103,7 @@ func (l *lockedWriter) writeStream(write func(io.Writer) error) error {
 	w := l.w
 	if l.redactor != nil {
 		if l.stream == nil {
-			l.stream = l.redactor.StreamWriter(l.w)
+			l.stream = l.redactor.JSONWriter(l.w)
 		}
 		w = l.stream
 	}

@@ -162,9 +162,10 @@ func (a *Agent) listProviders() (any, error) {
 
 // setProvider answers providers/set: the sessions' model requests go to
 // baseUrl, in the protocol apiType (openai or anthropic), with headers
-// from their next turn on (see endpoint.apply). Every
-// header value is registered as a secret first, so it is redacted from
-// the logs and from everything sent to the client.
+// from their next turn on (see endpoint.apply). Once the request is
+// accepted, every header value that could be a secret
+// (secrets.Plausible) is registered, so it is redacted from the logs and
+// from the string values of everything sent to the client.
 func (a *Agent) setProvider(params json.RawMessage) (any, error) {
 	if !a.setup.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersSet)
@@ -172,6 +173,11 @@ func (a *Agent) setProvider(params json.RawMessage) (any, error) {
 	set, ierr := a.parseSetProvider(params)
 	if ierr != nil {
 		return nil, ierr.rpcError()
+	}
+	// Only accepted values are registered: a refused request leaves
+	// nothing behind (secrets.Redactor.Register).
+	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+		r.Redactor.Register(slices.Collect(maps.Values(set.headers))...)
 	}
 	a.setup.endpoint.change(false, set)
 	a.logger.Info("the client set the model endpoint", "api_type", set.apiType, "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
@@ -197,8 +203,8 @@ func (a *Agent) disableProvider(params json.RawMessage) (any, error) {
 }
 
 // parseSetProvider checks the params of providers/set (SetProviderRequest
-// in the ACP schema), naming the member at fault. The header values are
-// registered with the redactor before anything else.
+// in the ACP schema), naming the member at fault; no error quotes a
+// header value.
 func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputError) {
 	var p struct {
 		ProviderID *string         `json:"providerId"`
@@ -231,9 +237,9 @@ func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputEr
 	return &endpointSet{apiType: *p.APIType, baseURL: *p.BaseURL, headers: headers}, nil
 }
 
-// providerHeaders decodes the headers of providers/set (absent: none),
-// registers their values as secrets and checks them: HTTP header names,
-// values without CR, LF or NUL, taken literally (a value the secret
+// providerHeaders decodes the headers of providers/set (absent: none)
+// and checks them: HTTP header names,
+// values without control characters (secrets.CheckHeaderValue), taken literally (a value the secret
 // resolver would read as a reference is refused: only acpgate's own
 // configuration resolves references).
 func (a *Agent) providerHeaders(raw json.RawMessage) (map[string]string, *inputError) {
@@ -252,16 +258,14 @@ func (a *Agent) providerHeaders(raw json.RawMessage) (map[string]string, *inputE
 		}
 		headers[name] = s
 	}
-	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
-		r.Redactor.Add(slices.Collect(maps.Values(headers))...)
-	}
 	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		v := headers[name]
+		bad := secrets.CheckHeaderValue(v)
 		switch {
 		case !validHeaderName(name):
 			return nil, badParam("headers", "%q is not an HTTP header name", name)
-		case !validHeaderValue(v):
-			return nil, badParam("headers."+name, "must not contain CR, LF or NUL")
+		case bad != nil:
+			return nil, badParam("headers."+name, "%v", bad)
 		case !secrets.Literal(v):
 			return nil, badParam("headers."+name, `a value a client sets is sent as it is: it must not be a secret:// reference or hold "${"`)
 		}
@@ -311,13 +315,3 @@ func validHeaderName(name string) bool {
 
 // isSeparator reports whether c is an RFC 9110 delimiter.
 func isSeparator(c byte) bool { return strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 }
-
-// validHeaderValue reports whether v can be sent as an HTTP field value.
-func validHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c == '\r' || c == '\n' || c == 0 {
-			return false
-		}
-	}
-	return true
-}

@@ -197,7 +197,7 @@ func (r *Resolver) expand(key, value string) (string, error) {
 		}
 		rest = tail
 	}
-	r.Redactor.Add(found...)
+	r.Redactor.Register(found...)
 	return b.String(), nil
 }
 
@@ -224,7 +224,7 @@ func (r *Resolver) resolveRef(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", r.scrubbed(fmt.Errorf("%s: %w", ref, err), "")
 	}
-	r.Redactor.Add(v)
+	r.Redactor.Register(v)
 	return v, nil
 }
 

@@ -218,7 +218,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	resolver := &secrets.Resolver{Redactor: redactor}
 	for _, key := range []string{c.apiKey, c.anthropicKey} {
 		if key != "" {
-			redactor.Add(key)
+			redactor.Register(key)
 		}
 	}
 	models := newModels(c, resolver, logger)
@@ -256,7 +256,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	// one file per server, authorization server and client (mode 0600),
 	// and are redacted like every other secret.
 	opts.MCP.OAuthStore = oauth.NewStore(filepath.Join(dir, "oauth"))
-	opts.MCP.OAuthSecret = func(v string) { redactor.Add(v) }
+	opts.MCP.OAuthSecret = func(v string) { redactor.Register(v) }
 	if err := acp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil { // redacts every frame (Options.Secrets)
 		logger.Error("shutting down", "err", err)
 	}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,59 @@ func TestProvidersOverRawACP(t *testing.T) {
 	}
 	if !strings.Contains(a.stderr.String(), "the client set the model endpoint") {
 		t.Errorf("the change is not logged:\n%s", a.stderr.String())
+	}
+}
+
+// TestHeaderValuesNeverRewriteMessages: header values that are protocol
+// words (json, result, session, sessionId, echo, true), in an accepted
+// providers/set and in a refused one, change no message acpgate sends
+// afterwards: every later frame is valid JSON-RPC with its member names,
+// its session id and the tool mcp__t__echo intact, and nothing in them is
+// redacted; a value that could be a secret, set with them, is redacted in
+// string values still.
+func TestHeaderValuesNeverRewriteMessages(t *testing.T) {
+	t.Parallel()
+	const secret = "gw-secret-9d41c0"
+	llm := fakellm.Start(fakellm.Turn{Text: "said json result session sessionId echo true, and " + secret})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", fakellm.DefaultModel, "--base-url", llm.URL)
+	words := map[string]string{"X-A": "json", "X-B": "result", "X-C": "session", "X-D": "sessionId", "X-E": "echo", "X-F": "true"}
+	refused := a.call(t, "providers/set", map[string]any{"providerId": "main", "apiType": "nope", "baseUrl": llm.URL, "headers": map[string]string{"X-G": "jsonrpc", "X-H": "params"}})
+	if refused.Error == nil {
+		t.Fatalf("providers/set with a bad apiType: %s", refused.Raw)
+	}
+	headers := map[string]string{"X-Token": secret}
+	maps.Copy(headers, words)
+	if r := a.call(t, "providers/set", map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": llm.URL, "headers": headers}); r.Error != nil {
+		t.Fatalf("providers/set: %s", r.Raw)
+	}
+	from := len(a.stdout.String())
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("t")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.serversUntil(t, resp, "the server ready", settled)
+	prompt(t, a, resp.SessionId, `/call mcp__t__echo {"text":"json result session jsonrpc params true"}`)
+	prompt(t, a, resp.SessionId, "hello")
+	later := a.stdout.String()[from:]
+	if strings.Contains(later, secret) || !strings.Contains(later, "[REDACTED]") {
+		t.Errorf("the secret header value is not redacted from what the model said")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(later), "\n") {
+		var msg map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &msg); err != nil || string(msg["jsonrpc"]) != `"2.0"` {
+			t.Fatalf("a frame is not JSON-RPC: %v\n%s", err, line)
+		}
+	}
+	for _, want := range []string{`"sessionId":"` + string(resp.SessionId) + `"`, "mcp__t__echo", "json result session jsonrpc params true"} {
+		if !strings.Contains(later, want) {
+			t.Errorf("the frames lack %q", want)
+		}
+	}
+	if text := agentText(a.client.all()); !strings.HasSuffix(text, "said json result session sessionId echo true, and [REDACTED]") {
+		t.Errorf("the model's answer reached the editor as %q", text)
+	}
+	if n := strings.Count(later, "[REDACTED]"); n != 1 {
+		t.Errorf("%d redactions, want the secret value's only:\n%s", n, later)
 	}
 }

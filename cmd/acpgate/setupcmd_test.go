@@ -140,3 +140,24 @@ func TestSetupMissingFlags(t *testing.T) {
 		t.Errorf("setup after the agent's flags: %v\n%s", err, out)
 	}
 }
+
+// TestSetupKeyWithControlCharacter: a key with a CR pasted into it is
+// refused as the key's fault, naming the character, before any request
+// (which would fail as a transport error blaming the URL).
+func TestSetupKeyWithControlCharacter(t *testing.T) {
+	t.Parallel()
+	llm := fakellm.Start()
+	defer llm.Close()
+	llm.SetModels("fake-model")
+	cfgPath := filepath.Join(t.TempDir(), "config.json")
+	code, stdout, stderr := runSetup(t, "sk-abc\rdef\n", "--config", cfgPath, "--provider", "custom", "--base-url", llm.URL, "--model", "fake-model", "--api-key-stdin")
+	if code != 1 || !strings.Contains(stderr, "the API key holds a control character (U+000D at byte 7)") || strings.Contains(stderr, "URL") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if len(llm.Requests()) != 0 {
+		t.Error("the endpoint was asked with the key")
+	}
+	if _, err := os.Stat(cfgPath); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused setup wrote the configuration: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 )
 
@@ -50,7 +51,10 @@ func (r *run) secret(prompt string) (string, error) {
 		}
 	}
 	s = strings.TrimSpace(s)
-	r.o.Redactor.Add(s)
+	r.o.Redactor.Register(s)
+	if err := secrets.CheckHeaderValue(s); err != nil {
+		return "", fmt.Errorf("the API key %w: paste the key alone", err)
+	}
 	return s, nil
 }
 

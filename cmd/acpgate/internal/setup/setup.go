@@ -237,7 +237,7 @@ func (r *run) chooseKey() error {
 	}
 	if saved != "" && !r.o.Interactive {
 		r.key, r.keep = saved, true
-		r.o.Redactor.Add(saved)
+		r.o.Redactor.Register(saved)
 		return nil
 	}
 	switch {
@@ -275,7 +275,7 @@ func (r *run) askKey(saved string) error {
 			return nil
 		case saved != "":
 			r.key, r.keep = saved, true
-			r.o.Redactor.Add(saved)
+			r.o.Redactor.Register(saved)
 			return nil
 		case !r.provider.NeedsKey:
 			return nil
