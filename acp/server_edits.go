@@ -224,9 +224,23 @@ func (co *commands) addServer(ctx context.Context, s *liveSession, arg string) s
 		return fmt.Sprintf("This session already has an MCP server called %s; `/mcp remove %s` first, or choose another name.", name, name)
 	}
 	s.mu.Lock()
-	edits := s.ed.edits.add(server)
+	before := s.ed.edits
+	edits := before.add(server)
 	s.mu.Unlock()
-	return co.applyEdits(ctx, s, edits, name, "added")
+	if err := co.setEdits(ctx, s, edits); err != nil {
+		return fmt.Sprintf("Cannot apply the change: %v", err)
+	}
+	// A server that failed at once (it could not start, or it is over
+	// the session's limit) is not kept: the session goes back to its
+	// servers before the add, and the model is told nothing.
+	if st, ok := s.mgr.Status(name); ok && st.State == mcpclient.StateFailed {
+		if err := co.setEdits(ctx, s, before); err != nil {
+			co.setup.logger.Warn("undoing a failed /mcp add", "session", s.id, "server", name, "err", err)
+		}
+		return fmt.Sprintf("Cannot add MCP server %s: %s. It is not kept with the session.", name, st.Error)
+	}
+	co.tell(s, fmt.Sprintf("MCP server %s was added.", bridge.ServerLabel(name)))
+	return fmt.Sprintf("Added MCP server %s: %s", name, co.serverLine(s, name))
 }
 
 // removeServer is /mcp remove.
@@ -237,7 +251,11 @@ func (co *commands) removeServer(ctx context.Context, s *liveSession, name strin
 	s.mu.Lock()
 	edits := s.ed.edits.remove(name)
 	s.mu.Unlock()
-	return co.applyEdits(ctx, s, edits, name, "removed")
+	if err := co.setEdits(ctx, s, edits); err != nil {
+		return fmt.Sprintf("Cannot apply the change: %v", err)
+	}
+	co.tell(s, fmt.Sprintf("MCP server %s was removed.", bridge.ServerLabel(name)))
+	return fmt.Sprintf("Removed MCP server %s from this session; its tools are gone.", name)
 }
 
 // ownServer reports whether name is one of session s's own servers, which
@@ -283,15 +301,16 @@ func (co *commands) isShared(s *liveSession, name string) bool {
 	return ok
 }
 
-// applyEdits makes edits session s's servers: it starts and stops servers
-// (waiting for the new ones within the startup budget), stores the edits
-// and tells the model at its next turn. name and verb say what changed.
-func (co *commands) applyEdits(ctx context.Context, s *liveSession, edits serverEdits, name, verb string) string {
+// setEdits makes edits session s's servers: it starts and stops servers
+// (waiting for the new ones within the startup budget) and stores the
+// edits. A reconfiguration cut short by the budget is not an error: the
+// servers go on connecting.
+func (co *commands) setEdits(ctx context.Context, s *liveSession, edits serverEdits) error {
 	s.mu.Lock()
 	client, err := edits.client(s.ed.request)
 	if err != nil {
 		s.mu.Unlock()
-		return fmt.Sprintf("Cannot apply the change: %v", err)
+		return err
 	}
 	s.client, s.ed.edits = client, edits
 	specs := co.setup.merge(edits.configured(s.cfg.servers), s.client)
@@ -308,13 +327,9 @@ func (co *commands) applyEdits(ctx context.Context, s *liveSession, edits server
 	wctx, cancel := context.WithTimeout(ctx, co.setup.startupBudget(s))
 	defer cancel()
 	if _, err := s.mgr.Reconfigure(wctx, specs); err != nil && wctx.Err() == nil {
-		return fmt.Sprintf("Cannot apply the change: %v", err)
+		return err
 	}
-	co.tell(s, fmt.Sprintf("MCP server %s was %s.", bridge.ServerLabel(name), verb))
-	if verb == "removed" {
-		return fmt.Sprintf("Removed MCP server %s from this session; its tools are gone.", name)
-	}
-	return fmt.Sprintf("Added MCP server %s: %s", name, co.serverLine(s, name))
+	return nil
 }
 
 // serverLine says how the server called name of session s is now.

@@ -1,6 +1,7 @@
 package acp_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,4 +131,44 @@ func userMessage(msgs []gateway.Message) gateway.Message {
 		}
 	}
 	return gateway.Message{}
+}
+
+// TestFailedAddIsNotKept: an /mcp add whose server fails at once is
+// answered with why, not "Added"; it is neither listed nor kept with the
+// session (a load brings the servers before it back), and the model is
+// told nothing of it.
+func TestFailedAddIsNotKept(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, acp.Options{}, nil)
+	sid := h.newSession(stdioServer("alpha")).SessionId
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	_, ups := h.prompt(sid, "/mcp add beta -- "+missing)
+	if text := agentText(ups); !strings.Contains(text, "Cannot add MCP server beta: ") || !strings.Contains(text, "It is not kept with the session.") || strings.Contains(text, "Added") {
+		t.Fatalf("/mcp add of a server that cannot start: %q", text)
+	}
+	if _, ups := h.prompt(sid, "/mcp"); strings.Contains(agentText(ups), "beta") || !strings.Contains(agentText(ups), "**alpha**") {
+		t.Errorf("/mcp after the failed add: %q", agentText(ups))
+	}
+	h.closeSession(sid)
+	if _, err := h.conn.LoadSession(h.ctx(), acpsdk.LoadSessionRequest{SessionId: sid, Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("alpha")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ups := h.prompt(sid, "/mcp"); strings.Contains(agentText(ups), "beta") {
+		t.Errorf("the failed server came back with the session: %q", agentText(ups))
+	}
+}
+
+// TestAddOverTheLimitIsNotKept: an /mcp add over limits.maxServers is
+// refused naming the limit, and the session keeps the servers it had.
+func TestAddOverTheLimitIsNotKept(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, acp.Options{Config: configOf(t, `{"limits": {"maxServers": 1}}`)}, nil)
+	sid := h.newSession(stdioServer("alpha")).SessionId
+	_, ups := h.prompt(sid, "/mcp add beta -- "+serverBin+" -name beta")
+	if text := agentText(ups); !strings.Contains(text, "Cannot add MCP server beta: ") || !strings.Contains(text, "at most 1 servers per session") {
+		t.Fatalf("/mcp add over the limit: %q", text)
+	}
+	if _, ups := h.prompt(sid, "/mcp"); strings.Contains(agentText(ups), "beta") || !strings.Contains(agentText(ups), "**alpha**") {
+		t.Errorf("/mcp after the refused add: %q", agentText(ups))
+	}
 }
