@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/acpgate/acpgate/acp"
@@ -165,9 +167,17 @@ func (m *models) build(ctx context.Context, s config.Model) (gateway.Provider, e
 			return nil, fmt.Errorf("model API key: %w", err)
 		}
 	}
+	if err := secrets.CheckHeaderValue(apiKey); err != nil {
+		return nil, fmt.Errorf("model API key: the key %w", err)
+	}
 	headers, err := m.res.ResolveMap(ctx, s.Headers)
 	if err != nil {
 		return nil, fmt.Errorf("model headers: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		if err := secrets.CheckHeaderValue(headers[name]); err != nil {
+			return nil, fmt.Errorf("model header %s: the value %w", name, err)
+		}
 	}
 	var p gateway.Provider
 	switch s.ResolvedProvider() {

@@ -161,3 +161,23 @@ func TestHeaderValuesNeverRewriteMessages(t *testing.T) {
 		t.Errorf("%d redactions, want the secret value's only:\n%s", n, later)
 	}
 }
+
+// TestKeyWithControlCharacter: an environment key with a CR pasted into
+// it is reported as the key's fault when a prompt needs the model,
+// naming the character, never as an endpoint that cannot be reached; the
+// endpoint is not asked.
+func TestKeyWithControlCharacter(t *testing.T) {
+	t.Parallel()
+	llm := fakellm.Start(fakellm.Turn{Text: "unreachable"})
+	defer llm.Close()
+	a := startAgentEnv(t, t.TempDir(), []string{"OPENAI_API_KEY=sk-abc\rdef"}, "--model", fakellm.DefaultModel, "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, a, resp.SessionId, "hello")
+	text := agentText(a.client.all())
+	if !strings.Contains(text, "model API key: the key holds a control character (U+000D at byte 7)") || strings.Contains(text, "URL") || len(llm.Requests()) != 0 {
+		t.Errorf("said %q; %d model requests", text, len(llm.Requests()))
+	}
+}
