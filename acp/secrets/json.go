@@ -60,12 +60,19 @@ func (r *Redactor) RedactJSON(b []byte) []byte {
 	if !st.containsBytes(b) {
 		return b
 	}
-	var out bytes.Buffer
-	out.Grow(len(b))
-	w := r.JSONWriter(&out)
-	_, _ = w.Write(b) // a bytes.Buffer does not fail
-	_ = w.Flush()
-	return out.Bytes()
+	out := make([]byte, 0, len(b)+len(Redacted))
+	var scan jsonScan
+	for p := b; len(p) > 0; {
+		// Whole in memory, a string value's contents are one run.
+		run, value, _ := scan.next(p)
+		if value {
+			out = append(out, st.redactBytes(p[:run])...)
+		} else {
+			out = append(out, p[:run]...)
+		}
+		p = p[run:]
+	}
+	return out
 }
 
 // A JSONWriter redacts a JSON text written to it in pieces (a large

@@ -2,6 +2,9 @@ package secrets_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/acpgate/acpgate/acp/secrets"
@@ -66,5 +69,29 @@ func TestPlausible(t *testing.T) {
 	}
 	if got := r.Redact("json sk-live-1234"); got != "json [REDACTED]" {
 		t.Errorf("after Register: %q", got)
+	}
+}
+
+// BenchmarkRedactJSON is BenchmarkRedactBytes's frame through RedactJSON
+// (what every frame to the editor goes through), and a 1 MiB result
+// frame with a secret in it.
+func BenchmarkRedactJSON(b *testing.B) {
+	r := secrets.NewRedactor()
+	for i := range 5 {
+		r.Add(fmt.Sprintf("ghp_%032d", i), fmt.Sprintf("sk-proj-%d-Xy/Zw+Ab==", i))
+	}
+	big := strings.Repeat("lorem ipsum dolor sit amet, ", 1<<15) + "sk-proj-3-Xy/Zw+Ab=="
+	for _, bc := range []struct{ name, text string }{{"line", strings.Repeat("lorem ipsum ", 20) + "sk-proj-3-Xy/Zw+Ab=="}, {"1MiB", big}} {
+		frame, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "params": map[string]string{"sessionId": "sess_1", "text": bc.text}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = r.RedactJSON(frame)
+			}
+		})
 	}
 }
