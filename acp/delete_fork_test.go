@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -246,5 +247,66 @@ func TestForkSession(t *testing.T) {
 	_, err = h.conn.UnstableForkSession(context.Background(), acpsdk.UnstableForkSessionRequest{SessionId: src, Cwd: "relative", McpServers: []acpsdk.UnstableMcpServer{}})
 	if reqCode(err) != -32602 {
 		t.Errorf("fork with a relative cwd: %v", err)
+	}
+}
+
+// TestForkBadSourceAndTitles: a fork whose sessionId is "", null, missing
+// or not a string is -32602 naming sessionId and makes no session; a
+// chain of 30 forks keeps one " (fork)" and a title of at most 80
+// characters.
+func TestForkBadSourceAndTitles(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, acp.Options{}, nil)
+	src := h.newSession().SessionId
+	h.prompt(src, strings.Repeat("a long first prompt that names the session ", 4))
+	listed := func() int {
+		r := h.call("session/list", map[string]any{})
+		var res struct {
+			Sessions []json.RawMessage `json:"sessions"`
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			t.Fatalf("session/list: %s", r.Raw)
+		}
+		return len(res.Sessions)
+	}
+	before := listed()
+	for _, id := range []any{"", nil, 7} {
+		r := h.call("session/fork", map[string]any{"sessionId": id, "cwd": t.TempDir(), "mcpServers": []any{}})
+		if r.Error == nil || r.Error.Code != -32602 || r.Error.Data.Path != "sessionId" {
+			t.Errorf("fork of %v: %s", id, r.Raw)
+		}
+	}
+	if n := listed(); n != before {
+		t.Errorf("%d sessions after refused forks, want %d", n, before)
+	}
+	from := src
+	var title string
+	for range 30 {
+		r := h.call("session/fork", map[string]any{"sessionId": from, "cwd": t.TempDir(), "mcpServers": []any{}})
+		var res struct {
+			SessionID acpsdk.SessionId `json:"sessionId"`
+		}
+		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
+			t.Fatalf("fork: %s", r.Raw)
+		}
+		from = res.SessionID
+	}
+	r := h.call("session/list", map[string]any{})
+	var res struct {
+		Sessions []struct {
+			SessionID acpsdk.SessionId `json:"sessionId"`
+			Title     string           `json:"title"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Sessions {
+		if s.SessionID == from {
+			title = s.Title
+		}
+	}
+	if n := len([]rune(title)); n > 81 || strings.Count(title, "(fork)") != 1 || !strings.HasSuffix(title, "… (fork)") {
+		t.Errorf("the 30th fork's title (%d characters): %q", n, title)
 	}
 }

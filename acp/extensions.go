@@ -130,7 +130,9 @@ func withMember(v any, path []string, name string, value any) (json.RawMessage, 
 }
 
 // stringParam returns the string member name of an extension method's
-// params, or the problem with it.
+// params, or the problem with it: a member that is missing, null, not a
+// string or empty (an id or a name that says nothing) is -32602 naming
+// it.
 func stringParam(params json.RawMessage, name string) (string, *inputError) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(params, &fields) != nil || fields == nil {
@@ -141,8 +143,11 @@ func stringParam(params json.RawMessage, name string) (string, *inputError) {
 		return "", badParam(name, "missing")
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if kindOf(raw) != "string" || json.Unmarshal(raw, &s) != nil {
 		return "", badParam(name, "must be a string, got %s", kindOf(raw))
+	}
+	if s == "" {
+		return "", badParam(name, "must not be empty")
 	}
 	return s, nil
 }

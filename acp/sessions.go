@@ -124,9 +124,7 @@ func (a *Agent) store(ctx context.Context, id string, req sessionStart, profile 
 		defer unlock()
 		st, records, err := a.opts.Store.Fork(req.from, id, func(m *session.Meta) {
 			m.Cwd = req.place.cwd
-			if m.Title != "" {
-				m.Title += " (fork)"
-			}
+			m.Title = forkTitle(m.Title)
 			delete(m.Extra, extraCost)
 			delete(m.Extra, extraServerEdits)
 			place(m)

@@ -118,16 +118,39 @@ func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, inpu
 	return stop
 }
 
+// maxTitleRunes bounds a session's title, in characters ("…" not counted).
+const maxTitleRunes = 80
+
+// forkSuffix ends the title of a fork.
+const forkSuffix = " (fork)"
+
+// cutTitle returns title cut to at most n characters, with "…" after a
+// cut.
+func cutTitle(title string, n int) string {
+	if r := []rune(title); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return title
+}
+
+// forkTitle is the title of a fork of a session titled title: the
+// source's, without its own fork suffix (a fork of a fork is not "(fork)
+// (fork)"), cut so that with the suffix it stays within maxTitleRunes.
+func forkTitle(title string) string {
+	if title == "" {
+		return ""
+	}
+	base := strings.TrimSuffix(title, forkSuffix)
+	return cutTitle(base, maxTitleRunes-len([]rune(forkSuffix))) + forkSuffix
+}
+
 // setTitle names a session after its first prompt and tells the client
 // (session_info_update).
 func (tu *turns) setTitle(s *liveSession, input []gateway.Content) {
 	if s.store.Meta().Title != "" {
 		return
 	}
-	title := strings.Join(strings.Fields(gateway.PlainText(input)), " ")
-	if r := []rune(title); len(r) > 80 {
-		title = string(r[:80]) + "…"
-	}
+	title := cutTitle(strings.Join(strings.Fields(gateway.PlainText(input)), " "), maxTitleRunes)
 	if title == "" {
 		return
 	}

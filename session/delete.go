@@ -17,7 +17,8 @@ const deletedPrefix = ".del-"
 
 // Delete removes session id: its log, its metadata and its directory. It
 // fails with ErrInvalidID for an unsafe id, ErrNotFound if there is no
-// such session, and ErrInUse if the session is open (or being opened or
+// such session (a directory without a session's metadata, or a link, is
+// none: see isSessionDir), and ErrInUse if the session is open (or being opened or
 // created) in this Store: close it first.
 //
 // The directory is first renamed to a hidden name that List, Get, Resume
@@ -37,10 +38,10 @@ func (s *Store) Delete(id string) error {
 	}
 	defer s.settle(id, nil)
 	dir := s.sessionDir(id)
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	} else if err != nil {
+	if ok, err := isSessionDir(dir); err != nil {
 		return fmt.Errorf("session: delete %q: %w", id, err)
+	} else if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:]) // never fails
@@ -56,6 +57,30 @@ func (s *Store) Delete(id string) error {
 		s.logger.Warn("session: delete: removing the files of a deleted session", "id", id, "path", gone, "err", err)
 	}
 	return nil
+}
+
+// isSessionDir reports whether dir is a session's directory: a directory
+// itself (not a link to one) holding a metadata file (a regular file, read
+// or not). Anything else under the sessions directory — a directory a
+// user made, a link — is no session, and Delete never removes it.
+func isSessionDir(dir string) (bool, error) {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !fi.IsDir():
+		return false, nil
+	}
+	meta, err := os.Lstat(filepath.Join(dir, metaName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return meta.Mode().IsRegular(), nil
 }
 
 // removeDeleted removes what Delete left of deleted sessions (a crash or

@@ -206,3 +206,40 @@ func TestDelete(t *testing.T) {
 		t.Errorf("leftover of a delete not removed at Open: %v", err)
 	}
 }
+
+// TestDeleteOnlySessions: Delete removes a session's directory and nothing
+// else under the sessions directory: a directory without a session's
+// metadata (a user's notes) and a link to a directory outside are no
+// session, and survive with what they hold.
+func TestDeleteOnlySessions(t *testing.T) {
+	s, dir := openStore(t)
+	sessions := filepath.Join(dir, "sessions")
+	mustClose(t, mustCreate(t, s, "real", "/w"))
+	notes := filepath.Join(sessions, "notes")
+	if err := os.MkdirAll(notes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notes, "todo.txt"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "data"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(sessions, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"notes", "link"} {
+		if err := s.Delete(id); !errors.Is(err, session.ErrNotFound) {
+			t.Errorf("Delete(%q) = %v, want ErrNotFound", id, err)
+		}
+	}
+	for _, p := range []string{filepath.Join(notes, "todo.txt"), filepath.Join(outside, "data"), filepath.Join(sessions, "link")} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s is gone: %v", p, err)
+		}
+	}
+	if err := s.Delete("real"); err != nil {
+		t.Errorf("Delete of a session: %v", err)
+	}
+}
