@@ -212,7 +212,8 @@ func (f *inputFilter) next() ([]byte, error) {
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": internalError("the client's answer is larger than 10 MiB")})
 			return append(b, '\n'), err
 		}
-		f.reply(nil, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
+		id, _ := leadingID(line)
+		f.reply(id, &acpsdk.RequestError{Code: codeInvalidRequest, Message: "Invalid Request: message larger than 10 MiB"})
 		return nil, err
 	}
 	if line = bytes.TrimSpace(line); len(line) == 0 {
@@ -234,7 +235,8 @@ func (f *inputFilter) filter(line []byte) []byte {
 	if err := json.Unmarshal(line, &fields); err != nil || fields == nil {
 		if !json.Valid(line) {
 			f.logger.Warn("client sent a line that is not JSON", "err", err)
-			f.reply(nil, &acpsdk.RequestError{Code: codeParseError, Message: "Parse error: " + err.Error()})
+			id, _ := leadingID(line) // JSON up to its id (nested too deep after it, say)
+			f.reply(id, &acpsdk.RequestError{Code: codeParseError, Message: "Parse error: " + err.Error()})
 			return nil
 		}
 		problem := "a message must be a JSON object, got " + kindOf(line)
@@ -278,6 +280,10 @@ func (f *inputFilter) filter(line []byte) []byte {
 			f.reject(env, ierr)
 			return nil
 		}
+	}
+	if ierr := checkParamTypes(env.method, fields["params"]); ierr != nil {
+		f.reject(env, ierr)
+		return nil
 	}
 	if env.kind == kindRequest && f.expect != nil {
 		f.expect(env.id)
@@ -405,6 +411,36 @@ func (p *pendingSet) wait(ctx context.Context) int {
 			return n
 		}
 	}
+}
+
+// leadingID returns the id of a message that is cut short or not JSON as
+// a whole (over 10 MiB, nested too deep) when its id is a string or a
+// number among the members before the part at fault: the top-level
+// members are read in order, each whole, until "id" or the first that
+// does not decode.
+func leadingID(line []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, false
+		}
+		if key == "id" {
+			if k := kindOf(v); k == "string" || k == "number" {
+				return v, true
+			}
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // responseID returns the id of a frame the SDK writes when it is a

@@ -151,6 +151,38 @@ func TestInputFilterErrors(t *testing.T) {
 	}
 }
 
+// TestErrorsKeepTheLeadingID: a message over 10 MiB, and one nested
+// deeper than the decoder goes, are answered with the id at their start;
+// with the id after the part at fault (or none), the answer's id is null.
+func TestErrorsKeepTheLeadingID(t *testing.T) {
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":"big-1","method":"session/prompt","params":{"text":"` + strings.Repeat("x", maxFrame) + `"}}`,
+		`{"jsonrpc":"2.0","id":42,"method":"session/new","params":` + deep + `}`,
+		`{"jsonrpc":"2.0","method":"session/new","params":` + deep + `,"id":43}`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"session/new","params":` + deep + `}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	f := newInputFilter(strings.NewReader(in), &out, slog.New(slog.DiscardHandler))
+	f.start()
+	if got, err := io.ReadAll(f); err != nil || len(got) != 0 {
+		t.Fatalf("passed on %q, %v", got, err)
+	}
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var reply struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(l), &reply); err != nil {
+			t.Fatalf("reply %q: %v", l, err)
+		}
+		ids = append(ids, string(reply.ID))
+	}
+	if want := []string{`"big-1"`, "42", "null", "null"}; !slices.Equal(ids, want) {
+		t.Errorf("answered ids %v, want %v", ids, want)
+	}
+}
+
 // FuzzInput feeds arbitrary client input through the input filter and the
 // decoding NewSession does: nothing panics, everything handed to the SDK is
 // one JSON-RPC 2.0 message per line that the SDK can decode, and the

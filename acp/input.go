@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -234,4 +235,77 @@ func normalizeServers(params json.RawMessage, acp bool) (json.RawMessage, *input
 		return nil, badParam("", "%v", err)
 	}
 	return fixed, nil
+}
+
+// paramsType returns a new value of the Go type a method's params decode
+// into, for checkParamTypes; nil for a method whose params are not
+// checked here.
+func paramsType(method string) any {
+	switch method {
+	case acpsdk.AgentMethodInitialize:
+		return new(acpsdk.InitializeRequest)
+	case acpsdk.AgentMethodSessionNew:
+		return new(acpsdk.NewSessionRequest)
+	case acpsdk.AgentMethodSessionLoad:
+		return new(acpsdk.LoadSessionRequest)
+	case acpsdk.AgentMethodSessionResume:
+		return new(acpsdk.ResumeSessionRequest)
+	case acpsdk.AgentMethodSessionFork:
+		return new(acpsdk.UnstableForkSessionRequest)
+	case acpsdk.AgentMethodSessionPrompt:
+		return new(acpsdk.PromptRequest)
+	case acpsdk.AgentMethodSessionCancel:
+		return new(acpsdk.CancelNotification)
+	case acpsdk.AgentMethodSessionClose:
+		return new(acpsdk.CloseSessionRequest)
+	case acpsdk.AgentMethodSessionList:
+		return new(acpsdk.ListSessionsRequest)
+	case acpsdk.AgentMethodSessionSetMode:
+		return new(acpsdk.SetSessionModeRequest)
+	case acpsdk.AgentMethodProvidersSet:
+		return new(acpsdk.UnstableSetProvidersRequest)
+	case acpsdk.AgentMethodMcpMessage:
+		return new(messageParams)
+	}
+	return nil
+}
+
+// checkParamTypes checks that a request's params are an object whose
+// members have the JSON types the method's params type gives them, so
+// that a member of the wrong type ("sessionId": 7) is answered with
+// -32602 naming it (data.path) instead of the decoder's text. What else
+// the decoder would refuse is left to the method's handler. Absent or
+// null params are left to it too.
+func checkParamTypes(method string, params json.RawMessage) *inputError {
+	v := paramsType(method)
+	if v == nil || len(params) == 0 || kindOf(params) == "null" {
+		return nil
+	}
+	if kindOf(params) != "object" {
+		return badParam("params", "must be an object, got %s", kindOf(params))
+	}
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(params, v); errors.As(err, &te) && te.Field != "" {
+		return badParam(te.Field, "must be %s, got %s", jsonTypeName(te.Type), te.Value)
+	}
+	return nil
+}
+
+// jsonTypeName names the JSON type a Go type is decoded from, for error
+// messages: "a string", "a number", "an object", ...
+func jsonTypeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return "of another type"
 }

@@ -276,3 +276,31 @@ func TestNewPromptSupersedes(t *testing.T) {
 		t.Errorf("second prompt: %s", r.Raw)
 	}
 }
+
+// TestParamTypesNamed: a member of the wrong JSON type, or params that are
+// not an object, are answered with -32602 whose data.path names the
+// member and whose message says what it must be, never the Go decoder's
+// text.
+func TestParamTypesNamed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, acp.Options{}, nil)
+	sid := h.newSession().SessionId
+	for _, tc := range []struct {
+		method string
+		params any
+		path   string
+		says   string
+	}{
+		{"session/prompt", map[string]any{"sessionId": 7, "prompt": []any{}}, "sessionId", "sessionId: must be a string, got number"},
+		{"session/new", []any{1}, "params", "params: must be an object, got array"},
+		{"session/load", map[string]any{"sessionId": true, "cwd": "/", "mcpServers": []any{}}, "sessionId", "must be a string, got bool"},
+		{"session/set_mode", map[string]any{"sessionId": sid, "modeId": 3}, "modeId", "must be a string, got number"},
+		{"providers/set", map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": 5}, "baseUrl", "baseUrl: must be a string, got number"},
+		{"mcp/message", map[string]any{"connectionId": 5, "method": "ping"}, "connectionId", "connectionId: must be a string, got number"},
+	} {
+		r := h.call(tc.method, tc.params)
+		if r.Error == nil || r.Error.Code != -32602 || r.Error.Data.Path != tc.path || !strings.Contains(r.Error.Message, tc.says) || strings.Contains(r.Raw, "Go struct") || strings.Contains(r.Raw, "json:") {
+			t.Errorf("%s %s: %s", tc.method, mustJSON(tc.params), r.Raw)
+		}
+	}
+}
