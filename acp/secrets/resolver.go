@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/acpgate/acpgate/internal/safefile"
 )
 
 // Scheme is the prefix of a secret reference.
@@ -347,17 +348,10 @@ func (r *Resolver) readFile(path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fmt.Errorf("%w: relative file path %q (an absolute path starts with a second slash: secret://file//%s)", ErrBadReference, path, path)
 	}
-	f, err := os.Open(path)
+	// A named pipe or device refused at once, never waited on.
+	data, err := safefile.ReadFile(path, MaxFileSize, true)
 	if err != nil {
 		return "", err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > MaxFileSize {
-		return "", fmt.Errorf("%s: larger than %d bytes", path, MaxFileSize)
 	}
 	return trimNewline(string(data)), nil
 }

@@ -82,7 +82,7 @@ func read(f *os.File, path string, max int64, whole bool) ([]byte, error) {
 	}
 	if max > 0 && int64(len(data)) > max {
 		if whole {
-			return nil, fmt.Errorf("%s: %w (over %d bytes)", path, ErrTooLarge, max)
+			return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrTooLarge, max)
 		}
 		data = data[:max]
 	}
