@@ -481,11 +481,11 @@ func (a *Agent) closeLive(ctx context.Context, id string) (live bool, err error)
 func storeError(err error, id, doing string) error {
 	switch {
 	case errors.Is(err, session.ErrInvalidID):
-		return invalidParams("invalid session id %q (acpgate's ids are 1 to %d letters, digits, '_' and '-')", id, session.MaxIDLen)
+		return badParam("sessionId", "invalid session id %q (acpgate's ids are 1 to %d letters, digits, '_' and '-')", id, session.MaxIDLen).rpcError()
 	case errors.Is(err, session.ErrNotFound):
-		return invalidParams("unknown session %q", id)
+		return badParam("sessionId", "unknown session %q", id).rpcError()
 	case errors.Is(err, session.ErrInUse):
-		return invalidParams("session %q is already open on this connection", id)
+		return badParam("sessionId", "session %q is already open on this connection", id).rpcError()
 	}
 	return internalError("%s session %q: %v", doing, id, err)
 }
