@@ -53,8 +53,8 @@ func (r *Redactor) Register(values ...string) (ignored int) {
 // RedactJSON is RedactBytes for a JSON text (a message, or several, one a
 // line): only the contents of string values are redacted — never a member
 // name or anything outside a string — in the forms RedactBytes catches
-// there. It returns b itself when nothing is redacted, a new slice
-// otherwise; it never modifies b. It is safe for concurrent use.
+// there. It returns b itself when no registered value occurs in it, a
+// new slice otherwise; it never modifies b. It is safe for concurrent use.
 func (r *Redactor) RedactJSON(b []byte) []byte {
 	st := r.load()
 	if !st.containsBytes(b) {
