@@ -323,7 +323,7 @@ func (t *turnLog) persist(kind string, v any) {
 			}
 		}
 		if data != nil {
-			v = json.RawMessage(r.Redactor.RedactBytes(data))
+			v = json.RawMessage(r.Redactor.RedactJSON(data)) // string values only, as frames
 		}
 	}
 	if err := t.s.store.Append(kind, v); err != nil {

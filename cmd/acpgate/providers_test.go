@@ -120,7 +120,8 @@ func TestHeaderValuesNeverRewriteMessages(t *testing.T) {
 	const secret = "gw-secret-9d41c0"
 	llm := fakellm.Start(fakellm.Turn{Text: "said json result session sessionId echo true, and " + secret})
 	defer llm.Close()
-	a := startAgent(t, t.TempDir(), "--model", fakellm.DefaultModel, "--base-url", llm.URL)
+	state := t.TempDir()
+	a := startAgent(t, state, "--model", fakellm.DefaultModel, "--base-url", llm.URL)
 	words := map[string]string{"X-A": "json", "X-B": "result", "X-C": "session", "X-D": "sessionId", "X-E": "echo", "X-F": "true"}
 	refused := a.call(t, "providers/set", map[string]any{"providerId": "main", "apiType": "nope", "baseUrl": llm.URL, "headers": map[string]string{"X-G": "jsonrpc", "X-H": "params"}})
 	if refused.Error == nil {
@@ -159,6 +160,16 @@ func TestHeaderValuesNeverRewriteMessages(t *testing.T) {
 	}
 	if n := strings.Count(later, "[REDACTED]"); n != 1 {
 		t.Errorf("%d redactions, want the secret value's only:\n%s", n, later)
+	}
+	// The session log is redacted by the same rule.
+	stored := sessionLog(t, state, resp.SessionId)
+	for _, line := range strings.Split(strings.TrimSpace(stored), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("a session log record is not JSON: %s", line)
+		}
+	}
+	if strings.Contains(stored, secret) || !strings.Contains(stored, "mcp__t__echo") || !strings.Contains(stored, "json result session jsonrpc params true") {
+		t.Errorf("session log:\n%s", stored)
 	}
 }
 
