@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -415,30 +416,12 @@ func (p *pendingSet) wait(ctx context.Context) int {
 
 // leadingID returns the id of a message that is cut short or not JSON as
 // a whole (over 10 MiB, nested too deep) when its id is a string or a
-// number among the members before the part at fault: the top-level
-// members are read in order, each whole, until "id" or the first that
-// does not decode.
+// number among the members before its params (or result, error): those
+// are all that is read.
 func leadingID(line []byte) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok {
-			return nil, false
-		}
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			return nil, false
-		}
-		if key == "id" {
-			if k := kindOf(v); k == "string" || k == "number" {
-				return v, true
-			}
-			return nil, false
-		}
+	id, _ := leadingMembers(line, "params", "result", "error")
+	if k := kindOf(id); id != nil && (k == "string" || k == "number") {
+		return id, true
 	}
 	return nil, false
 }
@@ -450,32 +433,36 @@ func leadingID(line []byte) (json.RawMessage, bool) {
 // frame are enough (the input filter reads a client's over-long answer
 // so, when the client writes its id first too).
 func responseID(frame []byte) (json.RawMessage, bool) {
+	id, at := leadingMembers(frame, "method", "result", "error")
+	return id, id != nil && (at == "result" || at == "error")
+}
+
+// leadingMembers reads the top-level members of the JSON object frame
+// starts with, in order, each whole, until one named in stop (at: its
+// name; its value is not read), the object's end or the first member
+// that does not decode (at: ""). It returns the id member if one came
+// before.
+func leadingMembers(frame []byte, stop ...string) (id json.RawMessage, at string) {
 	dec := json.NewDecoder(bytes.NewReader(frame))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
+		return nil, ""
 	}
-	var id json.RawMessage
 	for dec.More() {
 		t, err := dec.Token()
 		key, ok := t.(string)
 		if err != nil || !ok {
-			return nil, false
+			return id, ""
 		}
-		switch key {
-		case "id":
-			if dec.Decode(&id) != nil {
-				return nil, false
-			}
-		case "method":
-			return nil, false
-		case "result", "error":
-			return id, id != nil
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil, false
-			}
+		if slices.Contains(stop, key) {
+			return id, key
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return id, ""
+		}
+		if key == "id" {
+			id = v
 		}
 	}
-	return nil, false
+	return id, ""
 }

@@ -232,7 +232,7 @@ func transcript(msgs []gateway.Message) []string {
 		m := &msgs[i]
 		var b strings.Builder
 		switch {
-		case isSummary(m) && m.Role == gateway.RoleUser && m.Summary:
+		case m.Summary && m.Role == gateway.RoleUser:
 			// acpgate's note: nothing the summary needs
 		case isSummary(m):
 			fmt.Fprintf(&b, "## Summary of what came before\n%s\n\n", strings.TrimPrefix(m.Text(), SummaryHeader))

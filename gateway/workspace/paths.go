@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acpgate/acpgate/internal/safefile"
 )
 
 // roots are the directories a session's paths must be inside: its cwd and
@@ -33,7 +35,7 @@ func (r roots) check(path string) (string, error) {
 	}
 	for _, root := range r {
 		rr, err := filepath.EvalSymlinks(root)
-		if err == nil && within(real, rr) {
+		if err == nil && safefile.Inside(real, rr) {
 			return clean, nil
 		}
 	}
@@ -61,16 +63,6 @@ func (r roots) list() string {
 
 func isSeparator(c rune) bool { return c < 0x80 && os.IsPathSeparator(uint8(c)) }
 
-// within reports whether p is root or inside it; both are clean.
-func within(p, root string) bool {
-	if p == root {
-		return true
-	}
-	if !strings.HasSuffix(root, string(filepath.Separator)) {
-		root += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, root)
-}
 
 // maxLinks bounds the symbolic links followed while resolving a path.
 const maxLinks = 40

@@ -126,9 +126,10 @@ func Within(path string, roots []string) (string, error) {
 	return "", fmt.Errorf("%s: %w: it leads to %s", path, ErrOutside, target)
 }
 
-// inside reports whether path is root or below it (both clean and
-// absolute).
-func inside(path, root string) bool {
+// Inside reports whether path is root or below it (both clean and
+// absolute, links already resolved): the one containment rule for paths
+// acpgate checks against directories.
+func Inside(path, root string) bool {
 	rel, err := filepath.Rel(root, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
@@ -169,7 +170,7 @@ func ReadWithin(path string, roots []string, max int64, whole bool) ([]byte, err
 // resolved first).
 func insideAny(path string, roots []string) bool {
 	for _, root := range roots {
-		if r, err := filepath.EvalSymlinks(root); err == nil && inside(path, r) {
+		if r, err := filepath.EvalSymlinks(root); err == nil && Inside(path, r) {
 			return true
 		}
 	}
