@@ -63,7 +63,6 @@ func (r roots) list() string {
 
 func isSeparator(c rune) bool { return c < 0x80 && os.IsPathSeparator(uint8(c)) }
 
-
 // maxLinks bounds the symbolic links followed while resolving a path.
 const maxLinks = 40
 
