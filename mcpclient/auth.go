@@ -335,7 +335,7 @@ func (m *Manager) Login(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.oauthClient(ctx); err != nil {
+	if _, err := s.auth.clientFor(ctx); err != nil {
 		return err
 	}
 	run, err := s.auth.signIn(signInLogin)
@@ -353,7 +353,7 @@ func (m *Manager) Logout(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	c, err := s.oauthClient(ctx)
+	c, err := s.auth.clientFor(ctx)
 	if err != nil {
 		return err
 	}
@@ -377,23 +377,23 @@ func (m *Manager) Logout(ctx context.Context, name string) error {
 // oauthClient returns the server's oauth.Client: the one its connections
 // use, else one made from its spec as Options.Prepare prepares it. Errors
 // wrap ErrNoOAuth for a server that does not sign in.
-func (s *server) oauthClient(ctx context.Context) (*oauth.Client, error) {
-	if c := s.auth.current(); c != nil {
+func (a *auth) clientFor(ctx context.Context) (*oauth.Client, error) {
+	if c := a.s.auth.current(); c != nil {
 		return c, nil
 	}
-	if t := s.spec.Transport; t != TransportHTTP && t != TransportSSE {
-		return nil, fmt.Errorf("%w: %q is reached over %s", ErrNoOAuth, s.spec.Name, t)
+	if t := a.s.spec.Transport; t != TransportHTTP && t != TransportSSE {
+		return nil, fmt.Errorf("%w: %q is reached over %s", ErrNoOAuth, a.s.spec.Name, t)
 	}
-	spec := s.spec
-	if prepare := s.m.opts.Prepare; prepare != nil {
+	spec := a.s.spec
+	if prepare := a.s.m.opts.Prepare; prepare != nil {
 		var err error
 		if spec, err = prepare(ctx, spec); err != nil {
 			return nil, err
 		}
 	}
-	c, err := s.auth.oauthClient(&spec)
+	c, err := a.s.auth.oauthClient(&spec)
 	if err == nil && c == nil {
-		err = fmt.Errorf("%w: sign-in is off for %q", ErrNoOAuth, s.spec.Name)
+		err = fmt.Errorf("%w: sign-in is off for %q", ErrNoOAuth, a.s.spec.Name)
 	}
 	return c, err
 }

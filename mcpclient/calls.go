@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -86,7 +87,7 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkTool(tool); err != nil {
+	if err := s.lister.checkTool(tool); err != nil {
 		return nil, err
 	}
 	if s.limiter != nil && !s.limiter.Allow(time.Now()) {
@@ -96,11 +97,11 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	for _, o := range opts {
 		o(cs)
 	}
-	res, err := s.callTool(ctx, c, tool, args, cs)
-	if errors.Is(err, ErrNeedsAuth) && s.signInForCall(ctx, c, err) {
-		res, err = s.callTool(ctx, c, tool, args, cs)
+	res, err := s.caller.callTool(ctx, c, tool, args, cs)
+	if errors.Is(err, ErrNeedsAuth) && s.caller.signInForCall(ctx, c, err) {
+		res, err = s.caller.callTool(ctx, c, tool, args, cs)
 		if errors.Is(err, ErrNeedsAuth) {
-			s.authFailed(c, err)
+			s.caller.authFailed(c, err)
 		}
 	}
 	return res, err
@@ -108,8 +109,8 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 
 // callTool makes one tools/call on c, within the call timeout; the call's
 // context carries cs (see callKey).
-func (s *server) callTool(ctx context.Context, c *conn, tool string, args any, cs *callState) (*mcp.CallToolResult, error) {
-	token := "acpgate-" + strconv.FormatUint(s.tokenSeq.Add(1), 10)
+func (cl *caller) callTool(ctx context.Context, c *conn, tool string, args any, cs *callState) (*mcp.CallToolResult, error) {
+	token := "acpgate-" + strconv.FormatUint(cl.tokenSeq.Add(1), 10)
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	callCtx = context.WithValue(callCtx, callKey{}, cs)
@@ -118,48 +119,48 @@ func (s *server) callTool(ctx context.Context, c *conn, tool string, args any, c
 	callCtx, slot := withResultSlot(callCtx)
 	cs.timer = time.AfterFunc(cs.timeout, func() { cancel(errTimeout) })
 	defer cs.timer.Stop()
-	s.calls.Store(token, cs)
-	defer s.calls.Delete(token)
+	cl.calls.Store(token, cs)
+	defer cl.calls.Delete(token)
 
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	req.Params.Meta = &mcp.Meta{ProgressToken: token}
-	req.Params.Task = s.asTask(c, tool)
+	req.Params.Task = cl.asTask(c, tool)
 	res, err := c.client.CallTool(callCtx, req)
 	if err == nil {
 		if slot.task != nil {
-			return s.followTask(ctx, callCtx, c, cs, *slot.task, slot)
+			return cl.followTask(ctx, callCtx, c, cs, *slot.task, slot)
 		}
 		if slot.ext != nil {
-			return s.followExtTask(ctx, callCtx, c, cs, slot.ext)
+			return cl.followExtTask(ctx, callCtx, c, cs, slot.ext)
 		}
 		if slot.res != nil {
 			return slot.res, nil // decoded by the transport wrapper
 		}
 		return res, nil
 	}
-	return nil, s.extErr(ctx, callCtx, c, "tools/call "+tool, err)
+	return nil, cl.extErr(ctx, callCtx, c, "tools/call "+tool, err)
 }
 
 // signInForCall handles a call refused for want of a sign-in (err): with
 // Options.SignIn set it waits for a sign-in (bounded by ctx) and reports
 // whether one succeeded. Otherwise, or when it failed, see authFailed.
-func (s *server) signInForCall(ctx context.Context, c *conn, err error) bool {
-	if s.m.opts.SignIn != nil {
-		run, serr := s.auth.signIn(signInCall)
-		if serr == nil && s.auth.wait(ctx, run) == nil {
+func (cl *caller) signInForCall(ctx context.Context, c *conn, err error) bool {
+	if cl.s.m.opts.SignIn != nil {
+		run, serr := cl.s.auth.signIn(signInCall)
+		if serr == nil && cl.s.auth.wait(ctx, run) == nil {
 			return true
 		}
 	}
-	s.authFailed(c, err)
+	cl.authFailed(c, err)
 	return false
 }
 
 // authFailed handles a request on c that needed a sign-in it did not get:
 // a token that no longer works (401) sends the server to wait for sign-in;
 // a token short of a scope (403) leaves it serving the other tools.
-func (s *server) authFailed(c *conn, err error) {
+func (cl *caller) authFailed(c *conn, err error) {
 	var na *oauth.NeedsAuthError
 	if errors.As(err, &na) && na.Status == http.StatusForbidden {
 		return
@@ -170,37 +171,37 @@ func (s *server) authFailed(c *conn, err error) {
 }
 
 // callErr turns an error of a request on c into one that says what happened.
-func (s *server) callErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
+func (cl *caller) callErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
 	if tokErr := noToken(err); tokErr != nil {
 		// The request was never sent: its token did not come. Not the
 		// server's fault, nor the link's.
 		switch {
 		case ctx.Err() != nil:
-			return fmt.Errorf("MCP server %q: %s: %w: %w", s.spec.Name, what, ctx.Err(), tokErr)
+			return fmt.Errorf("MCP server %q: %s: %w: %w", cl.s.spec.Name, what, ctx.Err(), tokErr)
 		case errors.Is(context.Cause(callCtx), errTimeout):
-			return fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout, tokErr)
+			return fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, cl.s.spec.Name, what, cl.s.spec.CallTimeout, tokErr)
 		}
-		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, tokErr)
+		return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, tokErr)
 	}
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, ctx.Err())
+		return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, ctx.Err())
 	case errors.Is(context.Cause(callCtx), errTimeout):
-		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, s.spec.Name, what, s.spec.CallTimeout)
+		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, cl.s.spec.Name, what, cl.s.spec.CallTimeout)
 	case errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrNeedsAuth), errors.Is(err, ErrInvalidResponse):
 		// Not the link's fault: the link stays (see authFailed).
-		return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
+		return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, err)
 	}
 	if trip, _ := callCtx.Value(sizeTripKey{}).(*atomic.Bool); trip != nil && trip.Load() {
 		return fmt.Errorf("MCP server %q: %s: %w: an event of the response stream was over %d bytes (%w)",
-			s.spec.Name, what, ErrResponseTooLarge, s.m.opts.MaxMessageSize, err)
+			cl.s.spec.Name, what, ErrResponseTooLarge, cl.s.m.opts.MaxMessageSize, err)
 	}
 	if isTransportErr(err) {
 		if died := linkDied(c, err); died != nil {
-			return fmt.Errorf("MCP server %q: %s failed: %w", s.spec.Name, what, died)
+			return fmt.Errorf("MCP server %q: %s failed: %w", cl.s.spec.Name, what, died)
 		}
 	}
-	return fmt.Errorf("MCP server %q: %s: %w", s.spec.Name, what, err)
+	return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, err)
 }
 
 // noToken returns the oauth error inside err when err says that a request
@@ -247,26 +248,9 @@ func linkDied(c *conn, err error) error {
 	return nil
 }
 
-// checkTool reports whether tool is one the server offers within the limit.
-func (s *server) checkTool(tool string) error {
-	s.m.mu.Lock() // kept is allocated under it (see changedLocked)
-	defer s.m.mu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i, t := range s.cat.tools {
-		if t.Name == tool {
-			if i >= s.kept {
-				return fmt.Errorf("%w: %q of server %q is not offered: over the limit of %d tools", ErrUnknownTool, tool, s.spec.Name, s.m.opts.MaxTools)
-			}
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, s.spec.Name, tool)
-}
-
 // progress handles a notifications/progress: it restarts the call's
 // timeout and reports the progress.
-func (s *server) progress(params map[string]any) {
+func (cl *caller) progress(params map[string]any) {
 	var key string
 	switch tok := params["progressToken"].(type) {
 	case string:
@@ -274,7 +258,7 @@ func (s *server) progress(params map[string]any) {
 	default:
 		return
 	}
-	v, ok := s.calls.Load(key)
+	v, ok := cl.calls.Load(key)
 	if !ok {
 		return
 	}
@@ -302,10 +286,10 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.Re
 	req.Params.URI = uri
 	res, err := c.client.ReadResource(callCtx, req)
 	if errors.Is(err, ErrNeedsAuth) {
-		s.authFailed(c, err)
+		s.caller.authFailed(c, err)
 	}
 	if err != nil {
-		return nil, s.callErr(ctx, callCtx, c, "resources/read "+uri, err)
+		return nil, s.caller.callErr(ctx, callCtx, c, "resources/read "+uri, err)
 	}
 	return res, nil
 }
@@ -324,10 +308,10 @@ func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[s
 	req.Params.Arguments = args
 	res, err := c.client.GetPrompt(callCtx, req)
 	if errors.Is(err, ErrNeedsAuth) {
-		s.authFailed(c, err)
+		s.caller.authFailed(c, err)
 	}
 	if err != nil {
-		return nil, s.callErr(ctx, callCtx, c, "prompts/get "+name, err)
+		return nil, s.caller.callErr(ctx, callCtx, c, "prompts/get "+name, err)
 	}
 	return res, nil
 }
@@ -346,4 +330,26 @@ func (m *Manager) request(ctx context.Context, server string) (*server, *conn, c
 	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
 	callCtx, _ = withSizeTrip(callCtx)
 	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil
+}
+
+// caller makes tool calls and follows the tasks they become (both
+// revisions), with progress and cancellation. Files: calls.go, tasks.go,
+// exttasks.go, relatedtask.go.
+type caller struct {
+	s        *server
+	calls    sync.Map // progress token (string) -> *callState
+	tokenSeq atomic.Uint64
+}
+
+// notify takes progress and task status notifications.
+func (cl *caller) notify(method string, params map[string]any) bool {
+	switch method {
+	case string(mcp.MethodNotificationProgress):
+		cl.progress(params)
+	case mcp.MethodNotificationTasksStatus:
+		cl.taskStatus(params)
+	default:
+		return false
+	}
+	return true
 }

@@ -386,72 +386,21 @@ func (ct *clientTasks) serve(ctx context.Context, method string, params any) (re
 	return nil, false, nil
 }
 
-// taskCapability is the client "tasks" capability declared on a legacy
-// connection: the request types that may be task-augmented are those whose
-// handler is set; nil when there is none.
-func (s *server) taskCapability() *mcp.TasksCapability {
-	var r mcp.TaskRequestsCapability
-	if s.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
-		r.Sampling = &struct {
-			CreateMessage *struct{} `json:"createMessage,omitempty"`
-		}{CreateMessage: &struct{}{}}
-	}
-	if s.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
-		r.Elicitation = &struct {
-			Create *struct{} `json:"create,omitempty"`
-		}{Create: &struct{}{}}
-	}
-	if r.Sampling == nil && r.Elicitation == nil {
-		return nil
-	}
-	return &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &r}
-}
-
 // initEdit edits an initialize request before it is sent.
 type initEdit func(*transport.JSONRPCRequest)
-
-// handshakeCapabilities edits an initialize request (the legacy
-// handshake) for the capabilities that differ from those of 2026-07-28
-// requests: the client tasks capability is declared here only (where
-// acpgate honours some), and the Tasks extension, of 2026-07-28, is not
-// declared here (see dropExtTasks).
-func (s *server) handshakeCapabilities(req *transport.JSONRPCRequest) {
-	b, err := json.Marshal(req.Params)
-	if err != nil {
-		return
-	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(b, &params) != nil || params == nil {
-		return
-	}
-	caps := map[string]json.RawMessage{}
-	if raw, ok := params["capabilities"]; ok {
-		_ = json.Unmarshal(raw, &caps)
-	}
-	dropExtTasks(caps)
-	if tc := s.taskCapability(); tc != nil {
-		if caps["tasks"], err = json.Marshal(tc); err != nil {
-			return
-		}
-	}
-	if params["capabilities"], err = json.Marshal(caps); err != nil {
-		return
-	}
-	req.Params = params
-}
 
 // serveTask answers the server's task requests on a connection with task
 // table ct: tasks/*, and a task-augmented sampling/createMessage or
 // elicitation/create (with a handler set). ok is false for any other
 // request, which then goes the usual way (serveRequest).
-func (s *server) serveTask(ctx context.Context, ct *clientTasks, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, bool) {
+func (an *answerer) serveTask(ctx context.Context, ct *clientTasks, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, bool) {
 	if res, ok, err := ct.serve(ctx, req.Method, req.Params); ok {
 		return reply(req.ID, res, taskRequestErr(err)), true
 	}
 	if req.Method != string(mcp.MethodSamplingCreateMessage) && req.Method != string(mcp.MethodElicitationCreate) {
 		return nil, false
 	}
-	handle := s.requestHandler(req.Method)
+	handle := an.requestHandler(req.Method)
 	raw, err := json.Marshal(req.Params)
 	if handle == nil || err != nil {
 		return nil, false
@@ -462,7 +411,7 @@ func (s *server) serveTask(ctx context.Context, ct *clientTasks, req transport.J
 	if json.Unmarshal(raw, &p) != nil || p.Task == nil {
 		return nil, false
 	}
-	rctx, origin, done := s.requestContext(ctx, raw)
+	rctx, origin, done := an.requestContext(ctx, raw)
 	vals := context.WithoutCancel(rctx) // the call's values; the task outlives the call
 	done()
 	elicit := req.Method == string(mcp.MethodElicitationCreate)
@@ -472,14 +421,14 @@ func (s *server) serveTask(ctx context.Context, ct *clientTasks, req transport.J
 		}
 		res, err := handle(ctx, origin, raw)
 		if err != nil {
-			s.logger.Debug("server request refused", "method", req.Method, "err", err)
+			an.s.logger.Debug("server request refused", "method", req.Method, "err", err)
 		}
 		return res, err
 	})
 	if err != nil {
 		return reply(req.ID, nil, err), true
 	}
-	s.logger.Debug("server request runs as a task", "method", req.Method, "tool", origin.Tool, "task", task.TaskId)
+	an.s.logger.Debug("server request runs as a task", "method", req.Method, "tool", origin.Tool, "task", task.TaskId)
 	return reply(req.ID, mcp.NewCreateTaskResult(task), nil), true
 }
 

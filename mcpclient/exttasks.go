@@ -215,30 +215,30 @@ func capabilityPaths(prefix string, caps map[string]any, names *[]string) {
 
 // missingCapability returns err as a *MissingCapabilityError when the
 // server refused the request (what) with -32021, and nil otherwise.
-func (s *server) missingCapability(what string, err error) error {
+func (cl *caller) missingCapability(what string, err error) error {
 	var mc mcp.MissingRequiredClientCapabilityError
 	if !errors.As(err, &mc) {
 		return nil
 	}
-	return &MissingCapabilityError{Server: s.spec.Name, Request: what, Capability: mc.Capability, err: err}
+	return &MissingCapabilityError{Server: cl.s.spec.Name, Request: what, Capability: mc.Capability, err: err}
 }
 
 // followExtTask follows the 2026-07-28 task t that the tools/call on
 // callCtx created until it ends (see the comment at the top of this file).
 // ctx is the caller's context.
-func (s *server) followExtTask(ctx, callCtx context.Context, c *conn, cs *callState, t *extTask) (*mcp.CallToolResult, error) {
+func (cl *caller) followExtTask(ctx, callCtx context.Context, c *conn, cs *callState, t *extTask) (*mcp.CallToolResult, error) {
 	what := "tools/call " + cs.tool + " (task " + t.TaskID + ")"
 	if !c.modern() {
-		return nil, fmt.Errorf("MCP server %q: %s: %w: a CreateTaskResult on a %s connection", s.spec.Name, what, ErrInvalidResponse, c.init.ProtocolVersion)
+		return nil, fmt.Errorf("MCP server %q: %s: %w: a CreateTaskResult on a %s connection", cl.s.spec.Name, what, ErrInvalidResponse, c.init.ProtocolVersion)
 	}
 	ts := cs.adoptTask(t.TaskID)
-	s.logger.Debug("tool runs as a task (2026-07-28)", "tool", cs.tool, "task", t.TaskID)
+	cl.s.logger.Debug("tool runs as a task (2026-07-28)", "tool", cs.tool, "task", t.TaskID)
 	if t.Status.IsTerminal() && t.Result == nil && t.Error == nil && t.Status != mcp.TaskStatusCancelled {
 		// A CreateTaskResult carries no result or error, even when the
 		// task it creates has already ended: one tasks/get has them.
-		next, err := s.getExtTask(callCtx, c, ts.id)
+		next, err := cl.getExtTask(callCtx, c, ts.id)
 		if err != nil {
-			return nil, s.extErr(ctx, callCtx, c, "tasks/get (task "+ts.id+")", err)
+			return nil, cl.extErr(ctx, callCtx, c, "tasks/get (task "+ts.id+")", err)
 		}
 		t = next
 	}
@@ -246,39 +246,39 @@ func (s *server) followExtTask(ctx, callCtx context.Context, c *conn, cs *callSt
 	poll := time.NewTimer(time.Hour)
 	defer poll.Stop()
 	for {
-		s.taskReport(cs, mcp.Task{TaskId: ts.id, Status: t.Status, StatusMessage: t.StatusMessage})
+		cl.taskReport(cs, mcp.Task{TaskId: ts.id, Status: t.Status, StatusMessage: t.StatusMessage})
 		switch t.Status {
 		case mcp.TaskStatusCompleted:
 			res, ok := decodeCallResult(t.Result, false)
 			if !ok {
-				return nil, fmt.Errorf("MCP server %q: %s: %w: the completed task has no tools/call result", s.spec.Name, what, ErrInvalidResponse)
+				return nil, fmt.Errorf("MCP server %q: %s: %w: the completed task has no tools/call result", cl.s.spec.Name, what, ErrInvalidResponse)
 			}
 			return res, nil
 		case mcp.TaskStatusFailed:
-			return nil, s.taskFailed(what, t)
+			return nil, cl.taskFailed(what, t)
 		case mcp.TaskStatusCancelled:
-			return nil, fmt.Errorf("MCP server %q: %s: %w: %s", s.spec.Name, what, ErrTaskCancelled, t.StatusMessage)
+			return nil, fmt.Errorf("MCP server %q: %s: %w: %s", cl.s.spec.Name, what, ErrTaskCancelled, t.StatusMessage)
 		case mcp.TaskStatusInputRequired:
-			if err := s.extInput(callCtx, c, ts.id, t.InputRequests, asked); err != nil {
+			if err := cl.extInput(callCtx, c, ts.id, t.InputRequests, asked); err != nil {
 				if callCtx.Err() != nil {
-					return nil, s.taskErr(ctx, callCtx, c, cs, ts, err)
+					return nil, cl.taskErr(ctx, callCtx, c, cs, ts, err)
 				}
-				s.cancelTask(c, ts.id)
-				return nil, s.extErr(ctx, callCtx, c, what, err)
+				cl.cancelTask(c, ts.id)
+				return nil, cl.extErr(ctx, callCtx, c, what, err)
 			}
 		}
 		poll.Reset(pollInterval(t.PollIntervalMs))
 		select {
 		case <-callCtx.Done():
-			return nil, s.taskErr(ctx, callCtx, c, cs, ts, callCtx.Err())
+			return nil, cl.taskErr(ctx, callCtx, c, cs, ts, callCtx.Err())
 		case <-poll.C:
 		}
-		next, err := s.getExtTask(callCtx, c, ts.id)
+		next, err := cl.getExtTask(callCtx, c, ts.id)
 		if err != nil {
 			if callCtx.Err() != nil {
-				return nil, s.taskErr(ctx, callCtx, c, cs, ts, err)
+				return nil, cl.taskErr(ctx, callCtx, c, cs, ts, err)
 			}
-			return nil, s.extErr(ctx, callCtx, c, "tasks/get (task "+ts.id+")", err)
+			return nil, cl.extErr(ctx, callCtx, c, "tasks/get (task "+ts.id+")", err)
 		}
 		t = next
 	}
@@ -286,26 +286,26 @@ func (s *server) followExtTask(ctx, callCtx context.Context, c *conn, cs *callSt
 
 // extErr is callErr for the requests of a 2026-07-28 task, a -32021 made
 // a *MissingCapabilityError.
-func (s *server) extErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
-	if mc := s.missingCapability(what, err); mc != nil {
+func (cl *caller) extErr(ctx, callCtx context.Context, c *conn, what string, err error) error {
+	if mc := cl.missingCapability(what, err); mc != nil {
 		return mc
 	}
-	return s.callErr(ctx, callCtx, c, what, err)
+	return cl.callErr(ctx, callCtx, c, what, err)
 }
 
 // taskFailed is the error of the task t that failed: its JSON-RPC error as
 // a *RequestError, wrapped with ErrTaskFailed.
-func (s *server) taskFailed(what string, t *extTask) error {
+func (cl *caller) taskFailed(what string, t *extTask) error {
 	re := &RequestError{Code: mcp.INTERNAL_ERROR, Message: t.StatusMessage}
 	if t.Error != nil {
 		re.Code, re.Message = t.Error.Code, t.Error.Message
 	}
-	return fmt.Errorf("MCP server %q: %s: %w: %w", s.spec.Name, what, ErrTaskFailed, re)
+	return fmt.Errorf("MCP server %q: %s: %w: %w", cl.s.spec.Name, what, ErrTaskFailed, re)
 }
 
 // getExtTask sends tasks/get for task id.
-func (s *server) getExtTask(ctx context.Context, c *conn, id string) (*extTask, error) {
-	raw, err := s.extRequest(ctx, c, mcp.MethodTasksGet, map[string]any{"taskId": id})
+func (cl *caller) getExtTask(ctx context.Context, c *conn, id string) (*extTask, error) {
+	raw, err := cl.extRequest(ctx, c, mcp.MethodTasksGet, map[string]any{"taskId": id})
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (s *server) getExtTask(ctx context.Context, c *conn, id string) (*extTask, 
 // extInput answers the input requests of task id whose keys are not in
 // asked (which it adds them to), concurrently, and sends the answers with
 // tasks/update. ctx is the call's: the requests are attributed to it.
-func (s *server) extInput(ctx context.Context, c *conn, id string, reqs map[string]extInputRequest, asked map[string]bool) error {
+func (cl *caller) extInput(ctx context.Context, c *conn, id string, reqs map[string]extInputRequest, asked map[string]bool) error {
 	type answer struct {
 		key string
 		res any
@@ -337,7 +337,7 @@ func (s *server) extInput(ctx context.Context, c *conn, id string, reqs map[stri
 		asked[key] = true
 		n++
 		go func() {
-			res, err := s.answer(ctx, r.Method, r.Params)
+			res, err := cl.s.answerer.answer(ctx, r.Method, r.Params)
 			out <- answer{key, res, err}
 		}()
 	}
@@ -352,7 +352,7 @@ func (s *server) extInput(ctx context.Context, c *conn, id string, reqs map[stri
 		}
 		responses[a.key] = a.res
 	}
-	_, err := s.extRequest(ctx, c, mcp.MCPMethod("tasks/update"), map[string]any{"taskId": id, "inputResponses": responses})
+	_, err := cl.extRequest(ctx, c, mcp.MCPMethod("tasks/update"), map[string]any{"taskId": id, "inputResponses": responses})
 	if err != nil {
 		return fmt.Errorf("tasks/update: %w", err)
 	}
@@ -363,12 +363,12 @@ func (s *server) extInput(ctx context.Context, c *conn, id string, reqs map[stri
 // the _meta mcp-go gives its own requests on 2026-07-28 (protocol version,
 // client capabilities and identity) and, for HTTP, its standard headers
 // (Mcp-Name is the taskId, where params has one), and returns the result.
-func (s *server) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, params map[string]any) (json.RawMessage, error) {
+func (cl *caller) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, params map[string]any) (json.RawMessage, error) {
 	version := c.client.ProtocolVersion()
 	params["_meta"] = map[string]any{
 		mcp.MetaKeyProtocolVersion:    version,
 		mcp.MetaKeyClientCapabilities: c.client.GetClientCapabilities(),
-		mcp.MetaKeyClientInfo:         mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion},
+		mcp.MetaKeyClientInfo:         mcp.Implementation{Name: cl.s.m.opts.ClientName, Version: cl.s.m.opts.ClientVersion},
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -386,5 +386,5 @@ func (s *server) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, 
 			header.Set(mcp.HeaderName, id)
 		}
 	}
-	return s.rawRequest(ctx, c, "acpgate-task-", string(method), json.RawMessage(raw), header)
+	return cl.s.subscriber.rawRequest(ctx, c, "acpgate-task-", string(method), json.RawMessage(raw), header)
 }

@@ -127,7 +127,7 @@ func (l *listener) stop() {
 
 // listen starts c's listener loop if c speaks 2026-07-28 (see the comment
 // at the top of this file).
-func (s *server) listen(life context.Context, c *conn) {
+func (sb *subscriber) listen(life context.Context, c *conn) {
 	if !c.modern() {
 		return
 	}
@@ -138,18 +138,18 @@ func (s *server) listen(life context.Context, c *conn) {
 	l.mu.Unlock()
 	go func() {
 		defer close(l.done)
-		s.listenLoop(ctx, c, l)
+		sb.listenLoop(ctx, c, l)
 	}()
 }
 
 // listenLoop keeps c's listen request open until ctx ends.
-func (s *server) listenLoop(ctx context.Context, c *conn, l *listener) {
+func (sb *subscriber) listenLoop(ctx context.Context, c *conn, l *listener) {
 	backoff := listenBackoffMin
 	for ctx.Err() == nil {
 		l.mu.Lock()
 		l.opened = l.wanted
 		l.mu.Unlock()
-		f := s.listenFilter(c)
+		f := sb.listenFilter(c)
 		if f.IsEmpty() {
 			// Nothing to ask for: acknowledged as it is.
 			l.ack()
@@ -178,7 +178,7 @@ func (s *server) listenLoop(ctx context.Context, c *conn, l *listener) {
 			if l.fail(cmp.Or(err, errListenEnded)) {
 				backoff = listenBackoffMin // it worked for a while
 			}
-			s.logger.Debug("subscriptions/listen ended; listening again", "err", err, "after", backoff)
+			sb.s.logger.Debug("subscriptions/listen ended; listening again", "err", err, "after", backoff)
 		}
 		wait := time.NewTimer(backoff)
 		select {
@@ -196,14 +196,14 @@ func (s *server) listenLoop(ctx context.Context, c *conn, l *listener) {
 // listenFilter is what c's listen asks for: the list_changed
 // notifications its capabilities offer, and the resources subscribed to
 // where it offers subscriptions.
-func (s *server) listenFilter(c *conn) mcp.SubscriptionFilter {
+func (sb *subscriber) listenFilter(c *conn) mcp.SubscriptionFilter {
 	caps := c.init.Capabilities
 	var f mcp.SubscriptionFilter
 	f.ToolsListChanged = caps.Tools != nil && caps.Tools.ListChanged
 	f.ResourcesListChanged = caps.Resources != nil && caps.Resources.ListChanged
 	f.PromptsListChanged = caps.Prompts != nil && caps.Prompts.ListChanged
 	if caps.Resources != nil && caps.Resources.Subscribe {
-		f.ResourceSubscriptions = s.subs.list()
+		f.ResourceSubscriptions = sb.subs.list()
 	}
 	return f
 }

@@ -37,8 +37,8 @@ func mcpLogLevel(level string) slog.Level {
 
 // serverLog writes a notifications/message from the server to the logger,
 // through the server's log gate. It never reaches a model's context.
-func (s *server) serverLog(params map[string]any) {
+func (an *answerer) serverLog(params map[string]any) {
 	level, _ := params["level"].(string)
 	name, _ := params["logger"].(string)
-	s.logs.serverLog(mcpLogLevel(level), level, name, params["data"])
+	an.s.logs.serverLog(mcpLogLevel(level), level, name, params["data"])
 }

@@ -1,30 +1,3 @@
-// Package mcpclient connects the MCP servers of one session and keeps them
-// connected: stdio children in their own process groups, streamable HTTP and
-// legacy SSE servers, servers in the ACP client reached through a Tunnel
-// (MCP over ACP), with handshake, discovery, calls, crash restarts and a
-// teardown that leaves no process behind. It knows nothing of ACP (a
-// Tunnel carries an acp server's messages), models or sessions: one
-// Manager serves one session.
-//
-// Its catalog (Tools, Resources, ...) is the one source of a session's
-// tools; Options.OnEvent says when it changed.
-//
-// Requests servers send (elicitation, sampling, roots) reach the handlers
-// of Options (Elicitor, Sampler, RootsLister), attributed to the call they
-// belong to where that can be told (see requests.go).
-//
-// mcp-go types in the API, on purpose. The package returns its own types
-// for everything it adds (Status, Event, ServerSpec, Progress, errors, the
-// server requests and their answers), and
-// mark3labs/mcp-go's types for what servers say, as they said it:
-// ServerTool.Tool (mcp.Tool), CallTool (*mcp.CallToolResult), ReadResource
-// (*mcp.ReadResourceResult), GetPrompt (*mcp.GetPromptResult) and the
-// items of Resources, ResourceTemplates and Prompts. These are MCP's own
-// schema types, which mcp-go keeps in step with the specification
-// (content block unions, annotations, _meta, raw input schemas), and the
-// bridge passes them on without loss; a mirror here would copy every
-// result (the large-result benchmarks guard against that copy) and lag
-// behind each new revision. Each exported name that exposes one says so.
 package mcpclient
 
 import (
@@ -387,8 +360,8 @@ func (m *Manager) reconfigure(ctx context.Context, specs []ServerSpec, renew str
 		// A server replaced under its name keeps its resource
 		// subscriptions: they are made again when it is ready.
 		if was := old.byName[s.spec.Name]; was != nil && was != s {
-			for _, uri := range was.subs.list() {
-				s.subs.set(uri, true)
+			for _, uri := range was.subscriber.subs.list() {
+				s.subscriber.subs.set(uri, true)
 			}
 		}
 	}

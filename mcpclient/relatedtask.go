@@ -27,13 +27,13 @@ func relatedTask(params json.RawMessage) string {
 
 // taskCall returns the running call that follows the task a server
 // request's params name (see relatedTask), or nil.
-func (s *server) taskCall(params json.RawMessage) *callState {
+func (cl *caller) taskCall(params json.RawMessage) *callState {
 	id := relatedTask(params)
 	if id == "" {
 		return nil
 	}
 	var found *callState
-	s.calls.Range(func(_, v any) bool {
+	cl.calls.Range(func(_, v any) bool {
 		cs := v.(*callState)
 		if ts := cs.task.Load(); ts != nil && ts.id == id {
 			found = cs

@@ -21,8 +21,9 @@ func TestTaskRecordedOnArrival(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &server{}
+			s.caller = &caller{s: s}
 			cs := &callState{tool: "job"}
-			s.calls.Store("token", cs)
+			s.caller.calls.Store("token", cs)
 			ctx, slot := withResultSlot(context.WithValue(context.Background(), callKey{}, cs))
 			resp := &transport.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(1), Result: json.RawMessage(tc.result)}
 			takeCallResult(ctx, resp, false)
@@ -30,7 +31,7 @@ func TestTaskRecordedOnArrival(t *testing.T) {
 				t.Fatal("the task was not taken")
 			}
 			params := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t-1"}}}`)
-			if got := s.taskCall(params); got != cs {
+			if got := s.caller.taskCall(params); got != cs {
 				t.Fatalf("a request naming the task went to %v, want the call", got)
 			}
 			ts := cs.task.Load()

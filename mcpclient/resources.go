@@ -69,20 +69,20 @@ func (m *Manager) subscription(ctx context.Context, server, uri string, on bool)
 	}
 	defer cancel(nil)
 	if c.modern() {
-		return s.listenSubscription(ctx, callCtx, c, uri, on)
+		return s.subscriber.listenSubscription(ctx, callCtx, c, uri, on)
 	}
 	if !on {
-		s.subs.set(uri, false) // whatever the server answers, the session wants no more
+		s.subscriber.subs.set(uri, false) // whatever the server answers, the session wants no more
 	}
-	method, err := s.sendSubscription(callCtx, c, uri, on)
+	method, err := s.subscriber.sendSubscription(callCtx, c, uri, on)
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
 			return fmt.Errorf("MCP server %q: %s: %w", server, method, err)
 		}
-		return s.callErr(ctx, callCtx, c, method+" "+uri, err)
+		return s.caller.callErr(ctx, callCtx, c, method+" "+uri, err)
 	}
 	if on {
-		s.subs.set(uri, true)
+		s.subscriber.subs.set(uri, true)
 	}
 	return nil
 }
@@ -92,11 +92,11 @@ func (m *Manager) subscription(ctx context.Context, server, uri string, on bool)
 // is added to (or removed from) the filter of the connection's
 // subscriptions/listen, which is reopened; subscribing waits until the
 // server acknowledged the new filter.
-func (s *server) listenSubscription(ctx, callCtx context.Context, c *conn, uri string, on bool) error {
+func (sb *subscriber) listenSubscription(ctx, callCtx context.Context, c *conn, uri string, on bool) error {
 	if !subscribable(c) {
-		return fmt.Errorf("MCP server %q: subscriptions/listen: %w (it declares no resource subscriptions)", s.spec.Name, ErrUnsupported)
+		return fmt.Errorf("MCP server %q: subscriptions/listen: %w (it declares no resource subscriptions)", sb.s.spec.Name, ErrUnsupported)
 	}
-	s.subs.set(uri, on)
+	sb.subs.set(uri, on)
 	n := c.listen.kick()
 	if !on {
 		return nil
@@ -106,10 +106,10 @@ func (s *server) listenSubscription(ctx, callCtx context.Context, c *conn, uri s
 	case err == nil:
 		return nil
 	case callCtx.Err() != nil:
-		return s.callErr(ctx, callCtx, c, "subscriptions/listen "+uri, err)
+		return sb.s.caller.callErr(ctx, callCtx, c, "subscriptions/listen "+uri, err)
 	default:
 		// The stream failed; it is retried, and names uri from now on.
-		return fmt.Errorf("MCP server %q: subscribing to %s: %w", s.spec.Name, uri, err)
+		return fmt.Errorf("MCP server %q: subscribing to %s: %w", sb.s.spec.Name, uri, err)
 	}
 }
 
@@ -125,7 +125,7 @@ func subscribable(c *conn) bool {
 // call for them: the request goes through the connection's transport with
 // an id of acpgate's own, which cannot collide with the client's numeric
 // ids. A server without subscriptions gets no request (ErrUnsupported).
-func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on bool) (string, error) {
+func (sb *subscriber) sendSubscription(ctx context.Context, c *conn, uri string, on bool) (string, error) {
 	method := string(mcp.MethodResourcesUnsubscribe)
 	if on {
 		method = string(mcp.MethodResourcesSubscribe)
@@ -133,7 +133,7 @@ func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on b
 	if !subscribable(c) {
 		return method, fmt.Errorf("%w (it declares no resource subscriptions)", ErrUnsupported)
 	}
-	_, err := s.rawRequest(ctx, c, "acpgate-sub-", method, mcp.SubscribeParams{URI: uri}, nil)
+	_, err := sb.rawRequest(ctx, c, "acpgate-sub-", method, mcp.SubscribeParams{URI: uri}, nil)
 	return method, err
 }
 
@@ -143,10 +143,10 @@ func (s *server) sendSubscription(ctx context.Context, c *conn, uri string, on b
 // client's numeric ids. Errors are what the client's own requests give: a
 // transport failure as a *transport.Error, a JSON-RPC error answer as
 // mcp-go's error for it.
-func (s *server) rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error) {
+func (sb *subscriber) rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error) {
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(prefix + strconv.FormatUint(s.tokenSeq.Add(1), 10)),
+		ID:      mcp.NewRequestId(prefix + strconv.FormatUint(sb.s.caller.tokenSeq.Add(1), 10)),
 		Method:  method,
 		Params:  params,
 		Header:  header,
@@ -164,13 +164,13 @@ func (s *server) rawRequest(ctx context.Context, c *conn, prefix, method string,
 // resubscribe makes the server's recorded subscriptions again on a new
 // connection (after a restart). Best effort: a failure is logged at debug
 // level and the subscription stays recorded for the next start.
-func (s *server) resubscribe(ctx context.Context, c *conn) {
+func (sb *subscriber) resubscribe(ctx context.Context, c *conn) {
 	if c.modern() {
 		return // the listen filter names them (listen.go)
 	}
-	for _, uri := range s.subs.list() {
-		if _, err := s.sendSubscription(ctx, c, uri, true); err != nil {
-			s.logger.Debug("resources/subscribe after a restart failed", "uri", uri, "err", err)
+	for _, uri := range sb.subs.list() {
+		if _, err := sb.sendSubscription(ctx, c, uri, true); err != nil {
+			sb.s.logger.Debug("resources/subscribe after a restart failed", "uri", uri, "err", err)
 		}
 	}
 }
@@ -205,12 +205,12 @@ func (u *subscriptions) list() []string {
 
 // resourceUpdated handles a notifications/resources/updated: it becomes an
 // EventResourceUpdated. It runs on the transport's reader goroutine.
-func (s *server) resourceUpdated(params map[string]any) {
+func (sb *subscriber) resourceUpdated(params map[string]any) {
 	uri, _ := params["uri"].(string)
 	if uri == "" {
 		return
 	}
-	s.m.events.push(Event{Kind: EventResourceUpdated, Server: s.spec.Name, URI: uri, Status: s.status()})
+	sb.s.m.events.push(Event{Kind: EventResourceUpdated, Server: sb.s.spec.Name, URI: uri, Status: sb.s.status()})
 }
 
 // CompletePrompt asks server for the completions of argument arg of its
@@ -233,7 +233,7 @@ func (m *Manager) CompletePrompt(ctx context.Context, server, prompt, arg, value
 	req.Params.Context = mcp.CompleteContext{Arguments: known}
 	res, err := c.client.Complete(callCtx, req)
 	if err != nil {
-		return nil, s.callErr(ctx, callCtx, c, "completion/complete "+prompt, err)
+		return nil, s.caller.callErr(ctx, callCtx, c, "completion/complete "+prompt, err)
 	}
 	return res.Completion.Values, nil
 }
@@ -243,15 +243,15 @@ func (m *Manager) CompletePrompt(ctx context.Context, server, prompt, arg, value
 // messages acpgate would log and no more. Its messages only ever reach
 // the logger (see serverLog), never a model. Best effort: a failure is
 // logged at debug level.
-func (s *server) setLogLevel(ctx context.Context, c *conn) {
+func (sb *subscriber) setLogLevel(ctx context.Context, c *conn) {
 	if c.client.GetServerCapabilities().Logging == nil {
 		return
 	}
 	req := mcp.SetLevelRequest{}
-	req.Params.Level = mcpLevel(ctx, s.logger)
+	req.Params.Level = mcpLevel(ctx, sb.s.logger)
 	//lint:ignore SA1019 logging is deprecated in 2026-07-28 only; sent to servers that declare it, whatever their revision.
 	if err := c.client.SetLevel(ctx, req); err != nil {
-		s.logger.Debug("logging/setLevel failed", "level", req.Params.Level, "err", err)
+		sb.s.logger.Debug("logging/setLevel failed", "level", req.Params.Level, "err", err)
 	}
 }
 
@@ -267,4 +267,21 @@ func mcpLevel(ctx context.Context, l *slog.Logger) mcp.LoggingLevel {
 	default:
 		return mcp.LoggingLevelError
 	}
+}
+
+// subscriber holds the resource subscriptions (kept across restarts), the
+// 2026-07-28 listen stream and the log level. Files: resources.go,
+// listen.go.
+type subscriber struct {
+	s    *server
+	subs subscriptions
+}
+
+// notify takes resources/updated.
+func (sb *subscriber) notify(method string, params map[string]any) bool {
+	if method != mcp.MethodNotificationResourceUpdated {
+		return false
+	}
+	sb.resourceUpdated(params)
+	return true
 }

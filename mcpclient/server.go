@@ -5,24 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/internal/ratelimit"
-)
-
-// refreshKind is a bit set of what to list again.
-type refreshKind uint32
-
-const (
-	refreshTools refreshKind = 1 << iota
-	refreshResources
-	refreshAll = refreshTools | refreshResources
 )
 
 // server is one MCP server of a Manager: its spec, its state and, while
@@ -40,15 +28,13 @@ type server struct {
 	life   context.Context    // run's context; set by launch (under m.mu)
 	done   chan struct{}      // closed when run has returned
 
-	refreshCh  chan struct{} // capacity 1: something asked for a refresh
-	refreshReq atomic.Uint32 // the refreshKinds asked for
-
-	calls    sync.Map // progress token (string) -> *callState
-	tokenSeq atomic.Uint64
-	subs     subscriptions // resources to subscribe to again after a restart
-	// httpLegacy: the server answered server/discover over streamable
-	// HTTP without 2026-07-28; it is offered 2025-11-25 only from then on.
-	httpLegacy atomic.Bool
+	// The protocol roles, each a type of its own (see doc.go).
+	dialer     *dialer     // the link: transports and the handshake
+	lister     *lister     // the catalog: tools, resources, prompts
+	caller     *caller     // calls and tasks
+	answerer   *answerer   // requests from the server
+	subscriber *subscriber // subscriptions and the listen stream
+	routes     []notified  // the roles above that take notifications
 
 	mu   sync.Mutex
 	st   Status
@@ -61,11 +47,10 @@ type server struct {
 
 func newServer(m *Manager, spec ServerSpec) *server {
 	s := &server{
-		m:         m,
-		spec:      spec,
-		logger:    m.logger.With("server", spec.Name),
-		refreshCh: make(chan struct{}, 1),
-		done:      make(chan struct{}),
+		m:      m,
+		spec:   spec,
+		logger: m.logger.With("server", spec.Name),
+		done:   make(chan struct{}),
 		st: Status{
 			Name:        spec.Name,
 			MaxRestarts: spec.MaxRestarts,
@@ -75,6 +60,12 @@ func newServer(m *Manager, spec ServerSpec) *server {
 		},
 	}
 	s.auth = newAuth(s)
+	s.dialer = &dialer{s: s}
+	s.lister = &lister{s: s, refreshCh: make(chan struct{}, 1)}
+	s.caller = &caller{s: s}
+	s.answerer = &answerer{s: s}
+	s.subscriber = &subscriber{s: s}
+	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	if spec.CallsPerMinute > 0 {
@@ -234,11 +225,11 @@ func (s *server) connect(ctx context.Context) (*conn, catalog, error) {
 			return nil, catalog{}, err
 		}
 	}
-	c, err := s.dial(ctx, dctx, &spec)
+	c, err := s.dialer.dial(ctx, dctx, &spec)
 	if err != nil {
 		return nil, catalog{}, err
 	}
-	cat, err := s.discover(dctx, c, refreshAll)
+	cat, err := s.lister.discover(dctx, c, refreshAll)
 	if err != nil {
 		if dctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("discovery: no answer within %s", s.spec.ConnectTimeout)
@@ -258,53 +249,18 @@ func (s *server) serve(ctx context.Context, c *conn) error {
 			return nil
 		case <-c.link.done():
 			return c.link.reason()
-		case <-s.refreshCh:
-			what := refreshKind(s.refreshReq.Swap(0))
+		case <-s.lister.refreshCh:
+			what := refreshKind(s.lister.refreshReq.Swap(0))
 			rctx, cancel := context.WithTimeout(ctx, s.spec.CallTimeout)
-			cat, err := s.discover(rctx, c, what)
+			cat, err := s.lister.discover(rctx, c, what)
 			cancel()
 			if err != nil {
 				s.logger.Warn("re-listing after list_changed failed", "err", err)
 				continue
 			}
-			s.update(what, cat)
+			s.lister.update(what, cat)
 		}
 	}
-}
-
-// update replaces the parts of the catalog named by what and emits events.
-// A tool list equal to the one held (see sameTools) is no change: neither
-// logged nor announced.
-func (s *server) update(what refreshKind, cat catalog) {
-	s.m.mu.Lock() // see changedLocked
-	defer s.m.mu.Unlock()
-	s.mu.Lock()
-	if what&refreshTools != 0 && sameTools(s.cat.tools, cat.tools) {
-		what &^= refreshTools
-	}
-	if what&refreshTools != 0 {
-		s.cat.tools = cat.tools
-	}
-	if what&refreshResources != 0 {
-		s.cat.resources, s.cat.templates, s.cat.prompts = cat.resources, cat.templates, cat.prompts
-	}
-	s.mu.Unlock()
-	if what&refreshTools != 0 {
-		s.logger.Info("tool list changed", "tools", len(cat.tools))
-		s.m.changedLocked(s, EventToolsChanged, true)
-	}
-	if what&refreshResources != 0 {
-		s.m.changedLocked(s, EventResourcesChanged, false)
-	}
-}
-
-// sameTools reports whether two tool lists are the same to everyone who
-// uses them: the same tools in the same order (the order decides which are
-// kept under the tool limit), each equal in every field the server sent
-// (name, title, description, raw and decoded schemas, annotations, _meta,
-// icons, execution).
-func sameTools(a, b []mcp.Tool) bool {
-	return slices.EqualFunc(a, b, func(x, y mcp.Tool) bool { return reflect.DeepEqual(x, y) })
 }
 
 // closeConn tears a connection down within the Manager's close bounds.
@@ -322,39 +278,14 @@ func (s *server) closeConn(c *conn) {
 	c.notes.wait()
 }
 
-// kick asks run to list what again, without blocking (it is called on the
-// transport's reader goroutine).
-func (s *server) kick(what refreshKind) {
-	for {
-		old := s.refreshReq.Load()
-		if s.refreshReq.CompareAndSwap(old, old|uint32(what)) {
-			break
-		}
-	}
-	select {
-	case s.refreshCh <- struct{}{}:
-	default:
-	}
-}
-
-// notify handles a notification from the server. It runs on the transport's
-// reader goroutine and must not call into the client.
+// notify hands a notification from the server to the role it is for. It
+// runs on the transport's reader goroutine and must not call into the
+// client.
 func (s *server) notify(n mcp.JSONRPCNotification) {
-	switch n.Method {
-	case mcp.MethodNotificationToolsListChanged:
-		s.kick(refreshTools)
-	case mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
-		s.kick(refreshResources)
-	case string(mcp.MethodNotificationProgress):
-		s.progress(n.Params.AdditionalFields)
-	case string(mcp.MethodNotificationMessage):
-		s.serverLog(n.Params.AdditionalFields)
-	case string(mcp.MethodNotificationElicitationComplete):
-		s.elicitationComplete(n.Params.AdditionalFields)
-	case mcp.MethodNotificationTasksStatus:
-		s.taskStatus(n.Params.AdditionalFields)
-	case mcp.MethodNotificationResourceUpdated:
-		s.resourceUpdated(n.Params.AdditionalFields)
+	for _, r := range s.routes {
+		if r.notify(n.Method, n.Params.AdditionalFields) {
+			return
+		}
 	}
 }
 
@@ -414,3 +345,10 @@ func (s *server) currentConn() (c, dead *conn, err error) {
 }
 
 var errTimeout = errors.New("call timeout")
+
+// notified routes a notification from the server to the role it is for.
+// It runs on the transport's reader goroutine and must not call into the
+// client.
+type notified interface {
+	notify(method string, params map[string]any) bool
+}

@@ -44,6 +44,7 @@ func working(msg string) mcp.Task {
 func TestTaskReportsInOrder(t *testing.T) {
 	t.Parallel()
 	s := &server{}
+	s.caller = &caller{s: s}
 	log := &statusLog{}
 	newerSeen := make(chan struct{}) // the newer report reached onProgress
 	newerDone := make(chan struct{}) // its taskReport returned
@@ -55,7 +56,7 @@ func TestTaskReportsInOrder(t *testing.T) {
 			return
 		}
 		go func() {
-			s.taskReport(cs, working("newer"))
+			s.caller.taskReport(cs, working("newer"))
 			close(newerDone)
 		}()
 		// Delivery that does not wait for this one overtakes it within
@@ -68,7 +69,7 @@ func TestTaskReportsInOrder(t *testing.T) {
 		log.add(p.StatusMessage)
 	})
 	defer cs.timer.Stop()
-	s.taskReport(cs, working("older"))
+	s.caller.taskReport(cs, working("older"))
 	<-newerDone
 	if got := log.all(); len(got) != 2 || got[0] != "older" || got[1] != "newer" {
 		t.Fatalf("delivered %q, want [older newer]", got)

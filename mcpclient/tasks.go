@@ -121,7 +121,7 @@ func taskTTL(callTimeout time.Duration) *int64 {
 // asTask returns the task parameter for a tools/call of tool on c, or nil
 // when it is called plainly: the tool must support tasks and the server
 // declare task-augmented tools/call, on a 2025-11-25 connection.
-func (s *server) asTask(c *conn, tool string) *mcp.TaskParams {
+func (cl *caller) asTask(c *conn, tool string) *mcp.TaskParams {
 	if c.init == nil || mcp.IsModernProtocol(c.init.ProtocolVersion) {
 		return nil
 	}
@@ -129,14 +129,14 @@ func (s *server) asTask(c *conn, tool string) *mcp.TaskParams {
 	if tc == nil || tc.Requests == nil || tc.Requests.Tools == nil || tc.Requests.Tools.Call == nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, t := range s.cat.tools {
+	cl.s.mu.Lock()
+	defer cl.s.mu.Unlock()
+	for _, t := range cl.s.cat.tools {
 		if t.Name != tool {
 			continue
 		}
 		if t.Execution != nil && (t.Execution.TaskSupport == mcp.TaskSupportOptional || t.Execution.TaskSupport == mcp.TaskSupportRequired) {
-			p := mcp.NewTaskParams(taskTTL(s.spec.CallTimeout))
+			p := mcp.NewTaskParams(taskTTL(cl.s.spec.CallTimeout))
 			return &p
 		}
 	}
@@ -159,10 +159,10 @@ func takeTask(slot *resultSlot, raw json.RawMessage) bool {
 
 // followTask waits for the task the tools/call on callCtx created (see the
 // comment at the top of this file). ctx is the caller's context.
-func (s *server) followTask(ctx, callCtx context.Context, c *conn, cs *callState, task mcp.Task, slot *resultSlot) (*mcp.CallToolResult, error) {
+func (cl *caller) followTask(ctx, callCtx context.Context, c *conn, cs *callState, task mcp.Task, slot *resultSlot) (*mcp.CallToolResult, error) {
 	ts := cs.adoptTask(task.TaskId)
-	s.logger.Debug("tool runs as a task", "tool", cs.tool, "task", task.TaskId)
-	s.taskReport(cs, task)
+	cl.s.logger.Debug("tool runs as a task", "tool", cs.tool, "task", task.TaskId)
+	cl.taskReport(cs, task)
 
 	done := make(chan error, 1)
 	go func() {
@@ -182,7 +182,7 @@ func (s *server) followTask(ctx, callCtx context.Context, c *conn, cs *callState
 		select {
 		case err := <-done:
 			if err != nil {
-				return nil, s.taskErr(ctx, callCtx, c, cs, ts, err)
+				return nil, cl.taskErr(ctx, callCtx, c, cs, ts, err)
 			}
 			return slot.res, nil
 		case <-callCtx.Done():
@@ -190,15 +190,15 @@ func (s *server) followTask(ctx, callCtx context.Context, c *conn, cs *callState
 			if err == nil {
 				return slot.res, nil // it came as the wait ended
 			}
-			return nil, s.taskErr(ctx, callCtx, c, cs, ts, err)
+			return nil, cl.taskErr(ctx, callCtx, c, cs, ts, err)
 		case <-poll.C:
 			req := mcp.GetTaskRequest{}
 			req.Params.TaskId = task.TaskId
 			if g, err := c.client.GetTask(callCtx, req); err == nil {
-				s.taskReport(cs, g.Task)
+				cl.taskReport(cs, g.Task)
 				interval = pollInterval(g.PollInterval)
 			} else if callCtx.Err() == nil {
-				s.logger.Debug("tasks/get failed", "task", task.TaskId, "err", err)
+				cl.s.logger.Debug("tasks/get failed", "task", task.TaskId, "err", err)
 			}
 			poll.Reset(interval)
 		}
@@ -209,33 +209,33 @@ func (s *server) followTask(ctx, callCtx context.Context, c *conn, cs *callState
 // caller's cancellation (the task is cancelled too), the call timeout (the
 // task keeps running: TaskRunningError), or err, the failure of its
 // tasks/result.
-func (s *server) taskErr(ctx, callCtx context.Context, c *conn, cs *callState, ts *taskState, err error) error {
+func (cl *caller) taskErr(ctx, callCtx context.Context, c *conn, cs *callState, ts *taskState, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		s.cancelTask(c, ts.id)
+		cl.cancelTask(c, ts.id)
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
-		return &TaskRunningError{Server: s.spec.Name, Tool: cs.tool, TaskID: ts.id, Status: ts.p.Status, Message: ts.p.StatusMessage, Waited: cs.timeout}
+		return &TaskRunningError{Server: cl.s.spec.Name, Tool: cs.tool, TaskID: ts.id, Status: ts.p.Status, Message: ts.p.StatusMessage, Waited: cs.timeout}
 	}
-	return s.callErr(ctx, callCtx, c, "tools/call "+cs.tool+" (task "+ts.id+")", err)
+	return cl.callErr(ctx, callCtx, c, "tools/call "+cs.tool+" (task "+ts.id+")", err)
 }
 
 // cancelTask sends tasks/cancel for id, off the caller's path and bounded
 // like a cancellation notice.
-func (s *server) cancelTask(c *conn, id string) {
+func (cl *caller) cancelTask(c *conn, id string) {
 	c.notes.send(func(ctx context.Context) {
 		var err error
 		if c.modern() {
 			// The Tasks extension's tasks/cancel (with its Mcp-Name header).
-			_, err = s.extRequest(ctx, c, mcp.MethodTasksCancel, map[string]any{"taskId": id})
+			_, err = cl.extRequest(ctx, c, mcp.MethodTasksCancel, map[string]any{"taskId": id})
 		} else {
 			req := mcp.CancelTaskRequest{}
 			req.Params.TaskId = id
 			_, err = c.client.CancelTask(ctx, req)
 		}
 		if err != nil {
-			s.logger.Debug("tasks/cancel failed", "task", id, "err", err)
+			cl.s.logger.Debug("tasks/cancel failed", "task", id, "err", err)
 		}
 	})
 }
@@ -250,7 +250,7 @@ func pollInterval(ms *int64) time.Duration {
 
 // taskReport records the task's state t for the call cs; a change of
 // status or status message restarts the call timeout and is reported.
-func (s *server) taskReport(cs *callState, t mcp.Task) {
+func (cl *caller) taskReport(cs *callState, t mcp.Task) {
 	ts := cs.task.Load()
 	if ts == nil || t.TaskId != ts.id {
 		return
@@ -288,7 +288,7 @@ func reportProgress(cs *callState, p Progress) {
 
 // taskStatus handles a notifications/tasks/status (on the transport's
 // reader goroutine): the call following that task reports it.
-func (s *server) taskStatus(params map[string]any) {
+func (cl *caller) taskStatus(params map[string]any) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return
@@ -297,10 +297,10 @@ func (s *server) taskStatus(params map[string]any) {
 	if json.Unmarshal(raw, &t) != nil || t.TaskId == "" {
 		return
 	}
-	s.calls.Range(func(_, v any) bool {
+	cl.calls.Range(func(_, v any) bool {
 		cs := v.(*callState)
 		if ts := cs.task.Load(); ts != nil && ts.id == t.TaskId {
-			s.taskReport(cs, t)
+			cl.taskReport(cs, t)
 			return false
 		}
 		return true

@@ -275,9 +275,9 @@ func (l tunnelLink) close(_, total time.Duration, hurry <-chan struct{}) error {
 // dialTunnel opens a connection to an acp server through Options.Tunnel
 // and completes the initialize handshake over it. A connection the client
 // refuses fails with the client's error.
-func (s *server) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	t := newTunnelTransport(s.m.opts.MaxMessageSize)
-	tc, err := s.m.opts.Tunnel.Open(ctx, spec.ServerID, t)
+func (dl *dialer) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	t := newTunnelTransport(dl.s.m.opts.MaxMessageSize)
+	tc, err := dl.s.m.opts.Tunnel.Open(ctx, spec.ServerID, t)
 	if err != nil {
 		_ = t.Close()
 		if ctx.Err() != nil && life.Err() == nil {
@@ -286,19 +286,19 @@ func (s *server) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn,
 		return nil, err
 	}
 	t.conn = tc
-	l := tunnelLink{conn: tc, logger: s.logger}
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, s.logger)
+	l := tunnelLink{conn: tc, logger: dl.s.logger}
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
 	c := &conn{
-		client:    s.newClient(t, schemas, notes, tasks),
+		client:    dl.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,
 		notes:     notes,
 		link:      l,
 		transport: TransportACP,
 		schemas:   schemas,
 	}
-	if err := s.handshake(life, ctx, c); err != nil {
+	if err := dl.handshake(life, ctx, c); err != nil {
 		_ = c.client.Close()
-		_ = l.close(0, s.m.opts.CloseTimeout, s.m.hurry)
+		_ = l.close(0, dl.s.m.opts.CloseTimeout, dl.s.m.hurry)
 		return nil, err
 	}
 	return c, nil

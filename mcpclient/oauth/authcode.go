@@ -3,8 +3,6 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"html"
@@ -13,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // callbackPath is the path of the loopback redirect URI.
@@ -21,37 +21,37 @@ const callbackPath = "/callback"
 // authorizationCode runs the authorization code grant with PKCE S256 and
 // a loopback redirect (RFC 8252 §7.3): the listener lives for this sign-in
 // only.
-func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
+func (gr *grants) authorizationCode(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
 	state := rand.Text()
-	redirectURI, results, stop, err := c.listen(ctx, state, d)
+	redirectURI, results, stop, err := gr.listen(ctx, state, d)
 	if err != nil {
-		return nil, c.fail(StepRedirect, fmt.Errorf("opening the loopback listener: %w", err))
+		return nil, gr.c.fail(StepRedirect, fmt.Errorf("opening the loopback listener: %w", err))
 	}
 	defer stop()
 
-	id, err := c.identify(ctx, d, []string{redirectURI}, []string{GrantAuthorizationCode, grantRefreshToken})
+	id, err := gr.c.registrar.identify(ctx, d, []string{redirectURI}, []string{GrantAuthorizationCode, grantRefreshToken})
 	if err != nil {
 		return nil, err
 	}
-	verifier := pkceVerifier()
+	verifier := oauth2.GenerateVerifier() // PKCE, RFC 7636: 32 random bytes, base64url
 	q := url.Values{
 		"response_type":         {"code"},
 		"client_id":             {id.id},
 		"redirect_uri":          {redirectURI},
 		"state":                 {state},
-		"code_challenge":        {pkceChallenge(verifier)},
+		"code_challenge":        {oauth2.S256ChallengeFromVerifier(verifier)},
 		"code_challenge_method": {"S256"},
 		"resource":              {d.resource},
 	}
 	scopeForm(q, scopes)
 	authURL, err := withQuery(d.as.AuthorizationEndpoint, q)
 	if err != nil {
-		return nil, c.fail(StepMetadata, fmt.Errorf("%w: authorization_endpoint: %w", ErrMetadata, err))
+		return nil, gr.c.fail(StepMetadata, fmt.Errorf("%w: authorization_endpoint: %w", ErrMetadata, err))
 	}
-	p := Prompt{Server: c.name, URL: authURL, ID: rand.Text()}
-	c.opts.Logger.Info("waiting for sign-in", "server", c.name, "issuer", d.issuer, "prompt", p.ID)
+	p := Prompt{Server: gr.c.name, URL: authURL, ID: rand.Text()}
+	gr.c.opts.Logger.Info("waiting for sign-in", "server", gr.c.name, "issuer", d.issuer, "prompt", p.ID)
 	var res redirectResult
-	err = c.await(ctx, p, present, func(wctx context.Context) error {
+	err = gr.await(ctx, p, present, func(wctx context.Context) error {
 		select {
 		case res = <-results:
 			return res.err
@@ -62,7 +62,7 @@ func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []s
 	if err != nil {
 		return nil, err
 	}
-	rec := c.newRecord(d, id)
+	rec := gr.c.newRecord(d, id)
 	form := url.Values{
 		"grant_type":    {GrantAuthorizationCode},
 		"code":          {res.code},
@@ -70,14 +70,14 @@ func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []s
 		"code_verifier": {verifier},
 		"resource":      {d.resource},
 	}
-	return c.grant(ctx, rec, form, scopes)
+	return gr.c.tokens.grant(ctx, rec, form, scopes)
 }
 
 // listen opens the loopback listener of one sign-in on 127.0.0.1 (a
 // random port) and returns its redirect URI, the channel its first
 // redirect arrives on, and the function that closes it (and waits until
 // it is closed).
-func (c *Client) listen(ctx context.Context, state string, d *discovery) (string, <-chan redirectResult, func(), error) {
+func (gr *grants) listen(ctx context.Context, state string, d *discovery) (string, <-chan redirectResult, func(), error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -85,7 +85,7 @@ func (c *Client) listen(ctx context.Context, state string, d *discovery) (string
 	}
 	results := make(chan redirectResult, 1)
 	srv := &http.Server{
-		Handler:           c.callbackHandler(state, d, results),
+		Handler:           gr.callbackHandler(state, d, results),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan struct{})
@@ -108,8 +108,8 @@ func (c *Client) listen(ctx context.Context, state string, d *discovery) (string
 // return: the user's part of a sign-in. present runs alongside (it may
 // return at once or when the user is done); its error ends the wait. It
 // returns only once present has returned.
-func (c *Client) await(ctx context.Context, p Prompt, present PresentFunc, wait func(context.Context) error) error {
-	wctx, cancel := context.WithTimeout(ctx, c.opts.RedirectTimeout)
+func (gr *grants) await(ctx context.Context, p Prompt, present PresentFunc, wait func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(ctx, gr.c.opts.RedirectTimeout)
 	defer cancel()
 	presented := make(chan error, 1)
 	go func() { presented <- present(wctx, p) }()
@@ -124,7 +124,7 @@ func (c *Client) await(ctx context.Context, p Prompt, present PresentFunc, wait 
 		if perr != nil && wctx.Err() == nil {
 			cancel()
 			<-waited
-			return c.fail(StepAuthorization, fmt.Errorf("presenting the sign-in: %w", perr))
+			return gr.c.fail(StepAuthorization, fmt.Errorf("presenting the sign-in: %w", perr))
 		}
 		err = <-waited
 	}
@@ -132,14 +132,14 @@ func (c *Client) await(ctx context.Context, p Prompt, present PresentFunc, wait 
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
-		return c.fail(StepRedirect, ctx.Err())
+		return gr.c.fail(StepRedirect, ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil:
-		return c.fail(StepRedirect, fmt.Errorf("%w: no answer within %s", ErrRedirectTimeout, c.opts.RedirectTimeout))
+		return gr.c.fail(StepRedirect, fmt.Errorf("%w: no answer within %s", ErrRedirectTimeout, gr.c.opts.RedirectTimeout))
 	}
 	if te := (*TokenError)(nil); errors.As(err, &te) {
-		return c.fail(StepToken, err)
+		return gr.c.fail(StepToken, err)
 	}
-	return c.fail(StepRedirect, err)
+	return gr.c.fail(StepRedirect, err)
 }
 
 // redirectResult is what the loopback redirect brought.
@@ -151,7 +151,7 @@ type redirectResult struct {
 // callbackHandler serves the loopback redirect: it checks state (first),
 // iss (RFC 9207) and the error, sends the result to results (the first
 // redirect only), and shows the user a short page.
-func (c *Client) callbackHandler(state string, d *discovery, results chan<- redirectResult) http.Handler {
+func (gr *grants) callbackHandler(state string, d *discovery, results chan<- redirectResult) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != callbackPath {
 			http.NotFound(w, r)
@@ -164,10 +164,10 @@ func (c *Client) callbackHandler(state string, d *discovery, results chan<- redi
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		msg := "Signed in to " + c.name + ". You can close this window."
+		msg := "Signed in to " + gr.c.name + ". You can close this window."
 		if res.err != nil {
 			w.WriteHeader(http.StatusBadRequest)
-			msg = "Sign-in to " + c.name + " failed: " + res.err.Error()
+			msg = "Sign-in to " + gr.c.name + " failed: " + res.err.Error()
 		}
 		fmt.Fprintf(w, "<!doctype html><title>acpgate</title><p>%s</p>\n", html.EscapeString(msg))
 	})
@@ -205,20 +205,6 @@ func checkRedirect(q url.Values, state string, d *discovery) redirectResult {
 		return redirectResult{err: fmt.Errorf("%w: the redirect has no code", ErrAuthorization)}
 	}
 	return redirectResult{code: code}
-}
-
-// pkceVerifier returns a fresh PKCE code verifier (RFC 7636 §4.1: 43
-// characters of base64url from 32 random bytes).
-func pkceVerifier() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// pkceChallenge is the S256 challenge of verifier.
-func pkceChallenge(verifier string) string {
-	sum := sha256.Sum256([]byte(verifier))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // withQuery returns endpoint with q added to its query.

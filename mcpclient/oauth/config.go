@@ -1,23 +1,3 @@
-// Package oauth signs acpgate in to remote MCP servers that sit behind
-// OAuth, following the MCP authorization specification (2025-11-25, with
-// the 2025-03-26 fallbacks): protected-resource metadata (RFC 9728),
-// authorization-server metadata (RFC 8414, then OpenID configuration),
-// client identity (a configured client, a Client ID Metadata Document URL,
-// or dynamic registration, RFC 7591), the authorization code grant with
-// PKCE S256 and a loopback redirect (RFC 8252), resource indicators
-// (RFC 8707), the iss check (RFC 9207), the device authorization grant
-// (RFC 8628), client credentials with client_secret_basic/post or
-// private_key_jwt (RFC 7523), and cross-app access (token exchange,
-// RFC 8693, then a JWT bearer grant).
-//
-// One Client serves one server URL. Its RoundTripper puts the token on the
-// server's requests, refreshes it, and turns a response that needs the user
-// into an error wrapping ErrNeedsAuth; SignIn then does what the user must
-// do, through a callback that presents a Prompt. Tokens are kept in a Store
-// (one file per server, authorization server and client, mode 0600).
-//
-// The package knows nothing of MCP sessions or ACP; it never logs a token
-// or a secret, and tells Options.Secrets about each one it holds.
 package oauth
 
 import (

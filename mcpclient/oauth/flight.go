@@ -50,19 +50,19 @@ func (f *flight) endpoint() string {
 // naming the endpoint the flight waits on, and the flight goes on. A
 // step-up does not take a refresh's token: it waits for the refresh to
 // end, then flies its own.
-func (c *Client) fly(ctx context.Context, stepUp bool, do func(context.Context) (string, error)) (string, error) {
+func (tk *tokens) fly(ctx context.Context, stepUp bool, do func(context.Context) (string, error)) (string, error) {
 	start := time.Now()
 	for {
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			return "", fmt.Errorf("%s: %w", c.name, ErrClosed)
+		tk.c.mu.Lock()
+		if tk.c.closed {
+			tk.c.mu.Unlock()
+			return "", fmt.Errorf("%s: %w", tk.c.name, ErrClosed)
 		}
-		f := c.flight
+		f := tk.c.flight
 		if f == nil {
-			f = c.launch(stepUp, do)
+			f = tk.launch(stepUp, do)
 		}
-		c.mu.Unlock()
+		tk.c.mu.Unlock()
 		select {
 		case <-f.done:
 			if stepUp && !f.stepUp {
@@ -70,26 +70,26 @@ func (c *Client) fly(ctx context.Context, stepUp bool, do func(context.Context) 
 			}
 			return f.tok, f.err
 		case <-ctx.Done():
-			return "", &UnansweredError{Server: c.name, Endpoint: f.endpoint(), Waited: time.Since(start), Err: context.Cause(ctx)}
+			return "", &UnansweredError{Server: tk.c.name, Endpoint: f.endpoint(), Waited: time.Since(start), Err: context.Cause(ctx)}
 		}
 	}
 }
 
 // launch starts a flight that runs do. Called with c.mu held, while no
 // flight runs and the Client is open.
-func (c *Client) launch(stepUp bool, do func(context.Context) (string, error)) *flight {
+func (tk *tokens) launch(stepUp bool, do func(context.Context) (string, error)) *flight {
 	f := &flight{stepUp: stepUp, done: make(chan struct{})}
-	c.flight = f
-	c.flights.Add(1)
+	tk.c.flight = f
+	tk.c.flights.Add(1)
 	go func() {
-		defer c.flights.Done()
-		ctx, cancel := context.WithTimeoutCause(c.life, c.opts.Timeouts.Token, errFlightTimeout)
+		defer tk.c.flights.Done()
+		ctx, cancel := context.WithTimeoutCause(tk.c.life, tk.c.opts.Timeouts.Token, errFlightTimeout)
 		defer cancel()
 		tok, err := do(context.WithValue(ctx, flightKey{}, f))
-		c.mu.Lock()
+		tk.c.mu.Lock()
 		f.tok, f.err = tok, err
-		c.flight = nil
-		c.mu.Unlock()
+		tk.c.flight = nil
+		tk.c.mu.Unlock()
 		close(f.done)
 	}()
 	return f

@@ -6,24 +6,24 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // clientAssertionType is the client_assertion_type of private_key_jwt
 // (RFC 7523 §2.2).
 const clientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
-// signer signs JWTs with one key (RS256 or ES256). It is immutable.
+// signer signs JWTs with one key (RS256 or ES256), through go-jose. It is
+// immutable.
 type signer struct {
-	alg string
+	alg jose.SignatureAlgorithm
 	key crypto.Signer
 }
 
@@ -55,7 +55,7 @@ func parseSigner(pemBytes []byte, alg string) (*signer, error) {
 		if alg != "RS256" {
 			return nil, fmt.Errorf("an RSA key signs RS256, not %s", alg)
 		}
-		return &signer{alg: alg, key: k}, nil
+		return &signer{alg: jose.SignatureAlgorithm(alg), key: k}, nil
 	case *ecdsa.PrivateKey:
 		if alg == "" {
 			alg = "ES256"
@@ -63,43 +63,19 @@ func parseSigner(pemBytes []byte, alg string) (*signer, error) {
 		if alg != "ES256" || k.Curve != elliptic.P256() {
 			return nil, fmt.Errorf("ES256 needs a P-256 key (have %s for %s)", k.Curve.Params().Name, alg)
 		}
-		return &signer{alg: alg, key: k}, nil
+		return &signer{alg: jose.SignatureAlgorithm(alg), key: k}, nil
 	default:
 		return nil, fmt.Errorf("unsupported key type %T (want RSA or EC P-256)", key)
 	}
 }
 
-// sign returns the compact JWS of claims.
+// sign returns the compact JWS of claims, typ JWT.
 func (s *signer) sign(claims map[string]any) (string, error) {
-	header, err := json.Marshal(map[string]string{"alg": s.alg, "typ": "JWT"})
+	js, err := jose.NewSigner(jose.SigningKey{Algorithm: s.alg, Key: s.key}, (&jose.SignerOptions{}).WithType("JWT"))
 	if err != nil {
 		return "", err
 	}
-	payload, err := json.Marshal(claims)
-	if err != nil {
-		return "", err
-	}
-	enc := base64.RawURLEncoding
-	input := enc.EncodeToString(header) + "." + enc.EncodeToString(payload)
-	digest := sha256.Sum256([]byte(input))
-	var sig []byte
-	switch k := s.key.(type) {
-	case *rsa.PrivateKey:
-		sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, digest[:])
-	case *ecdsa.PrivateKey:
-		var r, ss *big.Int
-		r, ss, err = ecdsa.Sign(rand.Reader, k, digest[:])
-		if err == nil {
-			// JWS wants r and s as fixed-size big-endian, concatenated.
-			sig = make([]byte, 64)
-			r.FillBytes(sig[:32])
-			ss.FillBytes(sig[32:])
-		}
-	}
-	if err != nil {
-		return "", err
-	}
-	return input + "." + enc.EncodeToString(sig), nil
+	return jwt.Signed(js).Claims(claims).Serialize()
 }
 
 // clientAssertion is a private_key_jwt assertion (RFC 7523 §3) for

@@ -9,13 +9,13 @@ import (
 
 // machineGrant obtains a token without the user: client credentials, or
 // cross-app access when an identity assertion is configured.
-func (c *Client) machineGrant(ctx context.Context, d *discovery, scopes []string) (*record, error) {
-	method := chooseAuthMethod(c.cfg.TokenEndpointAuthMethod, "", c.cfg.ClientSecret != "", c.signer != nil, d.as.TokenEndpointAuthMethodsSupported)
-	rec := c.newRecord(d, identity{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: method})
+func (gr *grants) machineGrant(ctx context.Context, d *discovery, scopes []string) (*record, error) {
+	method := chooseAuthMethod(gr.c.cfg.TokenEndpointAuthMethod, "", gr.c.cfg.ClientSecret != "", gr.c.signer != nil, d.as.TokenEndpointAuthMethodsSupported)
+	rec := gr.c.newRecord(d, identity{id: gr.c.cfg.ClientID, secret: gr.c.cfg.ClientSecret, method: method})
 	form := url.Values{"resource": {d.resource}}
 	scopeForm(form, scopes)
-	if c.cfg.IdentityAssertion != "" {
-		grant, err := c.exchangeIdentity(ctx, d, scopes)
+	if gr.c.cfg.IdentityAssertion != "" {
+		grant, err := gr.exchangeIdentity(ctx, d, scopes)
 		if err != nil {
 			return nil, err
 		}
@@ -24,19 +24,19 @@ func (c *Client) machineGrant(ctx context.Context, d *discovery, scopes []string
 	} else {
 		form.Set("grant_type", GrantClientCredentials)
 	}
-	return c.grant(ctx, rec, form, scopes)
+	return gr.c.tokens.grant(ctx, rec, form, scopes)
 }
 
 // exchangeIdentity trades the configured identity assertion at the
 // identity provider for an identity assertion authorization grant
 // (ID-JAG) for d's authorization server and resource (token exchange, RFC
 // 8693, as cross-app access uses it).
-func (c *Client) exchangeIdentity(ctx context.Context, d *discovery, scopes []string) (string, error) {
-	endpoint := c.cfg.IDPTokenEndpoint
+func (gr *grants) exchangeIdentity(ctx context.Context, d *discovery, scopes []string) (string, error) {
+	endpoint := gr.c.cfg.IDPTokenEndpoint
 	if endpoint == "" {
 		var err error
-		if endpoint, err = c.idpTokenEndpoint(ctx); err != nil {
-			return "", c.fail(StepMetadata, err)
+		if endpoint, err = gr.idpTokenEndpoint(ctx); err != nil {
+			return "", gr.c.fail(StepMetadata, err)
 		}
 	}
 	form := url.Values{
@@ -44,31 +44,31 @@ func (c *Client) exchangeIdentity(ctx context.Context, d *discovery, scopes []st
 		"requested_token_type": {tokenTypeIDJAG},
 		"audience":             {d.issuer},
 		"resource":             {d.resource},
-		"subject_token":        {c.cfg.IdentityAssertion},
+		"subject_token":        {gr.c.cfg.IdentityAssertion},
 		"subject_token_type":   {tokenTypeIDToken},
 	}
 	scopeForm(form, scopes)
-	tr, err := c.postToken(ctx, endpoint, form, clientAuth{id: c.cfg.IDPClientID, method: AuthNone})
+	tr, err := gr.c.tokens.postToken(ctx, endpoint, form, clientAuth{id: gr.c.cfg.IDPClientID, method: AuthNone})
 	if err != nil {
-		return "", c.fail(StepToken, err)
+		return "", gr.c.fail(StepToken, err)
 	}
 	if tr.AccessToken == "" || (tr.IssuedTokenType != "" && tr.IssuedTokenType != tokenTypeIDJAG) {
-		return "", c.fail(StepToken, fmt.Errorf("%w: %s issued no identity assertion grant (issued_token_type %q)", ErrTokenEndpoint, endpoint, tr.IssuedTokenType))
+		return "", gr.c.fail(StepToken, fmt.Errorf("%w: %s issued no identity assertion grant (issued_token_type %q)", ErrTokenEndpoint, endpoint, tr.IssuedTokenType))
 	}
-	c.opts.Secrets(tr.AccessToken)
+	gr.c.opts.Secrets(tr.AccessToken)
 	return tr.AccessToken, nil
 }
 
 // idpTokenEndpoint finds the identity provider's token endpoint from its
 // issuer's metadata.
-func (c *Client) idpTokenEndpoint(ctx context.Context) (string, error) {
-	issuer := c.cfg.IDPIssuer
-	if err := c.opts.CheckURL(issuer); err != nil {
+func (gr *grants) idpTokenEndpoint(ctx context.Context) (string, error) {
+	issuer := gr.c.cfg.IDPIssuer
+	if err := gr.c.opts.CheckURL(issuer); err != nil {
 		return "", fmt.Errorf("%w: idpIssuer %q: %w", ErrMetadata, issuer, err)
 	}
 	for _, u := range serverMetadataURLs(issuer) {
 		var md serverMetadata
-		found, err := c.getJSON(ctx, u, &md)
+		found, err := gr.c.disco.getJSON(ctx, u, &md)
 		if err != nil {
 			return "", err
 		}
@@ -78,7 +78,7 @@ func (c *Client) idpTokenEndpoint(ctx context.Context) (string, error) {
 		if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(issuer, "/") || md.TokenEndpoint == "" {
 			return "", fmt.Errorf("%w: %s: issuer %q, token_endpoint %q", ErrMetadata, u, md.Issuer, md.TokenEndpoint)
 		}
-		if err := c.opts.CheckURL(md.TokenEndpoint); err != nil {
+		if err := gr.c.opts.CheckURL(md.TokenEndpoint); err != nil {
 			return "", fmt.Errorf("%w: %s: token_endpoint: %w", ErrMetadata, u, err)
 		}
 		return md.TokenEndpoint, nil

@@ -36,48 +36,48 @@ type registered struct {
 // Client ID Metadata Document URL where the server supports it, a client
 // this Client registered there before, then dynamic registration (with
 // redirectURIs and grants).
-func (c *Client) identify(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
-	hasKey := c.signer != nil
+func (rg *registrar) identify(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
+	hasKey := rg.c.signer != nil
 	supported := d.as.TokenEndpointAuthMethodsSupported
 	switch {
-	case c.cfg.ClientID != "":
-		method := chooseAuthMethod(c.cfg.TokenEndpointAuthMethod, "", c.cfg.ClientSecret != "", hasKey, supported)
-		return identity{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: method}, nil
-	case c.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported:
-		method := chooseAuthMethod(c.cfg.TokenEndpointAuthMethod, "", false, hasKey, supported)
-		return identity{id: c.cfg.ClientMetadataURL, method: method}, nil
+	case rg.c.cfg.ClientID != "":
+		method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", rg.c.cfg.ClientSecret != "", hasKey, supported)
+		return identity{id: rg.c.cfg.ClientID, secret: rg.c.cfg.ClientSecret, method: method}, nil
+	case rg.c.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported:
+		method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", false, hasKey, supported)
+		return identity{id: rg.c.cfg.ClientMetadataURL, method: method}, nil
 	}
-	if id, ok := c.registeredBefore(d); ok {
+	if id, ok := rg.registeredBefore(d); ok {
 		return id, nil
 	}
 	if d.as.RegistrationEndpoint == "" {
-		return identity{}, c.fail(StepRegistration, fmt.Errorf("%w: %s offers no dynamic registration and no clientId is configured for the server", ErrRegistration, d.issuer))
+		return identity{}, rg.c.fail(StepRegistration, fmt.Errorf("%w: %s offers no dynamic registration and no clientId is configured for the server", ErrRegistration, d.issuer))
 	}
-	id, err := c.register(ctx, d, redirectURIs, grants)
+	id, err := rg.register(ctx, d, redirectURIs, grants)
 	if err != nil {
 		var te *TokenError
 		if d.guessed && (!errors.As(err, &te) || te.Status == http.StatusNotFound || te.Status == http.StatusMethodNotAllowed) {
 			// No metadata anywhere, and the 2025-03-26 default endpoint
 			// is not there either: say that the metadata is missing.
-			err = fmt.Errorf("%w: no protected-resource or authorization-server metadata found for %s, and the default registration endpoint failed: %w", ErrMetadata, c.serverURL, err)
-			return identity{}, c.fail(StepMetadata, err)
+			err = fmt.Errorf("%w: no protected-resource or authorization-server metadata found for %s, and the default registration endpoint failed: %w", ErrMetadata, rg.c.serverURL, err)
+			return identity{}, rg.c.fail(StepMetadata, err)
 		}
-		return identity{}, c.fail(StepRegistration, err)
+		return identity{}, rg.c.fail(StepRegistration, err)
 	}
 	return id, nil
 }
 
 // registeredBefore returns a client this Client (or an earlier one, through
 // the Store) registered at d's authorization server.
-func (c *Client) registeredBefore(d *discovery) (identity, bool) {
-	c.mu.Lock()
+func (rg *registrar) registeredBefore(d *discovery) (identity, bool) {
+	rg.c.mu.Lock()
 	cands := []*record{}
-	if c.rec != nil {
-		cands = append(cands, c.rec)
+	if rg.c.rec != nil {
+		cands = append(cands, rg.c.rec)
 	}
-	c.mu.Unlock()
-	if c.opts.Store != nil {
-		if recs, err := c.opts.Store.load(c.serverURL); err == nil {
+	rg.c.mu.Unlock()
+	if rg.c.opts.Store != nil {
+		if recs, err := rg.c.opts.Store.load(rg.c.serverURL); err == nil {
 			cands = append(cands, recs...)
 		}
 	}
@@ -91,9 +91,9 @@ func (c *Client) registeredBefore(d *discovery) (identity, bool) {
 
 // register registers a client (RFC 7591). It asks to be a public client
 // (token_endpoint_auth_method none) and uses whatever the server decides.
-func (c *Client) register(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
+func (rg *registrar) register(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
 	reg := registration{
-		ClientName:              c.opts.ClientName,
+		ClientName:              rg.c.opts.ClientName,
 		RedirectURIs:            redirectURIs,
 		GrantTypes:              grants,
 		TokenEndpointAuthMethod: AuthNone,
@@ -112,16 +112,16 @@ func (c *Client) register(ctx context.Context, d *discovery, redirectURIs, grant
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var out registered
-	if err := c.doJSON(req, ErrRegistration, &out); err != nil {
+	if err := rg.c.tokens.doJSON(req, ErrRegistration, &out); err != nil {
 		return identity{}, err
 	}
 	if out.ClientID == "" {
 		return identity{}, fmt.Errorf("%w: %s returned no client_id", ErrRegistration, d.as.RegistrationEndpoint)
 	}
 	if out.ClientSecret != "" {
-		c.opts.Secrets(out.ClientSecret)
+		rg.c.opts.Secrets(out.ClientSecret)
 	}
 	method := chooseAuthMethod("", out.TokenEndpointAuthMethod, out.ClientSecret != "", false, d.as.TokenEndpointAuthMethodsSupported)
-	c.opts.Logger.Info("registered a client", "server", c.name, "issuer", d.issuer, "auth_method", method)
+	rg.c.opts.Logger.Info("registered a client", "server", rg.c.name, "issuer", d.issuer, "auth_method", method)
 	return identity{id: out.ClientID, secret: out.ClientSecret, method: method, registered: true}, nil
 }

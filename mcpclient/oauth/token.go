@@ -101,12 +101,12 @@ func chooseAuthMethod(configured, registered string, hasSecret, hasKey bool, sup
 // postToken POSTs form, authenticated by auth, to endpoint and returns the
 // token response. An OAuth error answer is a *TokenError wrapping
 // ErrTokenEndpoint.
-func (c *Client) postToken(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
+func (tk *tokens) postToken(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrTokenEndpoint, endpoint, err)
 	}
-	if err := auth.apply(form, req, c.opts.Now(), c.opts.Secrets); err != nil {
+	if err := auth.apply(form, req, tk.c.opts.Now(), tk.c.opts.Secrets); err != nil {
 		return nil, err
 	}
 	body := form.Encode()
@@ -116,7 +116,7 @@ func (c *Client) postToken(ctx context.Context, endpoint string, form url.Values
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	var tr tokenResponse
-	if err := c.doJSON(req, ErrTokenEndpoint, &tr); err != nil {
+	if err := tk.doJSON(req, ErrTokenEndpoint, &tr); err != nil {
 		return nil, err
 	}
 	return &tr, nil
@@ -125,8 +125,8 @@ func (c *Client) postToken(ctx context.Context, endpoint string, form url.Values
 // doJSON sends req and decodes a 2xx JSON answer into v; anything else is
 // a *TokenError of kind, or an error wrapping kind (and, for a timeout, an
 // *UnansweredError).
-func (c *Client) doJSON(req *http.Request, kind error, v any) error {
-	resp, err := c.send(req)
+func (tk *tokens) doJSON(req *http.Request, kind error, v any) error {
+	resp, err := tk.send(req)
 	if err != nil {
 		return fmt.Errorf("%w: %w", kind, err)
 	}
@@ -151,29 +151,29 @@ func (c *Client) doJSON(req *http.Request, kind error, v any) error {
 
 // grant posts form to rec's token endpoint and puts the answer into rec
 // (see applyToken); a failure is a StepToken error.
-func (c *Client) grant(ctx context.Context, rec *record, form url.Values, scopes []string) (*record, error) {
-	tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
+func (tk *tokens) grant(ctx context.Context, rec *record, form url.Values, scopes []string) (*record, error) {
+	tr, err := tk.postToken(ctx, rec.TokenEndpoint, form, tk.auth(rec))
 	if err == nil {
-		err = c.applyToken(rec, tr, scopes)
+		err = tk.applyToken(rec, tr, scopes)
 	}
 	if err != nil {
-		return nil, c.fail(StepToken, err)
+		return nil, tk.c.fail(StepToken, err)
 	}
 	return rec, nil
 }
 
 // applyToken puts a token response into r, keeping r's refresh token when
 // the response brings none (RFC 6749 §6), and tells Options.Secrets.
-func (c *Client) applyToken(r *record, tr *tokenResponse, requested []string) error {
+func (tk *tokens) applyToken(r *record, tr *tokenResponse, requested []string) error {
 	if tr.AccessToken == "" {
 		return fmt.Errorf("%w: the answer has no access_token", ErrTokenEndpoint)
 	}
-	c.opts.Secrets(tr.AccessToken)
+	tk.c.opts.Secrets(tr.AccessToken)
 	if tr.RefreshToken != "" {
-		c.opts.Secrets(tr.RefreshToken)
+		tk.c.opts.Secrets(tr.RefreshToken)
 		r.RefreshToken = tr.RefreshToken
 	}
-	now := c.opts.Now()
+	now := tk.c.opts.Now()
 	r.AccessToken, r.TokenType = tr.AccessToken, tr.TokenType
 	r.Expiry = time.Time{}
 	if n, err := tr.ExpiresIn.Int64(); err == nil && n > 0 {
@@ -188,18 +188,18 @@ func (c *Client) applyToken(r *record, tr *tokenResponse, requested []string) er
 }
 
 // auth returns the client authentication of r at its token endpoint.
-func (c *Client) auth(r *record) clientAuth {
-	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: c.signer, audience: r.Issuer}
+func (tk *tokens) auth(r *record) clientAuth {
+	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: tk.c.signer, audience: r.Issuer}
 }
 
 // send sends req with the HTTP client, noting its URL in the flight it is
 // made for, if any. A failure names the URL; a timeout is an
 // *UnansweredError.
-func (c *Client) send(req *http.Request) (*http.Response, error) {
+func (tk *tokens) send(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	noteURL(ctx, req.URL.Redacted())
 	start := time.Now()
-	resp, err := c.opts.HTTP.Do(req)
+	resp, err := tk.c.opts.HTTP.Do(req)
 	if err == nil {
 		return resp, nil
 	}

@@ -6,52 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
-
-// newClient returns the mcp-go client of one connection over t: the
-// transport wrapped (see wrapTransport), server requests answered by
-// serveTask (with the connection's task table tasks) and serveRequest, and
-// the capabilities of the Options' handlers declared (tasks in the legacy
-// handshake only: handshakeCapabilities).
-func (s *server) newClient(t transport.Interface, schemas *rawSchemas, notes *notices, tasks *clientTasks) *client.Client {
-	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
-		if resp, ok := s.serveTask(ctx, tasks, req); ok {
-			return resp, nil
-		}
-		return s.serveRequest(ctx, req, next)
-	}
-	w := withServe(wrapTransport(t, schemas, notes), serve, s.handshakeCapabilities)
-	tasks.send = w.SendNotification
-	return client.NewClient(w, append(s.protocolOptions(t), client.WithClientCapabilities(s.capabilities()))...)
-}
-
-// capabilities are the client capabilities declared to the server: exactly
-// those whose handler is set (sampling not to a server whose spec sets
-// NoSampling), and the Tasks extension (2026-07-28 requests only; see
-// exttasks.go).
-func (s *server) capabilities() mcp.ClientCapabilities {
-	var c mcp.ClientCapabilities
-	o := &s.m.opts
-	if o.Elicitor != nil {
-		c.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
-	}
-	if s.samples() {
-		c.Sampling = &mcp.SamplingCapability{Tools: &struct{}{}}
-	}
-	if o.Roots != nil {
-		c.Roots = &struct {
-			ListChanged bool `json:"listChanged,omitempty"`
-		}{ListChanged: true}
-	}
-	c.Extensions = map[string]any{extTasksID: struct{}{}} // 2026-07-28 only: see exttasks.go
-	return c
-}
-
-// samples reports whether the server is offered sampling.
-func (s *server) samples() bool { return s.m.opts.Sampler != nil && !s.spec.NoSampling }
 
 // requestServer answers a request from the server, or hands it to next
 // (mcp-go's own handling: ping, and refusals).
@@ -75,30 +32,30 @@ func withServe(t transport.Interface, fn requestServer, onInit initEdit) transpo
 // roots/list with the Options' handlers; everything else, and those whose
 // handler is not set, go to next. ctx is the transport's (see
 // requestContext).
-func (s *server) serveRequest(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
-	if s.requestHandler(req.Method) == nil {
+func (an *answerer) serveRequest(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
+	if an.requestHandler(req.Method) == nil {
 		return next(ctx, req)
 	}
-	res, err := s.answer(ctx, req.Method, req.Params)
+	res, err := an.answer(ctx, req.Method, req.Params)
 	return reply(req.ID, res, err), nil
 }
 
 // requestHandler is the handler of server requests of method, or nil
 // when acpgate does not answer them (no handler set in the Options).
-func (s *server) requestHandler(method string) func(context.Context, Origin, json.RawMessage) (any, error) {
-	o := &s.m.opts
+func (an *answerer) requestHandler(method string) func(context.Context, Origin, json.RawMessage) (any, error) {
+	o := &an.s.m.opts
 	switch method {
 	case string(mcp.MethodElicitationCreate):
 		if o.Elicitor != nil {
-			return s.elicit
+			return an.elicit
 		}
 	case string(mcp.MethodSamplingCreateMessage):
-		if s.samples() {
-			return s.sample
+		if an.s.dialer.samples() {
+			return an.sample
 		}
 	case string(mcp.MethodListRoots):
 		if o.Roots != nil {
-			return s.roots
+			return an.roots
 		}
 	}
 	return nil
@@ -108,8 +65,8 @@ func (s *server) requestHandler(method string) func(context.Context, Origin, jso
 // wire (ctx is the transport's) or, on a 2026-07-28 connection, an input
 // request of a call's input_required result (ctx is the call's); see
 // requestContext for which call it belongs to.
-func (s *server) answer(ctx context.Context, method string, params any) (any, error) {
-	handle := s.requestHandler(method)
+func (an *answerer) answer(ctx context.Context, method string, params any) (any, error) {
+	handle := an.requestHandler(method)
 	if handle == nil {
 		return nil, fmt.Errorf("no handler for %s", method)
 	}
@@ -117,12 +74,12 @@ func (s *server) answer(ctx context.Context, method string, params any) (any, er
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
-	rctx, origin, done := s.requestContext(ctx, raw)
+	rctx, origin, done := an.requestContext(ctx, raw)
 	defer done()
-	s.logger.Debug("server request", "method", method, "tool", origin.Tool)
+	an.s.logger.Debug("server request", "method", method, "tool", origin.Tool)
 	res, err := handle(rctx, origin, raw)
 	if err != nil {
-		s.logger.Debug("server request refused", "method", method, "err", err)
+		an.s.logger.Debug("server request refused", "method", method, "err", err)
 		return nil, err
 	}
 	return res, nil
@@ -155,17 +112,17 @@ type callKey struct{}
 // ctx and whose params are params to a call (see the attribution rules in
 // requests.go) and returns the handler's context, the request's origin,
 // and the function that releases the context.
-func (s *server) requestContext(ctx context.Context, params json.RawMessage) (context.Context, Origin, func()) {
-	o := Origin{Server: s.spec.Name}
+func (an *answerer) requestContext(ctx context.Context, params json.RawMessage) (context.Context, Origin, func()) {
+	o := Origin{Server: an.s.spec.Name}
 	cs, _ := ctx.Value(callKey{}).(*callState)
 	if cs == nil {
-		cs = s.taskCall(params)
+		cs = an.s.caller.taskCall(params)
 	}
 	if cs == nil {
-		cs = s.soleCall()
+		cs = an.s.caller.soleCall()
 	}
 	if cs == nil {
-		rctx, cancel := context.WithTimeout(ctx, s.spec.CallTimeout)
+		rctx, cancel := context.WithTimeout(ctx, an.s.spec.CallTimeout)
 		return rctx, o, cancel
 	}
 	o.Tool = cs.tool
@@ -175,10 +132,10 @@ func (s *server) requestContext(ctx context.Context, params json.RawMessage) (co
 }
 
 // soleCall returns the server's running call if exactly one is running.
-func (s *server) soleCall() *callState {
+func (cl *caller) soleCall() *callState {
 	var only *callState
 	n := 0
-	s.calls.Range(func(_, v any) bool {
+	cl.calls.Range(func(_, v any) bool {
 		only, n = v.(*callState), n+1
 		return n < 2
 	})
@@ -188,12 +145,12 @@ func (s *server) soleCall() *callState {
 	return only
 }
 
-func (s *server) elicit(ctx context.Context, o Origin, params json.RawMessage) (any, error) {
+func (an *answerer) elicit(ctx context.Context, o Origin, params json.RawMessage) (any, error) {
 	req, err := decodeElicit(params, o)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.m.opts.Elicitor.Elicit(ctx, req)
+	res, err := an.s.m.opts.Elicitor.Elicit(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -210,16 +167,16 @@ func (s *server) elicit(ctx context.Context, o Origin, params json.RawMessage) (
 	return res, nil
 }
 
-func (s *server) sample(ctx context.Context, o Origin, params json.RawMessage) (any, error) {
+func (an *answerer) sample(ctx context.Context, o Origin, params json.RawMessage) (any, error) {
 	req, err := decodeSampling(params, o)
 	if err != nil {
 		return nil, err
 	}
-	return s.m.opts.Sampler.CreateMessage(ctx, req)
+	return an.s.m.opts.Sampler.CreateMessage(ctx, req)
 }
 
-func (s *server) roots(ctx context.Context, o Origin, _ json.RawMessage) (any, error) {
-	roots, err := s.m.opts.Roots.Roots(ctx, o)
+func (an *answerer) roots(ctx context.Context, o Origin, _ json.RawMessage) (any, error) {
+	roots, err := an.s.m.opts.Roots.Roots(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -233,10 +190,10 @@ func (s *server) roots(ctx context.Context, o Origin, _ json.RawMessage) (any, e
 
 // elicitationComplete passes a notifications/elicitation/complete on (on
 // the transport's reader goroutine).
-func (s *server) elicitationComplete(params map[string]any) {
+func (an *answerer) elicitationComplete(params map[string]any) {
 	id, _ := params["elicitationId"].(string)
-	if e := s.m.opts.Elicitor; e != nil && id != "" {
-		e.ElicitationComplete(s.spec.Name, id)
+	if e := an.s.m.opts.Elicitor; e != nil && id != "" {
+		e.ElicitationComplete(an.s.spec.Name, id)
 	}
 }
 
@@ -260,4 +217,24 @@ func (m *Manager) RootsChanged(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// answerer answers the requests a server sends the client (elicitation,
+// sampling, roots, and its tasks of them) and the notifications about
+// them. Files: server_requests.go, clienttasks.go, logging.go.
+type answerer struct {
+	s *server
+}
+
+// notify takes log messages and the end of URL elicitations.
+func (an *answerer) notify(method string, params map[string]any) bool {
+	switch method {
+	case string(mcp.MethodNotificationMessage):
+		an.serverLog(params)
+	case string(mcp.MethodNotificationElicitationComplete):
+		an.elicitationComplete(params)
+	default:
+		return false
+	}
+	return true
 }

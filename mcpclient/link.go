@@ -2,11 +2,13 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -111,43 +113,43 @@ func (l *httpLink) stderrTail() string { return "" }
 // life bounds the connection (transport goroutines); ctx bounds the dial.
 // spec is the server's spec as prepared for this connection (secrets
 // resolved).
-func (s *server) dial(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+func (dl *dialer) dial(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
 	switch spec.Transport {
 	case TransportStdio:
-		return s.dialStdio(life, ctx, spec)
+		return dl.dialStdio(life, ctx, spec)
 	case TransportSSE:
-		return s.dialSSE(life, ctx, spec)
+		return dl.dialSSE(life, ctx, spec)
 	case TransportACP:
-		return s.dialTunnel(life, ctx, spec)
+		return dl.dialTunnel(life, ctx, spec)
 	default:
-		c, err := s.dialStreamable(life, ctx, spec)
+		c, err := dl.dialStreamable(life, ctx, spec)
 		if errors.Is(err, transport.ErrLegacySSEServer) {
-			s.logger.Info("server answered like a legacy SSE server; falling back to SSE")
-			return s.dialSSE(life, ctx, spec)
+			dl.s.logger.Info("server answered like a legacy SSE server; falling back to SSE")
+			return dl.dialSSE(life, ctx, spec)
 		}
 		return c, err
 	}
 }
 
-func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	p, err := startProcess(spec, s.m.opts.Cwd, s.logs, s.m.opts.StderrTail, s.m.opts.Guard)
+func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+	p, err := startProcess(spec, dl.s.m.opts.Cwd, dl.s.logs, dl.s.m.opts.StderrTail, dl.s.m.opts.Guard)
 	if err != nil {
 		return nil, err
 	}
-	s.setProcessTail(p.tail)
+	dl.s.setProcessTail(p.tail)
 	tooLarge := &tooLargeIDs{}
-	stdout := newJSONLines(p.stdout, s.m.opts.MaxMessageSize, s.logs, tooLarge)
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, s.logger)
+	stdout := newJSONLines(p.stdout, dl.s.m.opts.MaxMessageSize, dl.s.logs, tooLarge)
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
 	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
-		client:    s.newClient(t, schemas, notes, tasks),
+		client:    dl.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,
 		notes:     notes,
 		link:      newProcessLink(p, t.done),
 		transport: TransportStdio,
 		schemas:   schemas,
 	}
-	if err := s.handshake(life, ctx, c); err != nil {
+	if err := dl.handshake(life, ctx, c); err != nil {
 		// A server that died during the handshake: say so, with its exit.
 		// A handshake cut short by the server's stop (the session closes,
 		// acpgate exits) has nothing to explain: stop it at once.
@@ -163,7 +165,7 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 		default:
 		}
 		_ = c.client.Close()
-		_ = p.stop(0, s.m.opts.CloseTimeout, s.m.hurry)
+		_ = p.stop(0, dl.s.m.opts.CloseTimeout, dl.s.m.hurry)
 		return nil, err
 	}
 	return c, nil
@@ -173,17 +175,17 @@ func (s *server) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, 
 // requests are authorized by the server's OAuth sign-in (unless it is off;
 // see auth.roundTripper), and response bodies are bounded by
 // Options.MaxMessageSize (see boundedBodies).
-func (s *server) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error) {
-	rt, err := s.auth.roundTripper(spec, l)
+func (dl *dialer) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error) {
+	rt, err := dl.s.auth.roundTripper(spec, l)
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: boundedBodies{base: rt, max: s.m.opts.MaxMessageSize}}, nil
+	return &http.Client{Transport: boundedBodies{base: rt, max: dl.s.m.opts.MaxMessageSize}}, nil
 }
 
-func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
 	l := newHTTPLink()
-	hc, err := s.httpClient(spec, l)
+	hc, err := dl.httpClient(spec, l)
 	if err != nil {
 		return nil, err
 	}
@@ -192,44 +194,44 @@ func (s *server) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*c
 		//lint:ignore SA1019 on 2025-11-25 the GET stream is how list_changed and server requests arrive; mcp-go opens it only after a legacy handshake (modern.go).
 		transport.WithContinuousListening(),
 		transport.WithHTTPBasicClient(hc),
-		transport.WithHTTPLogger(s.quietLogger()),
+		transport.WithHTTPLogger(dl.quietLogger()),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("streamable HTTP transport: %w", err)
 	}
-	c, err := s.dialHTTP(life, ctx, t, TransportHTTP, l)
-	if err == nil && s.redialLegacy(c) {
-		s.logger.Debug("server/discover answered without 2026-07-28; connecting again on 2025-11-25")
-		s.closeConn(c)
-		return s.dialStreamable(life, ctx, spec)
+	c, err := dl.dialHTTP(life, ctx, t, TransportHTTP, l)
+	if err == nil && dl.redialLegacy(c) {
+		dl.s.logger.Debug("server/discover answered without 2026-07-28; connecting again on 2025-11-25")
+		dl.s.closeConn(c)
+		return dl.dialStreamable(life, ctx, spec)
 	}
 	return c, err
 }
 
-func (s *server) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
+func (dl *dialer) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
 	l := newHTTPLink()
-	hc, err := s.httpClient(spec, l)
+	hc, err := dl.httpClient(spec, l)
 	if err != nil {
 		return nil, err
 	}
 	t, err := transport.NewSSE(spec.URL,
 		transport.WithHeaders(spec.Headers),
 		transport.WithHTTPClient(hc),
-		transport.WithSSELogger(s.quietLogger()),
+		transport.WithSSELogger(dl.quietLogger()),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("SSE transport: %w", err)
 	}
-	return s.dialHTTP(life, ctx, t, TransportSSE, l)
+	return dl.dialHTTP(life, ctx, t, TransportSSE, l)
 }
 
-func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, s.logger)
-	cl := s.newClient(t, schemas, notes, tasks)
+func (dl *dialer) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
+	cl := dl.newClient(t, schemas, notes, tasks)
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
 	c := &conn{client: cl, notes: notes, link: l, transport: tr, schemas: schemas, tasks: tasks}
-	if err := s.handshake(life, ctx, c); err != nil {
+	if err := dl.handshake(life, ctx, c); err != nil {
 		_ = cl.Close()
 		return nil, err
 	}
@@ -240,12 +242,12 @@ func (s *server) dialHTTP(life, ctx context.Context, t transport.Interface, tr T
 // retries of the listening stream at error level every second while a
 // server is down, which is our restart logic's business, so everything they
 // say goes to debug.
-func (s *server) quietLogger() *slog.Logger {
-	return slog.New(demoteHandler{s.logger.Handler()})
+func (dl *dialer) quietLogger() *slog.Logger {
+	return slog.New(demoteHandler{dl.s.logger.Handler()})
 }
 
 // handshake starts the client, wires notifications and runs initialize.
-func (s *server) handshake(life, ctx context.Context, c *conn) error {
+func (dl *dialer) handshake(life, ctx context.Context, c *conn) error {
 	// The transport keeps life for its streams and for requests the server
 	// sends us; ctx bounds only the start (an SSE server that never sends
 	// its endpoint would otherwise hold it forever).
@@ -259,101 +261,134 @@ func (s *server) handshake(life, ctx context.Context, c *conn) error {
 	case <-ctx.Done():
 		_ = c.client.Close()
 		<-started
-		return fmt.Errorf("connect: no answer within %s", s.spec.ConnectTimeout)
+		return fmt.Errorf("connect: no answer within %s", dl.s.spec.ConnectTimeout)
 	}
 	c.listen = newListener()
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
 			c.listen.ack()
 		}
-		s.notify(n)
+		dl.s.notify(n)
 	})
 	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = s.preferredVersion(c)
-	req.Params.ClientInfo = mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}
+	req.Params.ProtocolVersion = dl.preferredVersion(c)
+	req.Params.ClientInfo = mcp.Implementation{Name: dl.s.m.opts.ClientName, Version: dl.s.m.opts.ClientVersion}
 	res, err := c.client.Initialize(ctx, req)
 	if err != nil && retryModern(c, err) {
 		res, err = c.client.Initialize(ctx, req)
 	}
 	if err != nil {
 		if ctx.Err() != nil && life.Err() == nil {
-			return fmt.Errorf("initialize: no answer within %s", s.spec.ConnectTimeout)
+			return fmt.Errorf("initialize: no answer within %s", dl.s.spec.ConnectTimeout)
 		}
 		return fmt.Errorf("initialize: %w", err)
 	}
 	c.init = res
-	s.setLogLevel(ctx, c)
-	s.resubscribe(ctx, c)
-	s.listen(life, c)
+	dl.s.subscriber.setLogLevel(ctx, c)
+	dl.s.subscriber.resubscribe(ctx, c)
+	dl.s.subscriber.listen(life, c)
 	return nil
 }
 
-// catalog is what a server offers.
-type catalog struct {
-	tools     []mcp.Tool
-	resources []mcp.Resource
-	templates []mcp.ResourceTemplate
-	prompts   []mcp.Prompt
+// dialer is the link: it starts the transport (dial*), makes the
+// handshake or the 2026-07-28 discovery, and chooses the protocol
+// revision. Files: link.go, revision.go, tunnel.go.
+type dialer struct {
+	s *server
+	// httpLegacy: the server answered server/discover over streamable
+	// HTTP without 2026-07-28; it is offered 2025-11-25 only from then on.
+	httpLegacy atomic.Bool
 }
 
-// discover lists what the server's capabilities say it has, following
-// pagination cursors; the lists are fetched concurrently. Tools are
-// required to work; the rest is best effort.
-func (s *server) discover(ctx context.Context, c *conn, what refreshKind) (catalog, error) {
-	var (
-		cat     catalog
-		toolErr error
-		wg      sync.WaitGroup
-	)
-	caps := c.client.GetServerCapabilities()
-	fetch := func(name string, fn func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(); err != nil {
-				s.logger.Warn(name+" failed", "err", err)
-			}
-		}()
+// newClient returns the mcp-go client of one connection over t: the
+// transport wrapped (see wrapTransport), server requests answered by
+// serveTask (with the connection's task table tasks) and serveRequest, and
+// the capabilities of the Options' handlers declared (tasks in the legacy
+// handshake only: handshakeCapabilities).
+func (dl *dialer) newClient(t transport.Interface, schemas *rawSchemas, notes *notices, tasks *clientTasks) *client.Client {
+	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
+		if resp, ok := dl.s.answerer.serveTask(ctx, tasks, req); ok {
+			return resp, nil
+		}
+		return dl.s.answerer.serveRequest(ctx, req, next)
 	}
-	if what&refreshTools != 0 && caps.Tools != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
-			if err != nil {
-				toolErr = fmt.Errorf("tools/list: %w", err)
-				return
-			}
-			c.schemas.apply(res.Tools)
-			s.expireTools(c)
-			cat.tools = res.Tools
-		}()
+	w := withServe(wrapTransport(t, schemas, notes), serve, dl.handshakeCapabilities)
+	tasks.send = w.SendNotification
+	return client.NewClient(w, append(dl.protocolOptions(t), client.WithClientCapabilities(dl.capabilities()))...)
+}
+
+// capabilities are the client capabilities declared to the server: exactly
+// those whose handler is set (sampling not to a server whose spec sets
+// NoSampling), and the Tasks extension (2026-07-28 requests only; see
+// exttasks.go).
+func (dl *dialer) capabilities() mcp.ClientCapabilities {
+	var c mcp.ClientCapabilities
+	o := &dl.s.m.opts
+	if o.Elicitor != nil {
+		c.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
-	if what&refreshResources != 0 && caps.Resources != nil {
-		fetch("resources/list", func() error {
-			res, err := c.client.ListResources(ctx, mcp.ListResourcesRequest{})
-			if err == nil {
-				cat.resources = res.Resources
-			}
-			return err
-		})
-		fetch("resources/templates/list", func() error {
-			res, err := c.client.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
-			if err == nil {
-				cat.templates = res.ResourceTemplates
-			}
-			return err
-		})
+	if dl.samples() {
+		c.Sampling = &mcp.SamplingCapability{Tools: &struct{}{}}
 	}
-	if what&refreshResources != 0 && caps.Prompts != nil {
-		fetch("prompts/list", func() error {
-			res, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
-			if err == nil {
-				cat.prompts = res.Prompts
-			}
-			return err
-		})
+	if o.Roots != nil {
+		c.Roots = &struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		}{ListChanged: true}
 	}
-	wg.Wait()
-	return cat, toolErr
+	c.Extensions = map[string]any{extTasksID: struct{}{}} // 2026-07-28 only: see exttasks.go
+	return c
+}
+
+// samples reports whether the server is offered sampling.
+func (dl *dialer) samples() bool { return dl.s.m.opts.Sampler != nil && !dl.s.spec.NoSampling }
+
+// taskCapability is the client "tasks" capability declared on a legacy
+// connection: the request types that may be task-augmented are those whose
+// handler is set; nil when there is none.
+func (dl *dialer) taskCapability() *mcp.TasksCapability {
+	var r mcp.TaskRequestsCapability
+	if dl.s.answerer.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
+		r.Sampling = &struct {
+			CreateMessage *struct{} `json:"createMessage,omitempty"`
+		}{CreateMessage: &struct{}{}}
+	}
+	if dl.s.answerer.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
+		r.Elicitation = &struct {
+			Create *struct{} `json:"create,omitempty"`
+		}{Create: &struct{}{}}
+	}
+	if r.Sampling == nil && r.Elicitation == nil {
+		return nil
+	}
+	return &mcp.TasksCapability{List: &struct{}{}, Cancel: &struct{}{}, Requests: &r}
+}
+
+// handshakeCapabilities edits an initialize request (the legacy
+// handshake) for the capabilities that differ from those of 2026-07-28
+// requests: the client tasks capability is declared here only (where
+// acpgate honours some), and the Tasks extension, of 2026-07-28, is not
+// declared here (see dropExtTasks).
+func (dl *dialer) handshakeCapabilities(req *transport.JSONRPCRequest) {
+	b, err := json.Marshal(req.Params)
+	if err != nil {
+		return
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(b, &params) != nil || params == nil {
+		return
+	}
+	caps := map[string]json.RawMessage{}
+	if raw, ok := params["capabilities"]; ok {
+		_ = json.Unmarshal(raw, &caps)
+	}
+	dropExtTasks(caps)
+	if tc := dl.taskCapability(); tc != nil {
+		if caps["tasks"], err = json.Marshal(tc); err != nil {
+			return
+		}
+	}
+	if params["capabilities"], err = json.Marshal(caps); err != nil {
+		return
+	}
+	req.Params = params
 }

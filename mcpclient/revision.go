@@ -77,7 +77,7 @@ var errNoDiscover = errors.New("server does not answer server/discover")
 
 // protocolOptions are the mcp-go client options that choose the protocol
 // for a connection over t (the raw transport).
-func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
+func (dl *dialer) protocolOptions(t transport.Interface) []client.ClientOption {
 	tr := TransportStdio
 	switch t.(type) {
 	case *transport.SSE:
@@ -85,18 +85,18 @@ func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
 	case *transport.StreamableHTTP:
 		tr = TransportHTTP
 	}
-	if s.legacyOnly(tr) {
+	if dl.legacyOnly(tr) {
 		return []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
 	}
 	opts := []client.ClientOption{client.WithDiscoverTimeout(-1)}
-	in := inputHandlers{s}
-	if s.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
+	in := inputHandlers{dl.s.answerer}
+	if dl.s.answerer.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
 		opts = append(opts, client.WithElicitationHandler(in))
 	}
-	if s.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
+	if dl.s.answerer.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
 		opts = append(opts, client.WithSamplingHandler(in))
 	}
-	if s.requestHandler(string(mcp.MethodListRoots)) != nil {
+	if dl.s.answerer.requestHandler(string(mcp.MethodListRoots)) != nil {
 		opts = append(opts, client.WithRootsHandler(in))
 	}
 	return opts
@@ -105,19 +105,19 @@ func (s *server) protocolOptions(t transport.Interface) []client.ClientOption {
 // legacyOnly reports whether a connection over tr is offered 2025-11-25
 // only: legacy SSE, and streamable HTTP once the server answered the probe
 // without a 2026-07-28 version (see redialLegacy).
-func (s *server) legacyOnly(tr Transport) bool {
+func (dl *dialer) legacyOnly(tr Transport) bool {
 	switch tr {
 	case TransportSSE:
 		return true
 	case TransportHTTP:
-		return s.httpLegacy.Load()
+		return dl.httpLegacy.Load()
 	}
 	return false
 }
 
 // preferredVersion is the protocol version asked for in the handshake of c.
-func (s *server) preferredVersion(c *conn) string {
-	if s.legacyOnly(c.transport) {
+func (dl *dialer) preferredVersion(c *conn) string {
+	if dl.legacyOnly(c.transport) {
 		return ProtocolVersion
 	}
 	return mcp.LATEST_PROTOCOL_VERSION
@@ -129,12 +129,12 @@ func (s *server) preferredVersion(c *conn) string {
 // transport takes for a 2026-07-28 start (it opens no GET stream then),
 // before the client falls back to initialize. The server is not probed
 // again.
-func (s *server) redialLegacy(c *conn) bool {
+func (dl *dialer) redialLegacy(c *conn) bool {
 	w, ok := c.client.GetTransport().(interface{ probeState() *probeState })
 	if !ok || c.modern() || w.probeState() == nil || !w.probeState().noModern.Load() {
 		return false
 	}
-	s.httpLegacy.Store(true)
+	dl.httpLegacy.Store(true)
 	return true
 }
 
@@ -247,26 +247,26 @@ func speaksModern(result json.RawMessage) bool {
 
 // inputHandlers answers the input requests of input_required results
 // (mcp-go's handler interfaces) through the server's request handlers.
-type inputHandlers struct{ s *server }
+type inputHandlers struct{ an *answerer }
 
 // Elicit implements client.ElicitationHandler.
 func (h inputHandlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	return answerAs[mcp.ElicitationResult](ctx, h.s, mcp.MethodElicitationCreate, req.Params)
+	return answerAs[mcp.ElicitationResult](ctx, h.an, mcp.MethodElicitationCreate, req.Params)
 }
 
 // CreateMessage implements client.SamplingHandler.
 func (h inputHandlers) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	return answerAs[mcp.CreateMessageResult](ctx, h.s, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
+	return answerAs[mcp.CreateMessageResult](ctx, h.an, mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
 }
 
 // ListRoots implements client.RootsHandler.
 func (h inputHandlers) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	return answerAs[mcp.ListRootsResult](ctx, h.s, mcp.MethodListRoots, struct{}{})
+	return answerAs[mcp.ListRootsResult](ctx, h.an, mcp.MethodListRoots, struct{}{})
 }
 
-// answerAs answers an input request through s.answer, in mcp-go's type T.
-func answerAs[T any](ctx context.Context, s *server, method mcp.MCPMethod, params any) (*T, error) {
-	res, err := s.answer(ctx, string(method), params)
+// answerAs answers an input request through an.answer, in mcp-go's type T.
+func answerAs[T any](ctx context.Context, an *answerer, method mcp.MCPMethod, params any) (*T, error) {
+	res, err := an.answer(ctx, string(method), params)
 	if err != nil {
 		return nil, err
 	}
@@ -348,17 +348,4 @@ func (l *listTTL) stop() {
 		l.timer.Stop()
 		l.timer = nil
 	}
-}
-
-// expireTools has c's tools listed again when the ttlMs of the listing just
-// made runs out (never, if it gave none), unless c is gone by then. It
-// replaces the re-listing an earlier listing of c asked for.
-func (s *server) expireTools(c *conn) {
-	c.schemas.ttl.arm(func() {
-		select {
-		case <-c.link.done():
-		default:
-			s.kick(refreshTools)
-		}
-	})
 }
