@@ -257,8 +257,12 @@ func (a *auth) mayAuto(err error) bool {
 		return false
 	}
 	var na *oauth.NeedsAuthError
-	stepUp := errors.As(err, &na) && na.Status == http.StatusForbidden
-	return a.autos == 0 || stepUp
+	if !errors.As(err, &na) {
+		return a.autos == 0
+	}
+	stepUp := na.Status == http.StatusForbidden
+	moved := errors.Is(na.Reason, oauth.ErrAuthServerChanged) // a new server: a new sign-in
+	return a.autos == 0 || stepUp || moved
 }
 
 // ready resets the count of automatic sign-ins: the server is ready.

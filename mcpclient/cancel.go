@@ -29,7 +29,7 @@ type wrapped struct {
 	notes   *notices      // the cancellation notices in flight; nil: mcp-go sends them
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
 	onInit  initEdit      // edits the initialize request (handshakeCapabilities); nil: none
-	probe   *probeState   // the server/discover probe (modern.go)
+	probe   *probeState   // the server/discover probe (revision.go)
 }
 
 // wrappedHTTP is wrapped for a transport.HTTPConnection (streamable HTTP
@@ -49,7 +49,7 @@ func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) t
 	switch t.(type) {
 	case *stdioTransport, *tunnelTransport:
 	default:
-		w.probe.noFence.Store(true) // the ping fence is for stdio and acp (see modern.go)
+		w.probe.noFence.Store(true) // the ping fence is for stdio and acp (see revision.go)
 	}
 	if !libraryCancels(t) {
 		w.notes = notes
@@ -114,8 +114,13 @@ func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) 
 	switch {
 	case req.Method == string(mcp.MethodServerDiscover):
 		return t.discover(ctx, req)
-	case req.Method == string(mcp.MethodInitialize) && t.onInit != nil:
-		t.onInit(&req)
+	case req.Method == string(mcp.MethodInitialize):
+		if err := t.probe.refusedForAuth(); err != nil {
+			return nil, err // not a legacy server: it wants a sign-in
+		}
+		if t.onInit != nil {
+			t.onInit(&req)
+		}
 	}
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if err == nil && resp != nil {
@@ -185,7 +190,7 @@ func (t wrapped) SetConnectionLostHandler(fn func(error)) {
 // HTTP transport says it needs a legacy revision when its standalone GET
 // stream is on, yet it opens that stream only after a legacy handshake (on
 // 2026-07-28 it does not), so the server/discover probe is sent there too
-// (see modern.go; TestProtocolChoiceHTTP pins this).
+// (see revision.go; TestProtocolChoiceHTTP pins this).
 
 // rawSchemas keeps each tool's inputSchema exactly as the server sent it.
 // mcp-go decodes schemas into a struct that keeps only type, properties,
@@ -195,7 +200,7 @@ func (t wrapped) SetConnectionLostHandler(fn func(error)) {
 type rawSchemas struct {
 	mu  sync.Mutex
 	m   map[string]json.RawMessage
-	ttl listTTL // the listing's ttlMs (2026-07-28; see modern.go)
+	ttl listTTL // the listing's ttlMs (2026-07-28; see revision.go)
 }
 
 func (r *rawSchemas) capture(result json.RawMessage) {

@@ -191,7 +191,7 @@ func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*
 	}
 	t, err := transport.NewStreamableHTTP(spec.URL,
 		transport.WithHTTPHeaders(spec.Headers),
-		//lint:ignore SA1019 on 2025-11-25 the GET stream is how list_changed and server requests arrive; mcp-go opens it only after a legacy handshake (modern.go).
+		//lint:ignore SA1019 on 2025-11-25 the GET stream is how list_changed and server requests arrive; mcp-go opens it only after a legacy handshake (revision.go).
 		transport.WithContinuousListening(),
 		transport.WithHTTPBasicClient(hc),
 		transport.WithHTTPLogger(dl.quietLogger()),

@@ -147,6 +147,12 @@ type probeState struct {
 	cut      atomic.Bool // a probe was given up because the ping behind it was answered
 	noFence  atomic.Bool // send the next probe without the fence
 	noModern atomic.Bool // a probe was answered, but without a 2026-07-28 version
+	// needsAuth is the error of a probe refused for want of a sign-in (a
+	// 401, or a 403 asking for more scope): the server is then not taken
+	// for a legacy one, and the initialize mcp-go falls back to fails with
+	// this error unsent, so that the server waits for a sign-in and is
+	// probed again with the token.
+	needsAuth atomic.Pointer[error]
 }
 
 // retryModern reports whether the handshake of c, which failed with err,
@@ -169,9 +175,63 @@ func retryModern(c *conn, err error) bool {
 
 func (t wrapped) probeState() *probeState { return t.probe }
 
-// discover sends the server/discover probe req behind a ping fence (see
-// the comment at the top of this file).
+// discover sends the server/discover probe req (see probe), and once more
+// when the server refuses it with -32022 naming the very version it
+// carried among those it supports: mcp-go renegotiates only to another
+// version, and would otherwise take the server for a legacy one (SEP-2575:
+// a client retries with a version from error.data.supported).
 func (t wrapped) discover(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := t.probeOnce(ctx, req)
+	if err == nil && retrySameVersion(req, resp) {
+		req.ID = mcp.NewRequestId("acpgate-discover-retry")
+		resp, err = t.probeOnce(ctx, req)
+	}
+	if err != nil && t.probe != nil && errors.Is(err, ErrNeedsAuth) {
+		t.probe.needsAuth.Store(&err)
+	}
+	return resp, err
+}
+
+// retrySameVersion reports whether resp refuses req with -32022
+// (unsupported protocol version) while listing the version req carries in
+// its _meta among the supported ones.
+func retrySameVersion(req transport.JSONRPCRequest, resp *transport.JSONRPCResponse) bool {
+	if resp == nil || resp.Error == nil || resp.Error.Code != mcp.UNSUPPORTED_PROTOCOL_VERSION {
+		return false
+	}
+	var data mcp.UnsupportedProtocolVersionData
+	if raw, err := json.Marshal(resp.Error.Data); err != nil || json.Unmarshal(raw, &data) != nil {
+		return false
+	}
+	var params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	raw, err := json.Marshal(req.Params)
+	if err != nil || json.Unmarshal(raw, &params) != nil {
+		return false
+	}
+	var sent string
+	if json.Unmarshal(params.Meta[mcp.MetaKeyProtocolVersion], &sent) != nil || sent == "" {
+		return false
+	}
+	return slices.Contains(data.Supported, sent)
+}
+
+// refusedForAuth returns the error of a probe refused for want of a
+// sign-in, or nil.
+func (p *probeState) refusedForAuth() error {
+	if p == nil {
+		return nil
+	}
+	if e := p.needsAuth.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// probeOnce sends the server/discover probe req behind a ping fence (see
+// the comment at the top of this file).
+func (t wrapped) probeOnce(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	if t.probe == nil || t.probe.noFence.Load() {
 		return t.checkProbe(t.Interface.SendRequest(ctx, req))
 	}

@@ -186,7 +186,8 @@ func checkRedirect(q url.Values, state string, d *discovery) redirectResult {
 		if !ok {
 			return redirectResult{err: fmt.Errorf("%w: no iss, though %s says it sends one", ErrIssuerMismatch, want)}
 		}
-		if len(iss) != 1 || strings.TrimSuffix(iss[0], "/") != strings.TrimSuffix(want, "/") {
+		// Compared exactly, as RFC 9207 §2.4 says: no normalisation.
+		if len(iss) != 1 || iss[0] != want {
 			return redirectResult{err: fmt.Errorf("%w: got %q, want %q", ErrIssuerMismatch, strings.Join(iss, ","), want)}
 		}
 	}

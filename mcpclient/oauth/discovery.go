@@ -289,3 +289,22 @@ func canonicalResource(serverURL string) (string, error) {
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), nil
 }
+
+// issuerMoved returns, for r's token just refused by the server (with
+// challenge ch), an error wrapping ErrAuthServerChanged when the protected
+// resource metadata now names another authorization server than r's
+// issuer; nil when it names the same, or cannot be read (the refusal then
+// stands for itself).
+func (dv *discoverer) issuerMoved(ctx context.Context, r *record, ch challenge) error {
+	if r == nil || r.Issuer == "" {
+		return nil
+	}
+	prm, err := dv.fetchResourceMetadata(ctx, ch.ResourceMetadata)
+	if err != nil || prm == nil {
+		return nil
+	}
+	if now := prm.AuthorizationServers[0]; now != r.Issuer {
+		return fmt.Errorf("%w: from %s to %s", ErrAuthServerChanged, r.Issuer, now)
+	}
+	return nil
+}

@@ -37,6 +37,11 @@ var (
 	// ErrIssuerMismatch: the redirect's iss (RFC 9207) is not the
 	// authorization server's issuer, or is missing where it must be sent.
 	ErrIssuerMismatch = errors.New("issuer mismatch in authorization response")
+	// ErrAuthServerChanged: the server refused a token, and its protected
+	// resource metadata now names another authorization server than the
+	// one that issued it (SEP-2352): a new sign-in there is needed, with a
+	// registration of its own. The Reason of the NeedsAuthError.
+	ErrAuthServerChanged = errors.New("the server's authorization server changed")
 	// ErrTokenEndpoint: the token endpoint (or the device authorization
 	// endpoint) answered an error; a *TokenError carries its OAuth error.
 	ErrTokenEndpoint = errors.New("token endpoint error")

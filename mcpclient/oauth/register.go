@@ -22,6 +22,9 @@ type registration struct {
 	GrantTypes              []string `json:"grant_types"`
 	ResponseTypes           []string `json:"response_types,omitempty"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	// ApplicationType is "native" for a client whose redirect is a
+	// loopback listener (SEP-837; OpenID Connect Registration §2).
+	ApplicationType string `json:"application_type,omitempty"`
 }
 
 // registered is a registration response (RFC 7591 §3.2.1).
@@ -100,6 +103,7 @@ func (rg *registrar) register(ctx context.Context, d *discovery, redirectURIs, g
 	}
 	if len(redirectURIs) > 0 {
 		reg.ResponseTypes = []string{"code"}
+		reg.ApplicationType = "native" // every redirect is acpgate's loopback listener
 	}
 	body, err := json.Marshal(reg)
 	if err != nil {

@@ -75,8 +75,13 @@ func TestSignInThroughMCPClient(t *testing.T) {
 	if len(tok) != 1 || tok[0].Form.Get("resource") != s.MCPURL() || tok[0].Form.Get("code_verifier") == "" {
 		t.Fatalf("token requests %+v", tok)
 	}
-	if len(s.Requests("register")) != 1 {
+	reg := s.Requests("register")
+	if len(reg) != 1 {
 		t.Fatal("no dynamic registration")
+	}
+	// SEP-837: a client with a loopback redirect registers as native.
+	if got := reg[0].Form.Get("application_type"); got != `"native"` {
+		t.Fatalf("registered application_type %s, want \"native\"", got)
 	}
 	if !c.SignedIn() {
 		t.Fatal("not SignedIn after the sign-in")
@@ -168,6 +173,7 @@ func TestAuthorizationResponseFaults(t *testing.T) {
 	}{
 		{"wrong iss", oauthtest.Config{WrongIss: true}, oauth.ErrIssuerMismatch},
 		{"wrong iss where supported", oauthtest.Config{WrongIss: true, IssSupported: true}, oauth.ErrIssuerMismatch},
+		{"iss equal only once normalised", oauthtest.Config{IssSlash: true, IssSupported: true}, oauth.ErrIssuerMismatch},
 		{"state mismatch", oauthtest.Config{WrongState: true}, oauth.ErrStateMismatch},
 		{"declined", oauthtest.Config{Deny: true}, oauth.ErrDeclined},
 	} {

@@ -76,7 +76,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if insufficient {
 			fresh, err = c.tokens.stepUp(ctx, ch)
 		} else {
-			fresh, err = c.tokens.recoverToken(ctx, tok, ch)
+			fresh, err = c.tokens.recoverToken(ctx, tok, &ch)
 		}
 		if err != nil {
 			return nil, err
@@ -169,26 +169,27 @@ func (tk *tokens) accessToken(ctx context.Context) (string, error) {
 	if r.Expiry.IsZero() || tk.c.opts.Now().Add(refreshSkew).Before(r.Expiry) {
 		return r.AccessToken, nil
 	}
-	return tk.recoverToken(ctx, r.AccessToken, challenge{})
+	return tk.recoverToken(ctx, r.AccessToken, nil)
 }
 
-// recoverToken replaces stale, a token that is expiring or was refused: by
-// one another request got meanwhile, one a refresh gets, or (machine
-// grants) a new one. "" means only a sign-in can help; c.reason then says
+// recoverToken replaces stale, a token that is expiring (refusal nil) or
+// was refused with the challenge *refusal: by one another request got
+// meanwhile, one a refresh gets, or (machine grants) a new one; a refused
+// token whose authorization server changed is dropped (issuerMoved). "" means only a sign-in can help; c.reason then says
 // why the token went. The work is a token flight (see fly): when ctx ends
 // first, the error is an *UnansweredError.
-func (tk *tokens) recoverToken(ctx context.Context, stale string, ch challenge) (string, error) {
+func (tk *tokens) recoverToken(ctx context.Context, stale string, refusal *challenge) (string, error) {
 	tk.c.mu.Lock()
 	r := tk.c.rec
 	tk.c.mu.Unlock()
 	if r != nil && r.AccessToken != "" && r.AccessToken != stale && tk.fresh(r) {
 		return r.AccessToken, nil // refreshed meanwhile
 	}
-	return tk.fly(ctx, false, func(ctx context.Context) (string, error) { return tk.recoverNow(ctx, stale, ch) })
+	return tk.fly(ctx, false, func(ctx context.Context) (string, error) { return tk.recoverNow(ctx, stale, refusal) })
 }
 
 // recoverNow is recoverToken's flight.
-func (tk *tokens) recoverNow(ctx context.Context, stale string, ch challenge) (string, error) {
+func (tk *tokens) recoverNow(ctx context.Context, stale string, refusal *challenge) (string, error) {
 	tk.c.mu.Lock()
 	r := tk.c.rec
 	tk.c.mu.Unlock()
@@ -197,6 +198,14 @@ func (tk *tokens) recoverNow(ctx context.Context, stale string, ch challenge) (s
 	}
 	if nr := tk.storedNewer(r, stale); nr != nil {
 		return nr.AccessToken, nil
+	}
+	var ch challenge
+	if refusal != nil {
+		ch = *refusal
+		if moved := tk.c.disco.issuerMoved(ctx, r, ch); moved != nil {
+			tk.drop(r, moved) // a refresh at the old server would not help
+			return "", nil
+		}
 	}
 	if r != nil && r.RefreshToken != "" {
 		return tk.refresh(ctx, r)

@@ -128,6 +128,8 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case cfg.WrongIss:
 		out.Set("iss", "http://127.0.0.1:1/not-the-issuer")
+	case cfg.IssSlash:
+		out.Set("iss", s.AS.URL+"/")
 	case cfg.IssSupported:
 		out.Set("iss", s.AS.URL)
 	}

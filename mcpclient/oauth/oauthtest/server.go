@@ -72,8 +72,10 @@ type Config struct {
 
 	// IssSupported: the redirect carries iss and the metadata says so;
 	// WrongIss: it carries another issuer; WrongState: another state;
-	// Deny: the user declines (error=access_denied).
-	IssSupported, WrongIss, WrongState, Deny bool
+	// IssSlash: it carries the issuer with a "/" added (the same issuer
+	// only after a normalisation RFC 9207 forbids); Deny: the user
+	// declines (error=access_denied).
+	IssSupported, WrongIss, IssSlash, WrongState, Deny bool
 
 	// TokenTTL is the tokens' lifetime (default one hour); RefreshTokens
 	// hands out refresh tokens; RevokeRefresh refuses them
