@@ -11,7 +11,9 @@
 // session with the scenario's server (in session/new, or in acpgate's
 // configuration file when the scenario needs `oauth` keys, see plan.go),
 // lists the tools with `/tools` and calls the scenario's tools with
-// `/call`, then closes the session and acpgate. URL elicitations (sign-in)
+// `/call` (or, where the argument is a tool's schema as a model sees it,
+// asks a fake model that acpgate is given, see model.go), then closes the
+// session and acpgate. URL elicitations (sign-in)
 // are followed like a browser would, with redirects, to acpgate's loopback
 // listener; form elicitations are accepted.
 //
