@@ -74,8 +74,9 @@ testbin-plain:
 	$(TEST_GOFLAGS) $(GO) build -o $(TESTBIN)/plain/ ./cmd/acpgate $(TESTBIN_FIXTURES)
 
 # conformance: the MCP conformance suite's client scenarios against acpgate
-# (through ACP, testdata/conformance/harness): one line per scenario and
-# the totals; exits 1 when the results differ from the expected failures
+# (through ACP, testdata/conformance/harness): a table per requirement set
+# (2025-11-25, 2026-07-28, each at its wire; then the other client
+# scenarios); exits 1 when the results differ from the expected failures
 # (testdata/conformance/expected.go). Results: docs/conformance.md.
 conformance: npm
 	$(GO) run ./testdata/conformance/run

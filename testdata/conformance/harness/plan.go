@@ -24,10 +24,30 @@ const (
 	envIdentityAssertion = "CONFORMANCE_IDP_ID_TOKEN"
 )
 
-// call is one `/call` of a tool of the scenario's server.
+// call is one prompt of the plan: by default `/call` of a tool of the
+// scenario's server with args.
 type call struct {
 	tool string
 	args map[string]any
+	// builtin: tool is one of acpgate's own tools (such as
+	// mcp_read_resource), called by its own name.
+	builtin bool
+	// text, when set, is sent as the prompt instead of a /call: a slash
+	// command of acpgate's (a server's prompt), or, with plan.model, a
+	// request to the model.
+	text string
+	// mayFail: the prompt need not end in a completed tool call (a tool
+	// acpgate should not offer at all, a prompt command with no model);
+	// what the scenario checks is what reached its server.
+	mayFail bool
+}
+
+// label names c in the harness's messages.
+func (c call) label() string {
+	if c.text != "" {
+		return fmt.Sprintf("%q", c.text)
+	}
+	return "/call " + c.tool
 }
 
 // plan is what the harness does for one scenario.
@@ -44,10 +64,15 @@ type plan struct {
 	// signIn says the server needs an interactive sign-in (a URL
 	// elicitation) before its tools can be called.
 	signIn bool
+	// model, when set, is acpgate's model: a fake Chat Completions server
+	// (model.go) that answers as a model reading the tools acpgate offers
+	// it would.
+	model *modelEcho
 }
 
 // scenarioContext is MCP_CONFORMANCE_CONTEXT, the union of every
-// scenario's fields (src/schemas/context.ts in the suite).
+// scenario's fields (src/schemas/context.ts in the suite, and the
+// toolCalls of http-custom-headers, src/scenarios/client/http-custom-headers.ts).
 type scenarioContext struct {
 	Name             string `json:"name"`
 	ClientID         string `json:"client_id"`
@@ -58,11 +83,41 @@ type scenarioContext struct {
 	IDPIDToken       string `json:"idp_id_token"`
 	IDPIssuer        string `json:"idp_issuer"`
 	IDPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ValidJWT is auth/wif-jwt-bearer's workload token (the assertion of
+	// a JWT bearer grant), which acpgate has no setting for yet.
+	ValidJWT string `json:"valid_jwt"`
+	// ToolCalls are the calls a scenario asks for with the arguments it
+	// checks (http-custom-headers: values that exercise the encoding of
+	// Mcp-Param headers).
+	ToolCalls []struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	} `json:"toolCalls"`
+}
+
+// invalidHeaderTools are the tools of http-invalid-tool-headers whose
+// x-mcp-header annotation is invalid (INVALID_TOOL_CONSTRAINT_IDS in the
+// suite's http-custom-headers.ts), with arguments that satisfy their
+// schemas. A client must not offer them: the harness tries each as a
+// model that was offered it would, and the scenario checks that none
+// reached the server.
+var invalidHeaderTools = []call{
+	{tool: "invalid_empty_header", args: map[string]any{"value": "v"}},
+	{tool: "invalid_object_header", args: map[string]any{"data": map[string]any{}}},
+	{tool: "invalid_array_header", args: map[string]any{"items": []any{"a"}}},
+	{tool: "invalid_null_header", args: map[string]any{"nil": nil}},
+	{tool: "invalid_number_header", args: map[string]any{"score": 1.5}},
+	{tool: "invalid_duplicate_same_case", args: map[string]any{"field1": "a", "field2": "b"}},
+	{tool: "invalid_duplicate_diff_case", args: map[string]any{"field1": "a", "field2": "b"}},
+	{tool: "invalid_space_in_name", args: map[string]any{"value": "v"}},
+	{tool: "invalid_colon_in_name", args: map[string]any{"value": "v"}},
+	{tool: "invalid_non_ascii_name", args: map[string]any{"value": "v"}},
+	{tool: "invalid_control_char_name", args: map[string]any{"value": "v"}},
 }
 
 // planFor returns the plan for scenario, given its context (MCP_CONFORMANCE_CONTEXT,
 // empty when the scenario has none). Unknown non-auth scenarios get a plan
-// with no calls: the session is opened and closed.
+// with no calls: the session is opened, the tools listed, and closed.
 func planFor(scenario, rawContext string) (plan, error) {
 	var sc scenarioContext
 	if rawContext != "" {
@@ -71,20 +126,63 @@ func planFor(scenario, rawContext string) (plan, error) {
 		}
 	}
 	switch scenario {
-	case "initialize":
+	case "initialize", "request-metadata", "json-schema-ref-no-deref":
+		// The session is opened and the tools listed: that is what these
+		// check (request-metadata's server offers no tools).
 		return plan{}, nil
 	case "tools_call":
-		return plan{calls: []call{{"add_numbers", map[string]any{"a": 2, "b": 40}}}}, nil
+		return plan{calls: []call{{tool: "add_numbers", args: map[string]any{"a": 2, "b": 40}}}}, nil
 	case "elicitation-sep1034-client-defaults":
-		return plan{calls: []call{{"test_client_elicitation_defaults", map[string]any{}}}}, nil
+		return plan{calls: []call{{tool: "test_client_elicitation_defaults", args: map[string]any{}}}}, nil
 	case "sse-retry":
-		return plan{calls: []call{{"test_reconnection", map[string]any{}}}}, nil
+		return plan{calls: []call{{tool: "test_reconnection", args: map[string]any{}}}}, nil
+	case "http-standard-headers":
+		// Each kind of request that carries Mcp-Name: a tools/call (of
+		// both tools, one with a hyphen), a resources/read (acpgate's
+		// resource tool, with the first resource the server lists) and a
+		// prompts/get (the prompt as a slash command; with no model the
+		// turn then fails, after the prompt was fetched).
+		return plan{calls: []call{
+			{tool: "test_headers", args: map[string]any{}},
+			{tool: "my-hyphenated-tool", args: map[string]any{}},
+			{tool: "mcp_read_resource", builtin: true, args: map[string]any{"uri": "file:///path/to/file%20name.txt", "server": serverName}},
+			{text: "/" + serverName + ".test_prompt", mayFail: true},
+		}}, nil
+	case "http-custom-headers":
+		var p plan
+		for _, tc := range sc.ToolCalls {
+			p.calls = append(p.calls, call{tool: tc.Name, args: tc.Arguments})
+		}
+		return p, nil
+	case "http-invalid-tool-headers":
+		p := plan{calls: []call{{tool: "valid_tool", args: map[string]any{"region": "us-west1"}}}}
+		for _, c := range invalidHeaderTools {
+			c.mayFail = true
+			p.calls = append(p.calls, c)
+		}
+		return p, nil
+	case "sep-2322-client-request-state":
+		// Each tool answers input_required (an elicitation, accepted),
+		// but test_mrtr_unrelated, called between the others to check
+		// that no state of theirs leaks into it, and
+		// test_mrtr_no_result_type, whose result has no resultType.
+		var p plan
+		for _, tool := range []string{"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type"} {
+			p.calls = append(p.calls, call{tool: tool, args: map[string]any{}})
+		}
+		return p, nil
+	case "json-schema-2020-12-preservation":
+		// The echo tool's argument is the focal tool's input schema as
+		// acpgate offers it to a model: the harness's fake model reads it
+		// in the tools of its request and passes it back.
+		m := &modelEcho{from: "json_schema_2020_12_tool", to: "json_schema_echo", arg: "schema"}
+		return plan{model: m, calls: []call{{text: m.prompt()}}}, nil
 	}
 	if !strings.HasPrefix(scenario, "auth/") {
 		return plan{}, nil
 	}
 	// Every auth scenario's server has one tool, test-tool.
-	p := plan{calls: []call{{"test-tool", map[string]any{}}}, signIn: true}
+	p := plan{calls: []call{{tool: "test-tool", args: map[string]any{}}}, signIn: true}
 	switch scenario {
 	case "auth/basic-cimd":
 		p.oauth = map[string]any{"clientMetadataUrl": cimdURL}
@@ -110,13 +208,20 @@ func planFor(scenario, rawContext string) (plan, error) {
 		}
 		p.env = []string{envPrivateKey + "=" + sc.PrivateKeyPEM}
 		p.signIn = false
-	case "auth/cross-app-access-complete-flow":
+	case "auth/enterprise-managed-authorization":
+		// Cross-app access (SEP-990): formerly auth/cross-app-access-complete-flow.
 		p.oauth = map[string]any{
 			"clientId": sc.ClientID, "clientSecret": "secret://env/" + envClientSecret,
 			"identityAssertion": "secret://env/" + envIdentityAssertion,
 			"idpClientId":       sc.IDPClientID, "idpIssuer": sc.IDPIssuer, "idpTokenEndpoint": sc.IDPTokenEndpoint,
 		}
 		p.env = []string{envClientSecret + "=" + sc.ClientSecret, envIdentityAssertion + "=" + sc.IDPIDToken}
+		p.signIn = false
+	case "auth/wif-jwt-bearer":
+		// The workload token (valid_jwt) is the assertion of a JWT bearer
+		// grant with client_id conformance-wif-workload; acpgate has no
+		// setting for it yet (docs/conformance.md), so the server is
+		// passed as any other and no sign-in is waited for.
 		p.signIn = false
 	}
 	return p, nil

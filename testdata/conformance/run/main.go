@@ -1,8 +1,9 @@
 // Command run is `make conformance`: it builds acpgate and the harness,
-// runs every client scenario of the pinned MCP conformance suite against
-// acpgate and prints one line per scenario and the totals. It exits 1 when
-// the results differ from conformance.ExpectedFailures (a scenario fails
-// without being listed, or a listed one passes), 2 when the suite cannot
+// runs the client scenarios of the pinned MCP conformance suite against
+// acpgate (both frozen requirement sets, each at its wire revision, and
+// the scenarios in neither) and prints a table per set. It exits 1 when
+// the results differ from conformance.ExpectedFailures (something fails
+// without being listed, or a listed entry passes), 2 when the suite cannot
 // run.
 //
 // Usage (from the repository root, after `make npm`):
@@ -67,7 +68,7 @@ func run(keep, agent string, verbose bool) int {
 // report runs the suite and prints the results and any mismatch with the
 // expected failures.
 func report(agent, harness, out string, verbose bool) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	opts := conformance.Options{
 		Dir:     filepath.Join(testbin.ModuleRoot(), "testdata", "conformance"),
@@ -88,7 +89,7 @@ func report(agent, harness, out string, verbose bool) int {
 	}
 	mismatches := conformance.Mismatches(results, expected)
 	for _, m := range mismatches {
-		fmt.Printf("MISMATCH %s %s\n", m.Scenario, m.Problem)
+		fmt.Printf("MISMATCH %s %s %s\n", m.Set, m.Scenario, m.Problem)
 	}
 	if len(mismatches) > 0 {
 		return 1
