@@ -413,12 +413,17 @@ func oauthSpec(o *config.OAuth) *oauth.Config {
 	if o == nil {
 		return nil
 	}
-	return &oauth.Config{
+	out := &oauth.Config{
 		Disabled: o.Disabled, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes,
 		ClientMetadataURL: o.ClientMetadataURL, GrantType: o.GrantType, TokenEndpointAuthMethod: o.TokenEndpointAuthMethod,
 		PrivateKey: []byte(o.PrivateKey), SigningAlgorithm: o.SigningAlgorithm, DeviceCode: o.DeviceCode,
 		IdentityAssertion: o.IdentityAssertion, IDPClientID: o.IDPClientID, IDPIssuer: o.IDPIssuer, IDPTokenEndpoint: o.IDPTokenEndpoint,
+		DPoP: o.DPoP,
 	}
+	if w := o.WorkloadToken; w != nil {
+		out.WorkloadTokenFile, out.WorkloadTokenCommand = w.File, w.Command
+	}
+	return out
 }
 
 // mayHaveModel reports whether sessions can have a model (sampling is

@@ -10,6 +10,7 @@ import (
 	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 
 // located is a part of a Config with its location in the file.
@@ -162,6 +163,10 @@ func (r *report) oauth(loc []string, o *OAuth) {
 		r.errorAt(child(loc, "privateKey"), nil, `missing (tokenEndpointAuthMethod "private_key_jwt" signs with it)`)
 	case o.IdentityAssertion != "" && (o.IDPClientID == "" || o.IDPTokenEndpoint == ""):
 		r.errorAt(loc, nil, "cross-app access needs idpClientId and idpTokenEndpoint with identityAssertion")
+	case o.GrantType == oauth.GrantJWTBearer && (o.WorkloadToken == nil || (o.WorkloadToken.File == "") == (len(o.WorkloadToken.Command) == 0)):
+		r.errorAt(child(loc, "workloadToken"), nil, `needs "file" or "command" (one of them): grantType %q reads the workload token there`, oauth.GrantJWTBearer)
+	case o.WorkloadToken != nil && o.GrantType != oauth.GrantJWTBearer:
+		r.warn(child(loc, "workloadToken"), "ignored unless grantType is %q", oauth.GrantJWTBearer)
 	}
 }
 

@@ -298,6 +298,22 @@ type OAuth struct {
 	IDPClientID       string `json:"idpClientId,omitzero"`
 	IDPIssuer         string `json:"idpIssuer,omitzero"`
 	IDPTokenEndpoint  string `json:"idpTokenEndpoint,omitzero"`
+	// WorkloadToken is where grantType
+	// "urn:ietf:params:oauth:grant-type:jwt-bearer" (workload identity
+	// federation) reads the workload's token, afresh for each grant.
+	WorkloadToken *WorkloadToken `json:"workloadToken,omitempty"`
+	// DPoP binds tokens to a key of acpgate's (RFC 9449): true always,
+	// false never; absent, once the server challenges with the DPoP
+	// scheme.
+	DPoP *bool `json:"dpop,omitempty"`
+}
+
+// WorkloadToken is the source of a workload identity token: a file (as a
+// platform mounts one) or a command that prints it (argv, run without a
+// shell). Exactly one is set.
+type WorkloadToken struct {
+	File    string   `json:"file,omitzero"`
+	Command []string `json:"command,omitzero"`
 }
 
 // oauthFields is OAuth without its methods, for encoding/json.

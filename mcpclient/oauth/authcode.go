@@ -62,7 +62,10 @@ func (gr *grants) authorizationCode(ctx context.Context, d *discovery, scopes []
 	if err != nil {
 		return nil, err
 	}
-	rec := gr.c.newRecord(d, id)
+	rec, err := gr.c.newRecord(d, id)
+	if err != nil {
+		return nil, err
+	}
 	form := url.Values{
 		"grant_type":    {GrantAuthorizationCode},
 		"code":          {res.code},

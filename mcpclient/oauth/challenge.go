@@ -8,18 +8,21 @@ import (
 // challenge is the Bearer challenge of a WWW-Authenticate header (RFC 6750
 // §3, RFC 9728 §5.1).
 type challenge struct {
+	// Scheme is "Bearer" or "DPoP" (as the server spelled it).
+	Scheme           string
 	ResourceMetadata string
 	Scope            string
 	Error            string // e.g. "invalid_token", "insufficient_scope"
 }
 
-// parseChallenge returns the Bearer challenge of h's WWW-Authenticate
-// headers (the first one; zero if there is none).
+// parseChallenge returns the Bearer or DPoP challenge of h's
+// WWW-Authenticate headers (the first one; zero if there is none).
 func parseChallenge(h http.Header) challenge {
 	for _, v := range h.Values("WWW-Authenticate") {
 		for _, c := range parseAuthenticate(v) {
-			if strings.EqualFold(c.scheme, "Bearer") {
+			if strings.EqualFold(c.scheme, "Bearer") || strings.EqualFold(c.scheme, tokenTypeDPoP) {
 				return challenge{
+					Scheme:           c.scheme,
 					ResourceMetadata: c.params["resource_metadata"],
 					Scope:            c.params["scope"],
 					Error:            c.params["error"],

@@ -11,14 +11,17 @@ func TestParseChallenge(t *testing.T) {
 		want    challenge
 	}{
 		{[]string{`Bearer resource_metadata="https://s/.well-known/oauth-protected-resource/mcp", scope="a b"`},
-			challenge{ResourceMetadata: "https://s/.well-known/oauth-protected-resource/mcp", Scope: "a b"}},
+			challenge{Scheme: "Bearer", ResourceMetadata: "https://s/.well-known/oauth-protected-resource/mcp", Scope: "a b"}},
 		{[]string{`Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="https://s/prm", error_description="more \"scope\""`},
-			challenge{ResourceMetadata: "https://s/prm", Scope: "mcp:basic mcp:write", Error: "insufficient_scope"}},
-		{[]string{`Basic realm="x", Bearer scope="s"`}, challenge{Scope: "s"}},
-		{[]string{`Basic abc==, bearer Scope=s, resource_metadata=https://s/prm`}, challenge{Scope: "s", ResourceMetadata: "https://s/prm"}},
-		{[]string{`Negotiate`, `Bearer realm="r"`}, challenge{}},
-		{[]string{`Bearer`}, challenge{}},
-		{[]string{`Bearer error="invalid_token"`, `Bearer scope="second"`}, challenge{Error: "invalid_token"}},
+			challenge{Scheme: "Bearer", ResourceMetadata: "https://s/prm", Scope: "mcp:basic mcp:write", Error: "insufficient_scope"}},
+		{[]string{`Basic realm="x", Bearer scope="s"`}, challenge{Scheme: "Bearer", Scope: "s"}},
+		{[]string{`Basic abc==, bearer Scope=s, resource_metadata=https://s/prm`}, challenge{Scheme: "bearer", Scope: "s", ResourceMetadata: "https://s/prm"}},
+		{[]string{`Negotiate`, `Bearer realm="r"`}, challenge{Scheme: "Bearer"}},
+		{[]string{`Bearer`}, challenge{Scheme: "Bearer"}},
+		{[]string{`Bearer error="invalid_token"`, `Bearer scope="second"`}, challenge{Scheme: "Bearer", Error: "invalid_token"}},
+		// RFC 9449 §7.1: the DPoP scheme, with its nonce error.
+		{[]string{`DPoP resource_metadata="https://s/prm"`}, challenge{Scheme: "DPoP", ResourceMetadata: "https://s/prm"}},
+		{[]string{`Negotiate, DPoP error="use_dpop_nonce", algs="ES256"`}, challenge{Scheme: "DPoP", Error: "use_dpop_nonce"}},
 		{nil, challenge{}},
 	} {
 		h := http.Header{}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,13 @@ type Client struct {
 	ownHTTP bool           // opts.HTTP is the Client's own
 
 	signInMu sync.Mutex // one sign-in at a time
+
+	// DPoP (dpop.go): the server challenged with the DPoP scheme; the
+	// parsed key of the current record; the latest nonces (under mu).
+	dpopSeen         atomic.Bool
+	dkey             *dpopKey
+	dkeyDER          []byte
+	asNonce, rsNonce string
 
 	// The roles (see the package doc), made by New; each reaches the
 	// state above through c, under mu.
@@ -234,9 +242,10 @@ func (c *Client) keep(r *record) error {
 	return nil
 }
 
-// newRecord starts the record of a sign-in with client identity id.
-func (c *Client) newRecord(d *discovery, id identity) *record {
-	return &record{
+// newRecord starts the record of a sign-in with client identity id, with
+// a fresh DPoP key where the Client uses DPoP.
+func (c *Client) newRecord(d *discovery, id identity) (*record, error) {
+	r := &record{
 		ServerURL:     c.serverURL,
 		Issuer:        d.issuer,
 		Resource:      d.resource,
@@ -246,6 +255,16 @@ func (c *Client) newRecord(d *discovery, id identity) *record {
 		Registered:    id.registered,
 		TokenEndpoint: d.as.TokenEndpoint,
 	}
+	if c.usesDPoP() {
+		k, err := newDPoPKey()
+		if err == nil {
+			r.DPoPKey, err = k.der()
+		}
+		if err != nil {
+			return nil, c.fail(StepToken, err)
+		}
+	}
+	return r, nil
 }
 
 // scopesFor picks the scopes to request (MCP scope selection): the

@@ -15,6 +15,10 @@ import (
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantJWTBearer is workload identity federation (SEP-1933): the JWT
+	// bearer grant with the token of WorkloadTokenFile or
+	// WorkloadTokenCommand as its assertion.
+	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
 // The token endpoint authentication methods Config.TokenEndpointAuthMethod
@@ -137,20 +141,33 @@ type Config struct {
 	// authorization server turns into an access token. IDPClientID is this
 	// client's id at the identity provider.
 	IdentityAssertion, IDPClientID, IDPIssuer, IDPTokenEndpoint string
+	// WorkloadTokenFile or WorkloadTokenCommand (argv, run without a
+	// shell) is where GrantJWTBearer reads the workload token, afresh for
+	// each grant (see workload.go).
+	WorkloadTokenFile    string
+	WorkloadTokenCommand []string
+	// DPoP binds tokens to a key of the client's (RFC 9449, see dpop.go):
+	// true always, false never; nil (default) once the server challenges
+	// with the DPoP scheme.
+	DPoP *bool
 }
 
 // machine reports whether the configuration obtains tokens without the
 // user.
 func (c *Config) machine() bool {
-	return c.GrantType == GrantClientCredentials || c.IdentityAssertion != ""
+	return c.GrantType == GrantClientCredentials || c.GrantType == GrantJWTBearer || c.IdentityAssertion != ""
 }
 
 // validate checks what can be checked without the network.
 func (c *Config) validate() error {
 	switch c.GrantType {
 	case "", GrantAuthorizationCode, GrantClientCredentials:
+	case GrantJWTBearer:
+		if (c.WorkloadTokenFile == "") == (len(c.WorkloadTokenCommand) == 0) {
+			return fmt.Errorf("%w: grantType %s needs a workload token source: a file or a command (one of them)", ErrConfig, GrantJWTBearer)
+		}
 	default:
-		return fmt.Errorf("%w: grantType %q (want %s or %s)", ErrConfig, c.GrantType, GrantAuthorizationCode, GrantClientCredentials)
+		return fmt.Errorf("%w: grantType %q (want %s, %s or %s)", ErrConfig, c.GrantType, GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer)
 	}
 	switch c.TokenEndpointAuthMethod {
 	case "", AuthClientSecretBasic, AuthClientSecretPost, AuthNone:
@@ -161,7 +178,7 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("%w: tokenEndpointAuthMethod %q", ErrConfig, c.TokenEndpointAuthMethod)
 	}
-	if c.machine() && c.ClientID == "" {
+	if c.machine() && c.GrantType != GrantJWTBearer && c.ClientID == "" {
 		return fmt.Errorf("%w: %s and cross-app access need clientId", ErrConfig, GrantClientCredentials)
 	}
 	if c.IdentityAssertion != "" && c.IDPTokenEndpoint == "" && c.IDPIssuer == "" {

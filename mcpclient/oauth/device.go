@@ -31,7 +31,10 @@ func (gr *grants) deviceGrant(ctx context.Context, d *discovery, scopes []string
 	if err != nil {
 		return nil, err
 	}
-	rec := gr.c.newRecord(d, id)
+	rec, err := gr.c.newRecord(d, id)
+	if err != nil {
+		return nil, err
+	}
 	da, err := gr.authorizeDevice(ctx, d, rec, scopes)
 	if err != nil {
 		return nil, gr.c.fail(StepAuthorization, err)

@@ -185,6 +185,7 @@ type TokenError struct {
 	Code        string // the OAuth "error"; "" if the body had none
 	Description string // "error_description"
 	kind        error
+	nonce       string // the answer's DPoP-Nonce, if any
 }
 
 // Error implements error.

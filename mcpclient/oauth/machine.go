@@ -7,21 +7,33 @@ import (
 	"strings"
 )
 
-// machineGrant obtains a token without the user: client credentials, or
-// cross-app access when an identity assertion is configured.
+// machineGrant obtains a token without the user: client credentials,
+// cross-app access when an identity assertion is configured, or the JWT
+// bearer grant with a workload token.
 func (gr *grants) machineGrant(ctx context.Context, d *discovery, scopes []string) (*record, error) {
 	method := chooseAuthMethod(gr.c.cfg.TokenEndpointAuthMethod, "", gr.c.cfg.ClientSecret != "", gr.c.signer != nil, d.as.TokenEndpointAuthMethodsSupported)
-	rec := gr.c.newRecord(d, identity{id: gr.c.cfg.ClientID, secret: gr.c.cfg.ClientSecret, method: method})
+	rec, err := gr.c.newRecord(d, identity{id: gr.c.cfg.ClientID, secret: gr.c.cfg.ClientSecret, method: method})
+	if err != nil {
+		return nil, err
+	}
 	form := url.Values{"resource": {d.resource}}
 	scopeForm(form, scopes)
-	if gr.c.cfg.IdentityAssertion != "" {
+	switch {
+	case gr.c.cfg.GrantType == GrantJWTBearer:
+		tok, err := gr.workloadToken(ctx)
+		if err != nil {
+			return nil, gr.c.fail(StepToken, err)
+		}
+		form.Set("grant_type", grantJWTBearer)
+		form.Set("assertion", tok)
+	case gr.c.cfg.IdentityAssertion != "":
 		grant, err := gr.exchangeIdentity(ctx, d, scopes)
 		if err != nil {
 			return nil, err
 		}
 		form.Set("grant_type", grantJWTBearer)
 		form.Set("assertion", grant)
-	} else {
+	default:
 		form.Set("grant_type", GrantClientCredentials)
 	}
 	return gr.c.tokens.grant(ctx, rec, form, scopes)

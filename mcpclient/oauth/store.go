@@ -43,6 +43,10 @@ type record struct {
 	Scope     string `json:"scope,omitempty"`
 	Requested string `json:"requested_scope,omitempty"`
 
+	// DPoPKey is the PKCS#8 DER of the DPoP key pair the token is bound
+	// to (see dpop.go); none without DPoP.
+	DPoPKey []byte `json:"dpop_key,omitempty"`
+
 	Updated time.Time `json:"updated"`
 }
 

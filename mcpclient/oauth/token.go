@@ -3,8 +3,10 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,7 +19,7 @@ const (
 	grantRefreshToken  = "refresh_token"
 	grantDeviceCode    = "urn:ietf:params:oauth:grant-type:device_code"
 	grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
-	grantJWTBearer     = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	grantJWTBearer     = GrantJWTBearer
 	tokenTypeIDJAG     = "urn:ietf:params:oauth:token-type:id-jag"
 	tokenTypeIDToken   = "urn:ietf:params:oauth:token-type:id_token"
 )
@@ -44,6 +46,8 @@ type clientAuth struct {
 	id, secret, method string
 	signer             *signer
 	audience           string // of private_key_jwt assertions: the issuer
+	// dpop, when set, signs a DPoP proof for each token request (dpop.go).
+	dpop *dpopKey
 }
 
 // apply adds the client's authentication to form and req (RFC 6749
@@ -100,14 +104,38 @@ func chooseAuthMethod(configured, registered string, hasSecret, hasKey bool, sup
 
 // postToken POSTs form, authenticated by auth, to endpoint and returns the
 // token response. An OAuth error answer is a *TokenError wrapping
-// ErrTokenEndpoint.
+// ErrTokenEndpoint. With a DPoP key, each attempt carries a fresh proof,
+// and a use_dpop_nonce answer is tried once more with the nonce it gives.
 func (tk *tokens) postToken(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
+	for attempt := 0; ; attempt++ {
+		tr, err := tk.postTokenOnce(ctx, endpoint, form, auth)
+		var te *TokenError
+		if attempt == 0 && auth.dpop != nil && errors.As(err, &te) && te.Status == http.StatusBadRequest && te.Code == errUseDPoPNonce && te.nonce != "" {
+			continue // the nonce is noted (doJSON); a new proof carries it
+		}
+		return tr, err
+	}
+}
+
+// postTokenOnce is one attempt of postToken.
+func (tk *tokens) postTokenOnce(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
+	form = maps.Clone(form) // apply adds the client's credentials
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrTokenEndpoint, endpoint, err)
 	}
 	if err := auth.apply(form, req, tk.c.opts.Now(), tk.c.opts.Secrets); err != nil {
 		return nil, err
+	}
+	if auth.dpop != nil {
+		tk.c.mu.Lock()
+		nonce := tk.c.asNonce
+		tk.c.mu.Unlock()
+		p, err := auth.dpop.proof(http.MethodPost, req.URL, nonce, "", tk.c.opts.Now())
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(headerDPoP, p)
 	}
 	body := form.Encode()
 	req.Body = io.NopCloser(strings.NewReader(body))
@@ -131,12 +159,13 @@ func (tk *tokens) doJSON(req *http.Request, kind error, v any) error {
 		return fmt.Errorf("%w: %w", kind, err)
 	}
 	defer resp.Body.Close()
+	tk.c.noteNonce(resp.Header, false)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return fmt.Errorf("%w: %s: reading the answer: %w", kind, req.URL.Redacted(), err)
 	}
 	if resp.StatusCode/100 != 2 {
-		te := &TokenError{Endpoint: req.URL.Redacted(), Status: resp.StatusCode, kind: kind}
+		te := &TokenError{Endpoint: req.URL.Redacted(), Status: resp.StatusCode, kind: kind, nonce: resp.Header.Get(headerDPoPNonce)}
 		var er errorResponse
 		if json.Unmarshal(b, &er) == nil {
 			te.Code, te.Description = er.Error, er.ErrorDescription
@@ -187,9 +216,15 @@ func (tk *tokens) applyToken(r *record, tr *tokenResponse, requested []string) e
 	return nil
 }
 
-// auth returns the client authentication of r at its token endpoint.
+// auth returns the client authentication of r at its token endpoint, with
+// r's DPoP key (an unreadable one is logged and left out: the request is
+// then made without a proof).
 func (tk *tokens) auth(r *record) clientAuth {
-	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: tk.c.signer, audience: r.Issuer}
+	k, err := tk.c.dpopKeyOf(r)
+	if err != nil {
+		tk.c.opts.Logger.Warn("DPoP key", "server", tk.c.name, "err", err)
+	}
+	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: tk.c.signer, audience: r.Issuer, dpop: k}
 }
 
 // send sends req with the HTTP client, noting its URL in the flight it is

@@ -57,7 +57,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	resp, err := t.send(req, nil, tok)
+	resp, err := t.sendNonced(req, nil, getBody, tok)
 	for retried := false; err == nil; retried = true {
 		ch := parseChallenge(resp.Header)
 		insufficient := resp.StatusCode == http.StatusForbidden && ch.Error == "insufficient_scope"
@@ -85,7 +85,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, c.needsAuth(resp.StatusCode, ch)
 		}
 		tok = fresh
-		resp, err = t.send(req, getBody, tok)
+		resp, err = t.sendNonced(req, getBody, getBody, tok)
 	}
 	return nil, err
 }
@@ -102,9 +102,31 @@ func (t *roundTripper) send(req *http.Request, getBody func() (io.ReadCloser, er
 		r.Body = body
 	}
 	if tok != "" {
-		r.Header.Set("Authorization", "Bearer "+tok)
+		if err := t.c.authorize(r, tok); err != nil {
+			closeBody(r)
+			return nil, err
+		}
 	}
-	return t.base.RoundTrip(r)
+	resp, err := t.base.RoundTrip(r)
+	if err == nil {
+		t.c.noteNonce(resp.Header, true)
+	}
+	return resp, err
+}
+
+// sendNonced is send, once more (with retryBody) when the server answers
+// that a DPoP proof needs its nonce (RFC 9449 §9); every nonce it gives is
+// kept for the proofs that follow.
+func (t *roundTripper) sendNonced(req *http.Request, getBody, retryBody func() (io.ReadCloser, error), tok string) (*http.Response, error) {
+	resp, err := t.send(req, getBody, tok)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := rsNonce(resp); !ok || tok == "" {
+		return resp, nil
+	}
+	discard(resp)
+	return t.send(req, retryBody, tok)
 }
 
 // rewindable makes sure req's body can be sent again: it returns
@@ -143,6 +165,9 @@ func discard(resp *http.Response) {
 
 // noteChallenge records the server's latest challenge for SignIn.
 func (c *Client) noteChallenge(ch challenge) {
+	if strings.EqualFold(ch.Scheme, tokenTypeDPoP) {
+		c.dpopSeen.Store(true)
+	}
 	c.mu.Lock()
 	c.ch = ch
 	c.mu.Unlock()

@@ -160,6 +160,10 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
 		return
 	}
+	jkt, ok := s.tokenProof(w, r, cfg)
+	if !ok {
+		return
+	}
 	var g *grant
 	switch f.Get("grant_type") {
 	case "authorization_code":
@@ -179,7 +183,9 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	if g == nil {
 		return // answered
 	}
-	s.issue(w, g, cfg)
+	bound := *g
+	bound.jkt = jkt
+	s.issue(w, &bound, cfg)
 }
 
 // hold keeps a token request waiting until cfg.HoldToken is closed (true)
@@ -216,6 +222,9 @@ func (s *Server) issue(w http.ResponseWriter, g *grant, cfg Config) {
 	ng.expiry = time.Now().Add(ttl)
 	ng.scopes = slices.DeleteFunc(slices.Clone(g.scopes), func(s string) bool { return s == cfg.DropScope })
 	out := map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(ttl / time.Second)}
+	if ng.jkt != "" {
+		out["token_type"] = "DPoP"
+	}
 	if len(ng.scopes) > 0 {
 		out["scope"] = strings.Join(ng.scopes, " ")
 	}
@@ -281,6 +290,9 @@ func (s *Server) authenticate(r *http.Request, f url.Values, cfg Config) (string
 	}
 	if f.Get("grant_type") == "refresh_token" {
 		return id, true
+	}
+	if f.Get("grant_type") == "urn:ietf:params:oauth:grant-type:jwt-bearer" && cfg.WorkloadToken != "" {
+		return id, true // the workload token is the credential (SEP-1933)
 	}
 	if strings.HasPrefix(id, "https://") && cfg.CIMD {
 		return id, true

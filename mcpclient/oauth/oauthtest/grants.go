@@ -150,6 +150,9 @@ func (s *Server) redeemJAG(w http.ResponseWriter, f url.Values, clientID string)
 	g := s.jags[f.Get("assertion")]
 	delete(s.jags, f.Get("assertion"))
 	s.mu.Unlock()
+	if wt := s.config().WorkloadToken; g == nil && wt != "" && f.Get("assertion") == wt {
+		g = &grant{resource: f.Get("resource"), scopes: strings.Fields(f.Get("scope"))}
+	}
 	if g == nil {
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown assertion")
 		return nil

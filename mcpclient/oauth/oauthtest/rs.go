@@ -68,12 +68,19 @@ func (s *Server) protect(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.record("mcp", r)
 		cfg := s.config()
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		scheme := "Bearer "
+		if cfg.DPoP {
+			scheme = "DPoP "
+		}
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), scheme)
 		s.mu.Lock()
 		g := s.tokens[tok]
 		s.mu.Unlock()
 		if g == nil || time.Now().After(g.expiry) || (g.resource != s.MCPURL() && g.resource != s.RS.URL && g.resource != cfg.Resource) {
 			s.challenge(w, cfg, http.StatusUnauthorized, "invalid_token", cfg.ChallengeScope)
+			return
+		}
+		if cfg.DPoP && !s.resourceProof(w, r, cfg, tok, g) {
 			return
 		}
 		if need := s.toolScope(r, cfg); need != "" && !hasAll(g.scopes, need) {
@@ -93,7 +100,11 @@ func (s *Server) challenge(w http.ResponseWriter, cfg Config, status int, code, 
 	if !cfg.NoResourceMetadata && !cfg.NoChallengeMetadata {
 		params = append(params, fmt.Sprintf("resource_metadata=%q", s.prmURL(cfg)))
 	}
-	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+	scheme := "Bearer "
+	if cfg.DPoP {
+		scheme = "DPoP "
+	}
+	w.Header().Set("WWW-Authenticate", scheme+strings.Join(params, ", "))
 	oauthError(w, status, code, "")
 }
 

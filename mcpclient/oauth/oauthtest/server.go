@@ -77,6 +77,17 @@ type Config struct {
 	// declines (error=access_denied).
 	IssSupported, WrongIss, IssSlash, WrongState, Deny bool
 
+	// DPoP: the MCP server challenges with the DPoP scheme and takes DPoP
+	// tokens only, each request with a valid proof bound to the token's
+	// key; the token endpoint binds a token to the key of a request's
+	// proof (token_type DPoP). DPoPNonce: both ask for a nonce (ASNonce,
+	// RSNonce) in every proof.
+	DPoP, DPoPNonce bool
+
+	// WorkloadToken, when set, is a workload identity token the JWT
+	// bearer grant accepts as its assertion (SEP-1933).
+	WorkloadToken string
+
 	// TokenTTL is the tokens' lifetime (default one hour); RefreshTokens
 	// hands out refresh tokens; RevokeRefresh refuses them
 	// (invalid_grant).
@@ -106,16 +117,20 @@ type Server struct {
 	mcp *server.StreamableHTTPServer
 	sse *server.SSEServer // set before the first request
 
-	mu      sync.Mutex
-	cfg     Config
-	log     []Request
-	codes   map[string]*grant
-	tokens  map[string]*grant // access tokens
-	refresh map[string]*grant
-	devices map[string]*device // by device code
-	jags    map[string]*grant  // identity assertion grants issued by the IdP
-	approve chan struct{}      // closed and replaced when a device is approved
-	hanging int                // token requests held now
+	mu     sync.Mutex
+	cfg    Config
+	log    []Request
+	codes  map[string]*grant
+	tokens map[string]*grant // access tokens
+	// jtis and proofFailures: the DPoP proofs seen, and why any was
+	// refused (dpop.go).
+	jtis          map[string]bool
+	proofFailures []string
+	refresh       map[string]*grant
+	devices       map[string]*device // by device code
+	jags          map[string]*grant  // identity assertion grants issued by the IdP
+	approve       chan struct{}      // closed and replaced when a device is approved
+	hanging       int                // token requests held now
 }
 
 // Request is one request a server received, for the test to inspect.
@@ -131,6 +146,7 @@ type Request struct {
 // grant is what a code or token stands for.
 type grant struct {
 	clientID, redirectURI, challenge, resource string
+	jkt                                        string // DPoP: the key the token is bound to
 	scopes                                     []string
 	expiry                                     time.Time
 }
@@ -145,7 +161,7 @@ type device struct {
 // New starts the servers with cfg; they stop when the test ends.
 func New(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s := &Server{t: t, cfg: cfg, codes: map[string]*grant{}, tokens: map[string]*grant{},
+	s := &Server{t: t, cfg: cfg, codes: map[string]*grant{}, tokens: map[string]*grant{}, jtis: map[string]bool{},
 		refresh: map[string]*grant{}, devices: map[string]*device{}, jags: map[string]*grant{}, approve: make(chan struct{})}
 	s.AS = httptest.NewServer(s.asHandler())
 	srv := server.NewMCPServer("protected", "1.0.0", server.WithToolCapabilities(false))

@@ -22,6 +22,7 @@ const (
 	envClientSecret      = "CONFORMANCE_CLIENT_SECRET"
 	envPrivateKey        = "CONFORMANCE_PRIVATE_KEY"
 	envIdentityAssertion = "CONFORMANCE_IDP_ID_TOKEN"
+	envWorkloadToken     = "CONFORMANCE_WIF_TOKEN"
 )
 
 // call is one prompt of the plan: by default `/call` of a tool of the
@@ -218,10 +219,14 @@ func planFor(scenario, rawContext string) (plan, error) {
 		p.env = []string{envClientSecret + "=" + sc.ClientSecret, envIdentityAssertion + "=" + sc.IDPIDToken}
 		p.signIn = false
 	case "auth/wif-jwt-bearer":
-		// The workload token (valid_jwt) is the assertion of a JWT bearer
-		// grant with client_id conformance-wif-workload; acpgate has no
-		// setting for it yet (docs/conformance.md), so the server is
-		// passed as any other and no sign-in is waited for.
+		// Workload identity federation (SEP-1933): the workload token
+		// (valid_jwt) is the assertion of a JWT bearer grant; acpgate
+		// reads it from a command, as from a platform's token helper.
+		p.oauth = map[string]any{
+			"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer", "clientId": sc.ClientID,
+			"workloadToken": map[string]any{"command": []string{"printenv", envWorkloadToken}},
+		}
+		p.env = []string{envWorkloadToken + "=" + sc.ValidJWT}
 		p.signIn = false
 	}
 	return p, nil
