@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,7 +185,7 @@ func TestStdoutJunkOverBudgetWaits(t *testing.T) {
 	g := newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 10, 5, clock.now)
 	g.sleep = func(d time.Duration) { waits++; clock.sleep(d) }
 	src := &lineByLine{lines: in}
-	j := newJSONLines(src, 1<<20, g, &tooLargeIDs{})
+	j := newJSONLines(src, 1<<20, g, &tooLargeIDs{}, nil)
 	var got []string
 	for {
 		msg, err := j.next()
@@ -218,4 +219,64 @@ func TestStdoutJunkOverBudgetWaits(t *testing.T) {
 	if reads := clock.clockReads(); reads > 4*waits+10 {
 		t.Errorf("%d clock reads for %d waits", reads, waits)
 	}
+}
+
+// Valid messages count against the read budget too: a server that sends
+// more than the budget's burst of them is read more slowly (the reader
+// waits before reading the pipe again, for as long as the rate says),
+// and every message is still handed on, in order. So is an endless line,
+// by its bytes.
+func TestReadBudgetSlowsEveryKindOfMessage(t *testing.T) {
+	t.Parallel()
+	const extra = 3000 // messages over the burst: 3 s at the rate
+	var in []string
+	for i := range budgetLineBurst + extra {
+		in = append(in, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":%d}}`+"\n", i))
+	}
+	clock := newWaitClock(false)
+	var slept time.Duration
+	budget := newReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
+	src := &lineByLine{lines: slices.Clone(in)}
+	j := newJSONLines(src, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &tooLargeIDs{}, budget)
+	n := 0
+	for {
+		msg, err := j.next()
+		if err != nil {
+			break
+		}
+		if want := strings.TrimSuffix(in[n], "\n"); string(msg) != want {
+			t.Fatalf("message %d: %q, want %q", n, msg, want)
+		}
+		n++
+	}
+	if n != len(in) {
+		t.Fatalf("%d messages handed on, want %d", n, len(in))
+	}
+	want := time.Duration(extra) * time.Second / budgetLineRate
+	if slept < want*9/10 || slept > want*11/10 {
+		t.Errorf("waited %s for %d messages over the burst, want about %s", slept, extra, want)
+	}
+
+	// An endless line: its bytes over the burst cost their time too.
+	slept = 0
+	budget = newReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
+	const size = budgetByteBurst + budgetByteRate // one second over the burst
+	line := io.MultiReader(strings.NewReader("{"), io.LimitReader(endless{}, size))
+	j = newJSONLines(line, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &tooLargeIDs{}, budget)
+	if _, err := io.Copy(io.Discard, j); err != nil {
+		t.Fatal(err)
+	}
+	if slept < 900*time.Millisecond || slept > 1100*time.Millisecond {
+		t.Errorf("waited %s for an endless line one second of bytes over the burst", slept)
+	}
+}
+
+// endless is 'x' forever, with no newline.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
 }

@@ -18,8 +18,9 @@ import (
 // withSizeTrip), if any, is set, because mcp-go does not pass on the error
 // of an event stream that breaks off. Safe for concurrent use.
 type boundedBodies struct {
-	base http.RoundTripper
-	max  int
+	base   http.RoundTripper
+	max    int
+	budget *readBudget // the server's read budget, shared by its bodies
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -29,7 +30,7 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	trip, _ := req.Context().Value(sizeTripKey{}).(*atomic.Bool)
-	bb := &boundedBody{rc: resp.Body, max: b.max, trip: trip}
+	bb := &boundedBody{rc: resp.Body, max: b.max, trip: trip, budget: b.budget}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		bb.events = true
 	}
@@ -55,6 +56,9 @@ type boundedBody struct {
 	max    int
 	events bool
 	trip   *atomic.Bool
+	budget *readBudget
+	// spentLines and spentBytes are read and not yet charged to budget.
+	spentLines, spentBytes int
 
 	n       int  // bytes of the body, or of the current event
 	lineLen int  // events: bytes of the current line, its newline excluded
@@ -67,10 +71,14 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.over {
 		return 0, b.tooLarge()
 	}
+	b.budget.settle(b.spentLines, b.spentBytes)
+	b.spentLines, b.spentBytes = 0, 0
 	if !b.events && len(p) > b.max-b.n+1 {
 		p = p[:b.max-b.n+1] // one byte past the bound tells whether there is more
 	}
 	n, err := b.rc.Read(p)
+	b.spentBytes += n
+	b.spentLines += bytes.Count(p[:n], []byte{'\n'})
 	if b.events {
 		b.countEvents(p[:n])
 	} else {

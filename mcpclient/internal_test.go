@@ -25,7 +25,7 @@ func TestJSONLinesFilter(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	// A one-byte reader forces every fragment path.
 	gate := newLogGate(logger, nil, Unlimited, 0, time.Now)
-	got, err := io.ReadAll(newJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, gate, &tooLargeIDs{}))
+	got, err := io.ReadAll(newJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, gate, &tooLargeIDs{}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestJSONLinesBoundsMemory(t *testing.T) {
 	// 64 MiB of junk with no newline must be skipped with a small buffer.
 	huge := io.LimitReader(repeatReader('z'), 64<<20)
 	r := io.MultiReader(huge, strings.NewReader("\n{\"ok\":true}\n"))
-	j := newJSONLines(r, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), &tooLargeIDs{})
+	j := newJSONLines(r, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), &tooLargeIDs{}, nil)
 	got, err := io.ReadAll(j)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,9 @@ import (
 // and if the message was a response, a made-up error response for its id
 // takes its place, so the request fails at once (see tooLargeIDs).
 //
+// Everything read counts against the server's read budget (readBudget):
+// over it, the pipe is read again only once the budget allows.
+//
 // Junk beyond the log budget slows the reading of this stdout only: once a
 // junk line is refused a token, further junk lines are dropped without
 // asking (no clock read per line), what is already read is still handed
@@ -33,6 +36,10 @@ type jsonLines struct {
 	max      int
 	logs     *logGate
 	tooLarge *tooLargeIDs
+	budget   *readBudget // the server's read budget; nil: none
+	// spentLines and spentBytes are read since the budget was last
+	// settled (before each read of the pipe).
+	spentLines, spentBytes int
 
 	pending []byte // what Read has not handed out yet
 	err     error  // the read error to return once pending is out
@@ -59,8 +66,8 @@ const (
 // junkHead is how much of a non-JSON line is kept for its warning.
 const junkHead = 4 << 10
 
-func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs) *jsonLines {
-	return &jsonLines{lr: lines.NewReader(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, nl: []byte{'\n'}}
+func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs, budget *readBudget) *jsonLines {
+	return &jsonLines{lr: lines.NewReader(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, budget: budget, nl: []byte{'\n'}}
 }
 
 // Read implements io.Reader.
@@ -80,12 +87,21 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 // is handed on (possibly nothing). Fragments are slices of lr's buffer,
 // valid until the next step.
 func (j *jsonLines) step() {
-	if j.over && j.lr.Buffered() == 0 {
-		j.logs.drop(j.dropped)
-		j.logs.wait()
-		j.over, j.dropped = false, 0
+	if j.lr.Buffered() == 0 {
+		// The pipe is read next: pay for what was read first.
+		j.budget.settle(j.spentLines, j.spentBytes)
+		j.spentLines, j.spentBytes = 0, 0
+		if j.over {
+			j.logs.drop(j.dropped)
+			j.logs.wait()
+			j.over, j.dropped = false, 0
+		}
 	}
 	frag, ended, err := j.lr.Next()
+	j.spentBytes += len(frag)
+	if ended {
+		j.spentLines++
+	}
 	if err != nil {
 		j.err = err
 		j.logs.drop(j.dropped)
@@ -148,6 +164,15 @@ func (j *jsonLines) junkLine() {
 	}
 	j.logJunk = j.logs.allow()
 	j.over = !j.logJunk
+}
+
+// notJSON reports a line handed on as a message that turned out not to be
+// JSON (its first byte is '{' or '['): it is skipped with the warning of a
+// junk line, within the log budget.
+func (j *jsonLines) notJSON(line []byte) {
+	if j.logs.allow() {
+		j.logs.stdoutJunk(line[:min(len(line), junkHead)], len(line))
+	}
 }
 
 // endingNewline is 1 when frag ends its line with a newline, else 0.

@@ -138,7 +138,7 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 	}
 	dl.s.setProcessTail(p.tail)
 	tooLarge := &tooLargeIDs{}
-	stdout := newJSONLines(p.stdout, dl.s.m.opts.MaxMessageSize, dl.s.logs, tooLarge)
+	stdout := newJSONLines(p.stdout, dl.s.m.opts.MaxMessageSize, dl.s.logs, tooLarge, dl.s.reads)
 	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
 	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
@@ -180,7 +180,7 @@ func (dl *dialer) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: boundedBodies{base: rt, max: dl.s.m.opts.MaxMessageSize}}, nil
+	return &http.Client{Transport: boundedBodies{base: rt, max: dl.s.m.opts.MaxMessageSize, budget: dl.s.reads}}, nil
 }
 
 func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {

@@ -170,7 +170,7 @@ func TestJSONLinesOverLongResponse(t *testing.T) {
 	in := big + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
 	ids := &tooLargeIDs{}
 	var logs bytes.Buffer
-	j := newJSONLines(strings.NewReader(in), max, newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 0, 0, time.Now), ids)
+	j := newJSONLines(strings.NewReader(in), max, newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 0, 0, time.Now), ids, nil)
 	br := bufio.NewReader(j)
 	var lines []string
 	for {
@@ -217,7 +217,7 @@ func TestJSONLinesLimitIsTheMessage(t *testing.T) {
 		wantErr bool
 	}{{len(msg), false}, {len(msg) - 1, true}} {
 		ids := &tooLargeIDs{}
-		j := newJSONLines(strings.NewReader(msg+"\n"), tc.max, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), ids)
+		j := newJSONLines(strings.NewReader(msg+"\n"), tc.max, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), ids, nil)
 		var got []string
 		for {
 			line, err := j.next()

@@ -21,8 +21,9 @@ type server struct {
 	spec    ServerSpec
 	logger  *slog.Logger
 	limiter *ratelimit.Window
-	logs    *logGate // the server's own output, into logger
-	auth    *auth    // OAuth sign-in (http and sse)
+	logs    *logGate    // the server's own output, into logger
+	reads   *readBudget // what reading the server's messages may cost
+	auth    *auth       // OAuth sign-in (http and sse)
 
 	cancel context.CancelFunc // stops run; set by launch
 	life   context.Context    // run's context; set by launch (under m.mu)
@@ -68,6 +69,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
+	s.reads = newReadBudget(o.Clock, time.Sleep)
 	if spec.CallsPerMinute > 0 {
 		s.limiter = ratelimit.New(spec.CallsPerMinute, time.Minute)
 	}

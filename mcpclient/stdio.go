@@ -236,10 +236,12 @@ func (t *stdioTransport) readLoop() {
 }
 
 // dispatch hands one message on; a line that is not a JSON-RPC message is
-// skipped, as mcp-go does.
+// skipped, as mcp-go does, and one that is not JSON at all with the
+// warning of the other non-JSON lines.
 func (t *stdioTransport) dispatch(line []byte) {
 	var env envelope
 	if json.Unmarshal(line, &env) != nil {
+		t.lines.notJSON(line)
 		return
 	}
 	switch {

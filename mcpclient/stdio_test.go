@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,7 +58,7 @@ func pipeTransport(t *testing.T, max int) (*stdioTransport, *scriptedPeer) {
 	cr, cw := io.Pipe() // transport -> server
 	gate := newLogGate(slog.New(slog.DiscardHandler), nil, Unlimited, 0, time.Now)
 	ids := &tooLargeIDs{}
-	tr := newStdioTransport(newJSONLines(sr, max, gate, ids), cw, ids)
+	tr := newStdioTransport(newJSONLines(sr, max, gate, ids, nil), cw, ids)
 	if err := tr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -297,5 +298,32 @@ func TestStdioTransportWithMCPClient(t *testing.T) {
 	peer.say(t, `{"jsonrpc":"2.0","id":"ping-1","method":"ping"}`)
 	if got := peer.read(t); got["id"] != "ping-1" || got["result"] == nil {
 		t.Fatalf("ping answer: %v", got)
+	}
+}
+
+// A line that starts like JSON but is not JSON is skipped with the warning
+// of the other non-JSON lines (within the log budget), and the messages
+// around it go on.
+func TestStdioTransportWarnsOfBadJSON(t *testing.T) {
+	t.Parallel()
+	sr, sw := io.Pipe()
+	cr, cw := io.Pipe()
+	var logs bytes.Buffer // written on the reader goroutine before the answer is handed over
+	gate := newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, Unlimited, 0, time.Now)
+	ids := &tooLargeIDs{}
+	tr := newStdioTransport(newJSONLines(sr, 1<<20, gate, ids, nil), cw, ids)
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close(); _ = sw.Close(); _ = cr.Close() })
+	peer := &scriptedPeer{in: bufio.NewReader(cr), out: sw}
+	got := send(tr, context.Background(), request(1, "a"))
+	peer.read(t)
+	peer.say(t, `{"jsonrpc": not json at all`, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	if r := <-got; r.err != nil || r.resp.Error != nil {
+		t.Fatalf("the answer after the bad line: %+v", r)
+	}
+	if !strings.Contains(logs.String(), "skipped non-JSON line on server stdout") || !strings.Contains(logs.String(), "not json at all") {
+		t.Fatalf("no warning for the bad line:\n%s", logs.String())
 	}
 }

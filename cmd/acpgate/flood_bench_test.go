@@ -128,6 +128,12 @@ func BenchmarkFloodThroughBinary(b *testing.B) {
 	for _, tc := range []struct{ name, call string }{
 		{"none", `/call mcp__flood__sleep {"ms":8000}`},
 		{"stdout+stderr", `/call mcp__flood__flood {"kind":"both","lines":0,"ms":8000,"size":1024}`},
+		{"log", `/call mcp__flood__flood {"kind":"log","lines":0,"ms":8000,"size":100}`},
+		{"progress", `/call mcp__flood__flood {"kind":"progress","lines":0,"ms":8000,"size":100}`},
+		{"response", `/call mcp__flood__flood {"kind":"response","lines":0,"ms":8000,"size":100}`},
+		{"listchanged", `/call mcp__flood__flood {"kind":"listchanged","lines":0,"ms":8000}`},
+		{"badjson", `/call mcp__flood__flood {"kind":"badjson","lines":0,"ms":8000,"size":100}`},
+		{"endless", `/call mcp__flood__flood {"kind":"endless","lines":0,"ms":8000,"size":65536}`},
 	} {
 		b.Run("flood="+tc.name, func(b *testing.B) {
 			var runs []floodRun

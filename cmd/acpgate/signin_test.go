@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -118,5 +120,63 @@ func TestHungTokenEndpointThroughTheBinary(t *testing.T) {
 	out := mustJSON(a.client.all()[before:]) // the card and the result
 	if !strings.Contains(out, srv.Issuer()+"/token") || strings.Contains(out, "no answer or progress") {
 		t.Fatalf("the call's result does not name the token endpoint:\n%s", out)
+	}
+}
+
+// TestHungTokenEndpointTwoSessions: the same server in two sessions (two
+// clients of one token store), its token endpoint accepting refreshes and
+// never answering. Each session's /call fails at its own deadline naming
+// the token endpoint; neither blames the MCP server, and neither server
+// leaves ready because its authorization server is slow.
+func TestHungTokenEndpointTwoSessions(t *testing.T) {
+	t.Parallel()
+	srv := oauthtest.New(t, oauthtest.Config{RefreshTokens: true})
+	cfg := writeConfig(t, `{"agents": {"defaults": {"mcp": {"servers": {
+  "prot": {"transport": "http", "url": "`+srv.MCPURL()+`", "toolTimeout": 1000}}},
+  "tools": {"autoApprove": ["mcp__prot__echo"]}}}}`)
+	a := startAgent(t, t.TempDir(), "--config", cfg)
+	open := func() acpsdk.SessionId {
+		resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.SessionId
+	}
+	s1 := open()
+	followSignInCard(t, a, "prot")
+	s2 := open() // signed in from the stored token
+	for _, sid := range []acpsdk.SessionId{s1, s2} {
+		prompt(t, a, sid, "/call mcp__prot__echo {\"text\":\"hi\"}")
+	}
+	srv.Revoke()
+	_, release := srv.HangToken()
+	defer release()
+	before := len(a.client.all())
+	var wg sync.WaitGroup
+	took := make([]time.Duration, 2)
+	for i, sid := range []acpsdk.SessionId{s1, s2} {
+		wg.Go(func() {
+			start := time.Now()
+			prompt(t, a, sid, "/call mcp__prot__echo {\"text\":\"again\"}")
+			took[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	t.Logf("the calls ended after %s and %s (call timeout 1 s)", took[0], took[1]) // docs/benchmarks.md
+	all := a.client.all()[before:]
+	for _, sid := range []acpsdk.SessionId{s1, s2} {
+		var mine []acpsdk.SessionNotification
+		for _, n := range all {
+			if n.SessionId == sid {
+				mine = append(mine, n)
+			}
+		}
+		out := mustJSON(mine)
+		if !strings.Contains(out, srv.Issuer()+"/token") || strings.Contains(out, "refused a fresh token") {
+			t.Errorf("session %s: the call's result does not name the token endpoint:\n%s", sid, out)
+		}
+		if strings.Contains(out, "needs-auth") {
+			t.Errorf("session %s: the server went needs-auth:\n%s", sid, out)
+		}
 	}
 }

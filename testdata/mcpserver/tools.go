@@ -281,7 +281,8 @@ func (a *app) addTools() {
 
 	s.AddTool(mcp.NewTool("flood",
 		mcp.WithDescription("Writes lines lines to stderr, stdout (as junk), both or as log notifications, as fast as it can or paced."),
-		mcp.WithString("kind", mcp.Required(), mcp.Enum("stderr", "stdout", "both", "notify"), mcp.Description("Where to write.")),
+		mcp.WithString("kind", mcp.Required(), mcp.Enum("stderr", "stdout", "both", "notify", "log", "progress", "response", "listchanged", "badjson", "endless"),
+			mcp.Description("Where to write: stderr, stdout (junk), both, notify (log notifications through the server); on stdout as raw lines: log (notifications/message), progress (for an unknown token), response (to an unknown id), listchanged (tools/list_changed), badjson (lines that start with { and are not JSON), endless (one line without a newline).")),
 		mcp.WithInteger("lines", mcp.Required(), mcp.Min(0), mcp.Description("How many lines (0 with ms: no bound).")),
 		mcp.WithInteger("size", mcp.Min(0), mcp.Description("Pad each line with 'x' to this many bytes.")),
 		mcp.WithInteger("ms", mcp.Min(0), mcp.Description("Stop after this many milliseconds.")),
@@ -333,6 +334,14 @@ func (a *app) floodTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		go func() { _, err := plan.run(toStdout); done <- err }()
 		written, err = plan.run(toStderr)
 		err = errors.Join(err, <-done)
+	case "log", "progress", "response", "listchanged", "badjson", "endless":
+		if a.out == nil {
+			return mcp.NewToolResultError("a raw flood needs stdio"), nil
+		}
+		written, err = plan.run(rawFloodLine(kind, func(line string) error { _, err := a.out.Write([]byte(line)); return err }))
+		if kind == "endless" && err == nil {
+			_, err = a.out.Write([]byte("\n")) // the answer comes on a line of its own
+		}
 	case "notify":
 		written, err = plan.run(func(line string) error {
 			return a.notify(ctx, string(mcp.MethodNotificationMessage), map[string]any{
@@ -346,6 +355,31 @@ func (a *app) floodTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return mcp.NewToolResultError("flood: " + err.Error()), nil
 	}
 	return text(fmt.Sprintf("flooded %d", written)), nil
+}
+
+// rawFloodLine returns a writer of plan lines that writes each as the
+// stdout message kind asks for instead (endless: the padding only, with no
+// newline ever).
+func rawFloodLine(kind string, write func(string) error) func(string) error {
+	return func(line string) error {
+		body := strings.TrimSuffix(line, "\n")
+		var msg string
+		switch kind {
+		case "log":
+			msg = fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%q}}`, body)
+		case "progress":
+			msg = fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1,"message":%q}}`, body)
+		case "response":
+			msg = fmt.Sprintf(`{"jsonrpc":"2.0","id":"nobody-asked","result":{"text":%q}}`, body)
+		case "listchanged":
+			msg = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+		case "badjson":
+			msg = "{" + body
+		case "endless":
+			return write(strings.Repeat("x", len(body)))
+		}
+		return write(msg + "\n")
+	}
 }
 
 // run writes the plan's lines "flood line <i>" (padded to size, newline
