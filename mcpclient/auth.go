@@ -378,11 +378,11 @@ func (m *Manager) Logout(ctx context.Context, name string) error {
 	return nil
 }
 
-// oauthClient returns the server's oauth.Client: the one its connections
+// clientFor returns the server's oauth.Client: the one its connections
 // use, else one made from its spec as Options.Prepare prepares it. Errors
 // wrap ErrNoOAuth for a server that does not sign in.
 func (a *auth) clientFor(ctx context.Context) (*oauth.Client, error) {
-	if c := a.s.auth.current(); c != nil {
+	if c := a.current(); c != nil {
 		return c, nil
 	}
 	if t := a.s.spec.Transport; t != TransportHTTP && t != TransportSSE {
@@ -395,7 +395,7 @@ func (a *auth) clientFor(ctx context.Context) (*oauth.Client, error) {
 			return nil, err
 		}
 	}
-	c, err := a.s.auth.oauthClient(&spec)
+	c, err := a.oauthClient(&spec)
 	if err == nil && c == nil {
 		err = fmt.Errorf("%w: sign-in is off for %q", ErrNoOAuth, a.s.spec.Name)
 	}
