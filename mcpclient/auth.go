@@ -315,7 +315,7 @@ func (s *server) setPrompt(p oauth.Prompt) {
 	s.mu.Lock()
 	s.st.SignIn, s.st.SignInErr = p, nil
 	s.mu.Unlock()
-	s.m.changed(s, EventStatus, false)
+	s.m.fleet.changed(s, EventStatus, false)
 }
 
 // endPrompt records the end of a sign-in (err: why it failed, nil when it
@@ -324,7 +324,7 @@ func (s *server) endPrompt(err error) {
 	s.mu.Lock()
 	s.st.SignIn, s.st.SignInErr = oauth.Prompt{}, err
 	s.mu.Unlock()
-	s.m.changed(s, EventStatus, false)
+	s.m.fleet.changed(s, EventStatus, false)
 }
 
 // Login signs in to the named server (an http or sse server with sign-in
@@ -335,7 +335,7 @@ func (s *server) endPrompt(err error) {
 // ErrUnknownServer, ErrNoOAuth, ErrClosed or the oauth errors of the
 // failed step.
 func (m *Manager) Login(ctx context.Context, name string) error {
-	s, err := m.server(name)
+	s, err := m.fleet.server(name)
 	if err != nil {
 		return err
 	}
@@ -353,7 +353,7 @@ func (m *Manager) Login(ctx context.Context, name string) error {
 // waits for sign-in, without starting one on its own (see Login). Errors
 // wrap ErrUnknownServer or ErrNoOAuth.
 func (m *Manager) Logout(ctx context.Context, name string) error {
-	s, err := m.server(name)
+	s, err := m.fleet.server(name)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ type callState struct {
 // Options.SignIn), bounded by ctx, and is then made again, once. Otherwise
 // it fails with an error wrapping ErrNeedsAuth. Safe for concurrent use.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
-	s, err := m.server(server)
+	s, err := m.fleet.server(server)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (cl *caller) progress(params map[string]any) {
 // The result is mcp-go's type on purpose (see the package doc): the
 // contents as the server sent them.
 func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	s, c, callCtx, cancel, err := m.request(ctx, server)
+	s, c, callCtx, cancel, err := m.fleet.request(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (*mcp.Re
 // call timeout. The result is mcp-go's type on purpose (see the package
 // doc): the messages as the server sent them.
 func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	s, c, callCtx, cancel, err := m.request(ctx, server)
+	s, c, callCtx, cancel, err := m.fleet.request(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +317,8 @@ func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[s
 }
 
 // request finds a ready server and a context bounded by its call timeout.
-func (m *Manager) request(ctx context.Context, server string) (*server, *conn, context.Context, context.CancelCauseFunc, error) {
-	s, err := m.server(server)
+func (fl *fleet) request(ctx context.Context, server string) (*server, *conn, context.Context, context.CancelCauseFunc, error) {
+	s, err := fl.server(server)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -131,10 +131,10 @@ func (ls *lister) update(what refreshKind, cat catalog) {
 	ls.s.mu.Unlock()
 	if what&refreshTools != 0 {
 		ls.s.logger.Info("tool list changed", "tools", len(cat.tools))
-		ls.s.m.changedLocked(ls.s, EventToolsChanged, true)
+		ls.s.m.fleet.changedLocked(ls.s, EventToolsChanged, true)
 	}
 	if what&refreshResources != 0 {
-		ls.s.m.changedLocked(ls.s, EventResourcesChanged, false)
+		ls.s.m.fleet.changedLocked(ls.s, EventResourcesChanged, false)
 	}
 }
 

@@ -26,6 +26,10 @@
 // result (the large-result benchmarks guard against that copy) and lag
 // behind each new revision. Each exported name that exposes one says so.
 //
+// A Manager is its API over a fleet: the servers as a whole (their list,
+// reconfiguration, launch, lookup by name, the events that follow a change,
+// and the request path every call takes).
+//
 // Each server of a Manager is split by protocol role, one type each, made
 // together by newServer and meeting through the server they belong to and
 // the notified interface (the reader goroutine hands each notification to
@@ -48,7 +52,7 @@
 // Where things are:
 //
 //	doc.go              this map
-//	manager.go          Options, Manager: the servers of one session, the catalog, events
+//	manager.go          Options, Manager, fleet: the servers of one session, the catalog, events
 //	spec.go             ServerSpec, ProtocolVersion: what a server is and how it is run
 //	status.go           State, Status, Event
 //	events.go           the event queue: Options.OnEvent in order, off the caller's goroutine

@@ -212,6 +212,17 @@ type Manager struct {
 	closed    chan struct{}
 	closeErrs []error
 	changedCh chan struct{} // closed and replaced on every change
+
+	fleet *fleet // the servers: their list, reconfiguration, events
+}
+
+// fleet is the Manager's servers as a whole: the published list and its
+// rebuilding (Reconfigure), launching them, finding one by name, the
+// events and tool allocation that follow a change, and the request path
+// every call takes to a server. It holds the Manager (m) and reaches its
+// state under m.mu; safe for concurrent use.
+type fleet struct {
+	m *Manager
 }
 
 // New returns a Manager for specs. It fails only when the specs cannot be
@@ -226,7 +237,8 @@ func New(specs []ServerSpec, opts *Options) (*Manager, error) {
 		closed:    make(chan struct{}),
 		changedCh: make(chan struct{}),
 	}
-	list, err := m.buildList(specs, nil)
+	m.fleet = &fleet{m: m}
+	list, err := m.fleet.buildList(specs, nil)
 	if err != nil {
 		return nil, err // nothing started yet: no goroutine to leak
 	}
@@ -244,11 +256,11 @@ type serverList struct {
 }
 
 // list returns the current servers.
-func (m *Manager) list() *serverList { return m.cur.Load() }
+func (fl *fleet) list() *serverList { return fl.m.cur.Load() }
 
 // buildList makes the servers for specs, reusing those of keep (by name)
 // whose spec is unchanged.
-func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serverList, error) {
+func (fl *fleet) buildList(specs []ServerSpec, keep map[string]*server) (*serverList, error) {
 	l := &serverList{byName: make(map[string]*server, len(specs))}
 	enabled := 0
 	for i, spec := range specs {
@@ -258,7 +270,7 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 		if _, dup := l.byName[spec.Name]; dup {
 			return nil, fmt.Errorf("%w: duplicate server name %q", ErrInvalidSpec, spec.Name)
 		}
-		full := spec.withDefaults(m.opts.CallsPerMinute)
+		full := spec.withDefaults(fl.m.opts.CallsPerMinute)
 		if old, ok := keep[spec.Name]; ok && reflect.DeepEqual(old.spec, full) {
 			if !spec.Disabled {
 				enabled++
@@ -267,9 +279,9 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 			l.byName[spec.Name] = old
 			continue
 		}
-		s := newServer(m, full)
+		s := newServer(fl.m, full)
 		invalid := spec.Validate()
-		if invalid == nil && full.Transport == TransportACP && m.opts.Tunnel == nil {
+		if invalid == nil && full.Transport == TransportACP && fl.m.opts.Tunnel == nil {
 			invalid = fmt.Errorf("%w: server %q: acp servers are not supported here (no tunnel to the ACP client)", ErrInvalidSpec, spec.Name)
 		}
 		switch {
@@ -278,9 +290,9 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 			s.st.Warning = "disabled"
 		case invalid != nil:
 			s.st.State, s.st.Error = StateFailed, invalid.Error()
-		case enabled >= m.opts.MaxServers:
+		case enabled >= fl.m.opts.MaxServers:
 			s.st.State = StateFailed
-			s.st.Error = fmt.Sprintf("%v: at most %d servers per session; %q was not started", ErrLimit, m.opts.MaxServers, spec.Name)
+			s.st.Error = fmt.Sprintf("%v: at most %d servers per session; %q was not started", ErrLimit, fl.m.opts.MaxServers, spec.Name)
 		default:
 			enabled++
 		}
@@ -297,7 +309,7 @@ func (m *Manager) buildList(specs []ServerSpec, keep map[string]*server) (*serve
 // and returns the names of the servers it (re)started. Safe for concurrent
 // use with everything but Close.
 func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string, error) {
-	return m.reconfigure(ctx, specs, "")
+	return m.fleet.reconfigure(ctx, specs, "")
 }
 
 // Restart stops the server called name and starts it again with the
@@ -306,17 +318,17 @@ func (m *Manager) Reconfigure(ctx context.Context, specs []ServerSpec) ([]string
 // name the Manager does not have, or ErrClosed. Safe for concurrent use
 // with everything but Close.
 func (m *Manager) Restart(ctx context.Context, name string) error {
-	if _, ok := m.list().byName[name]; !ok {
+	if _, ok := m.fleet.list().byName[name]; !ok {
 		return fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
-	_, err := m.reconfigure(ctx, m.Specs(), name)
+	_, err := m.fleet.reconfigure(ctx, m.Specs(), name)
 	return err
 }
 
 // Specs returns the specs of the Manager's servers, in order, as given to
 // New or Reconfigure (with defaults filled in). Safe for concurrent use.
 func (m *Manager) Specs() []ServerSpec {
-	l := m.list()
+	l := m.fleet.list()
 	out := make([]ServerSpec, len(l.servers))
 	for i, s := range l.servers {
 		out[i] = s.spec
@@ -326,21 +338,21 @@ func (m *Manager) Specs() []ServerSpec {
 
 // reconfigure is Reconfigure, with the server called renew (if any) made
 // anew even when its spec is unchanged.
-func (m *Manager) reconfigure(ctx context.Context, specs []ServerSpec, renew string) ([]string, error) {
-	m.mu.Lock()
-	if m.closing {
-		m.mu.Unlock()
+func (fl *fleet) reconfigure(ctx context.Context, specs []ServerSpec, renew string) ([]string, error) {
+	fl.m.mu.Lock()
+	if fl.m.closing {
+		fl.m.mu.Unlock()
 		return nil, ErrClosed
 	}
-	started := m.started
-	m.mu.Unlock()
-	old := m.list()
+	started := fl.m.started
+	fl.m.mu.Unlock()
+	old := fl.list()
 	keep := old.byName
 	if renew != "" {
 		keep = maps.Clone(keep)
 		delete(keep, renew)
 	}
-	next, err := m.buildList(specs, keep)
+	next, err := fl.buildList(specs, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -366,43 +378,43 @@ func (m *Manager) reconfigure(ctx context.Context, specs []ServerSpec, renew str
 		}
 	}
 	var restarted []string
-	m.mu.Lock()
-	m.cur.Store(next)
+	fl.m.mu.Lock()
+	fl.m.cur.Store(next)
 	for _, s := range next.servers {
 		if old.byName[s.spec.Name] == s {
 			continue
 		}
 		restarted = append(restarted, s.spec.Name)
 		if started && s.st.State == StateConnecting {
-			m.launch(s)
+			fl.launch(s)
 		}
 	}
-	m.mu.Unlock()
+	fl.m.mu.Unlock()
 	for _, s := range next.servers {
 		if old.byName[s.spec.Name] != s {
-			m.changed(s, EventStatus, true)
+			fl.changed(s, EventStatus, true)
 		}
 	}
 	for _, s := range stopped {
 		if next.byName[s.spec.Name] == nil {
-			m.changed(s, EventToolsChanged, true)
+			fl.changed(s, EventToolsChanged, true)
 		}
 	}
-	return restarted, m.Wait(ctx)
+	return restarted, fl.m.Wait(ctx)
 }
 
 // launch starts s's run goroutine, unless Close has begun (then s is
 // marked closed). Called with m.mu held.
-func (m *Manager) launch(s *server) {
-	if m.closing {
+func (fl *fleet) launch(s *server) {
+	if fl.m.closing {
 		s.mu.Lock()
 		s.st.State = StateClosed
 		s.mu.Unlock()
 		return
 	}
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithCancel(fl.m.ctx)
 	s.cancel, s.life = cancel, ctx
-	m.wg.Add(1)
+	fl.m.wg.Add(1)
 	go s.run(ctx)
 }
 
@@ -426,9 +438,9 @@ func (m *Manager) Launch() {
 		return
 	}
 	m.started = true
-	for _, s := range m.list().servers {
+	for _, s := range m.fleet.list().servers {
 		if s.st.State == StateConnecting {
-			m.launch(s)
+			m.fleet.launch(s)
 		}
 	}
 }
@@ -452,11 +464,11 @@ func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
 		m.mu.Lock()
 		ch := m.changedCh
 		m.mu.Unlock()
-		if !m.anyIn(StateConnecting) {
+		if !m.fleet.anyIn(StateConnecting) {
 			return nil
 		}
 		var quietC <-chan time.Time
-		if grace > 0 && m.anyIn(StateReady) {
+		if grace > 0 && m.fleet.anyIn(StateReady) {
 			quiet.Reset(grace)
 			quietC = quiet.C
 		}
@@ -472,8 +484,8 @@ func (m *Manager) WaitSettled(ctx context.Context, grace time.Duration) error {
 }
 
 // anyIn reports whether a server is in state.
-func (m *Manager) anyIn(state State) bool {
-	for _, s := range m.list().servers {
+func (fl *fleet) anyIn(state State) bool {
+	for _, s := range fl.list().servers {
 		if s.status().State == state {
 			return true
 		}
@@ -494,7 +506,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	neverStarted := !m.started
 	m.mu.Unlock()
 	if first && neverStarted {
-		for _, s := range m.list().servers {
+		for _, s := range m.fleet.list().servers {
 			if s.status().State == StateConnecting {
 				s.setState(StateClosed, nil, nil, nil)
 			}
@@ -503,7 +515,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	if first {
 		m.cancel()
 		go func() {
-			for _, s := range m.list().servers {
+			for _, s := range m.fleet.list().servers {
 				s.auth.close() // ends token flights, which outlive their requests
 			}
 			m.wg.Wait()
@@ -522,19 +534,19 @@ func (m *Manager) Close(ctx context.Context) error {
 	return errors.Join(m.closeErrs...)
 }
 
-func (m *Manager) noteCloseErr(err error) {
-	m.mu.Lock()
-	m.closeErrs = append(m.closeErrs, err)
-	m.mu.Unlock()
+func (fl *fleet) noteCloseErr(err error) {
+	fl.m.mu.Lock()
+	fl.m.closeErrs = append(fl.m.closeErrs, err)
+	fl.m.mu.Unlock()
 }
 
 // server finds a server by name.
-func (m *Manager) server(name string) (*server, error) {
-	if s, ok := m.list().byName[name]; ok {
+func (fl *fleet) server(name string) (*server, error) {
+	if s, ok := fl.list().byName[name]; ok {
 		return s, nil
 	}
-	names := make([]string, len(m.list().servers))
-	for i, s := range m.list().servers {
+	names := make([]string, len(fl.list().servers))
+	for i, s := range fl.list().servers {
 		names[i] = s.spec.Name
 	}
 	return nil, fmt.Errorf("%w %q (this session has: %v)", ErrUnknownServer, name, names)
@@ -542,8 +554,8 @@ func (m *Manager) server(name string) (*server, error) {
 
 // Statuses returns every server's status, in spec order.
 func (m *Manager) Statuses() []Status {
-	out := make([]Status, len(m.list().servers))
-	for i, s := range m.list().servers {
+	out := make([]Status, len(m.fleet.list().servers))
+	for i, s := range m.fleet.list().servers {
 		out[i] = s.status()
 	}
 	return out
@@ -551,7 +563,7 @@ func (m *Manager) Statuses() []Status {
 
 // Status returns the named server's status.
 func (m *Manager) Status(name string) (Status, bool) {
-	s, ok := m.list().byName[name]
+	s, ok := m.fleet.list().byName[name]
 	if !ok {
 		return Status{}, false
 	}
@@ -575,7 +587,7 @@ func (m *Manager) Tools() []ServerTool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []ServerTool
-	for _, s := range m.list().servers {
+	for _, s := range m.fleet.list().servers {
 		s.mu.Lock()
 		if s.st.State == StateReady {
 			for _, t := range s.cat.tools[:s.kept] {
@@ -612,7 +624,7 @@ func (m *Manager) Prompts() []ServerResource[mcp.Prompt] {
 
 func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 	var out []ServerResource[T]
-	for _, s := range m.list().servers {
+	for _, s := range m.fleet.list().servers {
 		s.mu.Lock()
 		if s.st.State == StateReady {
 			for _, it := range pick(&s.cat) {
@@ -628,33 +640,33 @@ func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 // changed, wakes Wait, and queues the events.
 // The events are queued before Wait is woken, so that a Wait that sees the
 // change also waits for its events.
-func (m *Manager) changed(s *server, kind EventKind, toolsChanged bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.changedLocked(s, kind, toolsChanged)
+func (fl *fleet) changed(s *server, kind EventKind, toolsChanged bool) {
+	fl.m.mu.Lock()
+	defer fl.m.mu.Unlock()
+	fl.changedLocked(s, kind, toolsChanged)
 }
 
 // changedLocked is changed with m.mu held: a server changing its tools
 // holds m.mu from the change to the limit's new allocation, so that no
 // reader of the tools (Tools, checkTool, which take m.mu too) sees one
 // without the other.
-func (m *Manager) changedLocked(s *server, kind EventKind, toolsChanged bool) {
+func (fl *fleet) changedLocked(s *server, kind EventKind, toolsChanged bool) {
 	if toolsChanged {
-		m.allocateTools()
+		fl.allocateTools()
 	}
-	m.events.push(Event{Kind: kind, Server: s.spec.Name, Status: s.status()})
+	fl.m.events.push(Event{Kind: kind, Server: s.spec.Name, Status: s.status()})
 	if toolsChanged && kind != EventToolsChanged {
-		m.events.push(Event{Kind: EventToolsChanged, Server: s.spec.Name, Status: s.status()})
+		fl.m.events.push(Event{Kind: EventToolsChanged, Server: s.spec.Name, Status: s.status()})
 	}
-	close(m.changedCh)
-	m.changedCh = make(chan struct{})
+	close(fl.m.changedCh)
+	fl.m.changedCh = make(chan struct{})
 }
 
 // allocateTools applies MaxTools: the first tools in spec order are kept.
 // Called with m.mu held.
-func (m *Manager) allocateTools() {
-	left := m.opts.MaxTools
-	for _, s := range m.list().servers {
+func (fl *fleet) allocateTools() {
+	left := fl.m.opts.MaxTools
+	for _, s := range fl.list().servers {
 		if s.spec.Disabled {
 			continue
 		}
@@ -665,7 +677,7 @@ func (m *Manager) allocateTools() {
 		s.st.Tools, s.st.Dropped = s.kept, n-s.kept
 		s.st.Warning = ""
 		if s.st.Dropped > 0 {
-			s.st.Warning = fmt.Sprintf("%v: %d of %d tools not offered (at most %d tools per session)", ErrLimit, s.st.Dropped, n, m.opts.MaxTools)
+			s.st.Warning = fmt.Sprintf("%v: %d of %d tools not offered (at most %d tools per session)", ErrLimit, s.st.Dropped, n, fl.m.opts.MaxTools)
 		}
 		s.mu.Unlock()
 	}

@@ -50,20 +50,20 @@ func (m *Manager) ResourceServer(uri string) (string, bool) {
 // made again each time the server restarts, until Unsubscribe. Safe for
 // concurrent use.
 func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
-	return m.subscription(ctx, server, uri, true)
+	return m.fleet.subscription(ctx, server, uri, true)
 }
 
 // Unsubscribe ends a subscription made by Subscribe
 // (resources/unsubscribe). Like Subscribe, it fails with ErrUnsupported
 // for a server without subscriptions. Safe for concurrent use.
 func (m *Manager) Unsubscribe(ctx context.Context, server, uri string) error {
-	return m.subscription(ctx, server, uri, false)
+	return m.fleet.subscription(ctx, server, uri, false)
 }
 
 // subscription sends resources/subscribe (on) or resources/unsubscribe
 // about uri, and records what the server is to be subscribed to.
-func (m *Manager) subscription(ctx context.Context, server, uri string, on bool) error {
-	s, c, callCtx, cancel, err := m.request(ctx, server)
+func (fl *fleet) subscription(ctx context.Context, server, uri string, on bool) error {
+	s, c, callCtx, cancel, err := fl.request(ctx, server)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (sb *subscriber) resourceUpdated(params map[string]any) {
 // server's call timeout. A server that does not declare completions gets
 // no request: the error wraps ErrUnsupported. Safe for concurrent use.
 func (m *Manager) CompletePrompt(ctx context.Context, server, prompt, arg, value string, known map[string]string) ([]string, error) {
-	s, c, callCtx, cancel, err := m.request(ctx, server)
+	s, c, callCtx, cancel, err := m.fleet.request(ctx, server)
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	}
 	toolsChanged := cat != nil || prevTools != len(s.cat.tools)
 	s.mu.Unlock()
-	s.m.changedLocked(s, EventStatus, toolsChanged)
+	s.m.fleet.changedLocked(s, EventStatus, toolsChanged)
 }
 
 // run connects the server and keeps it connected until ctx ends, restarting
@@ -275,7 +275,7 @@ func (s *server) closeConn(c *conn) {
 	c.tasks.close()      // no handler of the server's tasks outlives the connection
 	if err := c.link.close(s.m.opts.CloseGrace, s.m.opts.CloseTimeout, s.m.hurry); err != nil {
 		s.logger.Error("tearing down MCP server", "err", err)
-		s.m.noteCloseErr(fmt.Errorf("server %q: %w", s.spec.Name, err))
+		s.m.fleet.noteCloseErr(fmt.Errorf("server %q: %w", s.spec.Name, err))
 	}
 	c.notes.wait()
 }

@@ -207,7 +207,7 @@ func (m *Manager) RootsChanged(ctx context.Context) error {
 		return nil
 	}
 	var errs []error
-	for _, s := range m.list().servers {
+	for _, s := range m.fleet.list().servers {
 		c, err := s.readyConn(ctx)
 		if err != nil {
 			continue
