@@ -262,7 +262,9 @@ func (tk *tokens) storedNewer(r *record, stale string) *record {
 		return nil
 	}
 	for _, s := range recs {
-		if s.AccessToken == "" || s.AccessToken == stale || !tk.fresh(s) {
+		// Not expired is enough: a token close to its expiry is refreshed
+		// on its next use, with its own (newer) refresh token.
+		if s.AccessToken == "" || s.AccessToken == stale || (!s.Expiry.IsZero() && !tk.c.opts.Now().Before(s.Expiry)) {
 			continue
 		}
 		fits := r == nil && tk.c.usable(s)
@@ -294,6 +296,13 @@ func (tk *tokens) refresh(ctx context.Context, r *record) (string, error) {
 	}
 	var te *TokenError
 	if errors.As(err, &te) && te.Status/100 == 4 && te.Status != http.StatusTooManyRequests {
+		// Another Client of the Store (another session) may have
+		// refreshed with the same refresh token meanwhile: a server that
+		// rotates them refuses the spent one. Its token is as good.
+		if nr := tk.storedNewer(r, r.AccessToken); nr != nil {
+			tk.c.opts.Logger.Debug("refresh refused; another session's token is used", "server", tk.c.name)
+			return nr.AccessToken, nil
+		}
 		tk.c.opts.Logger.Info("refresh refused; a sign-in is needed", "server", tk.c.name, "err", err)
 		tk.drop(r, &Error{Server: tk.c.name, Step: StepRefresh, Err: err})
 		return "", nil
