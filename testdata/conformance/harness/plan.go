@@ -182,7 +182,13 @@ func planFor(scenario, rawContext string) (plan, error) {
 	if !strings.HasPrefix(scenario, "auth/") {
 		return plan{}, nil
 	}
-	// Every auth scenario's server has one tool, test-tool.
+	return authPlan(scenario, sc), nil
+}
+
+// authPlan is the plan of an auth scenario: a call of its one tool,
+// test-tool, after a sign-in, with the oauth keys and credentials the
+// scenario's context gives where it needs any.
+func authPlan(scenario string, sc scenarioContext) plan {
 	p := plan{calls: []call{{tool: "test-tool", args: map[string]any{}}}, signIn: true}
 	switch scenario {
 	case "auth/basic-cimd":
@@ -229,7 +235,7 @@ func planFor(scenario, rawContext string) (plan, error) {
 		p.env = []string{envWorkloadToken + "=" + sc.ValidJWT}
 		p.signIn = false
 	}
-	return p, nil
+	return p
 }
 
 // configFile is acpgate's configuration file for plan p: empty unless the
