@@ -114,7 +114,7 @@ type Conn struct {
 	queue  chan *Request
 	active sync.WaitGroup // handlers running, and the notification worker
 
-	writeMu sync.Mutex
+	writeMu  sync.Mutex
 	writeErr error
 
 	mu      sync.Mutex
