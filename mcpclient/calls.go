@@ -337,7 +337,8 @@ func (fl *fleet) request(ctx context.Context, server string) (*server, *conn, co
 // exttasks.go, relatedtask.go.
 type caller struct {
 	s        *server
-	calls    sync.Map // progress token (string) -> *callState
+	answers  serverRequests // the answerer: input requests of 2026-07-28 results
+	calls    sync.Map       // progress token (string) -> *callState
 	tokenSeq atomic.Uint64
 }
 

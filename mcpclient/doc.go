@@ -31,9 +31,13 @@
 // and the request path every call takes).
 //
 // Each server of a Manager is split by protocol role, one type each, made
-// together by newServer and meeting through the server they belong to and
-// the notified interface (the reader goroutine hands each notification to
-// the role that takes it):
+// together by newServer. They meet through small interfaces where one
+// role asks another: notified (the reader goroutine hands each
+// notification to the role that takes it), serverRequests (the dialer and
+// the caller ask the answerer to serve or answer a server's requests) and
+// callFinder (the answerer asks the caller which call a request belongs
+// to); for the rest (spec, logger, Options, state) through the server they
+// belong to (server.go):
 //
 //   - server: the link's lifecycle: connect, watch, restart after a crash,
 //     sign-in waits, teardown; its Status.

@@ -337,7 +337,7 @@ func (cl *caller) extInput(ctx context.Context, c *conn, id string, reqs map[str
 		asked[key] = true
 		n++
 		go func() {
-			res, err := cl.s.answerer.answer(ctx, r.Method, r.Params)
+			res, err := cl.answers.answer(ctx, r.Method, r.Params)
 			out <- answer{key, res, err}
 		}()
 	}

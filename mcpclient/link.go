@@ -294,7 +294,8 @@ func (dl *dialer) handshake(life, ctx context.Context, c *conn) error {
 // handshake or the 2026-07-28 discovery, and chooses the protocol
 // revision. Files: link.go, revision.go, tunnel.go.
 type dialer struct {
-	s *server
+	s        *server
+	requests serverRequests // the answerer
 	// httpLegacy: the server answered server/discover over streamable
 	// HTTP without 2026-07-28; it is offered 2025-11-25 only from then on.
 	httpLegacy atomic.Bool
@@ -307,10 +308,10 @@ type dialer struct {
 // handshake only: handshakeCapabilities).
 func (dl *dialer) newClient(t transport.Interface, schemas *rawSchemas, notes *notices, tasks *clientTasks) *client.Client {
 	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
-		if resp, ok := dl.s.answerer.serveTask(ctx, tasks, req); ok {
+		if resp, ok := dl.requests.serveTask(ctx, tasks, req); ok {
 			return resp, nil
 		}
-		return dl.s.answerer.serveRequest(ctx, req, next)
+		return dl.requests.serveRequest(ctx, req, next)
 	}
 	w := withServe(wrapTransport(t, schemas, notes), serve, dl.handshakeCapabilities)
 	tasks.send = w.SendNotification
@@ -347,12 +348,12 @@ func (dl *dialer) samples() bool { return dl.s.m.opts.Sampler != nil && !dl.s.sp
 // handler is set; nil when there is none.
 func (dl *dialer) taskCapability() *mcp.TasksCapability {
 	var r mcp.TaskRequestsCapability
-	if dl.s.answerer.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
+	if dl.requests.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
 		r.Sampling = &struct {
 			CreateMessage *struct{} `json:"createMessage,omitempty"`
 		}{CreateMessage: &struct{}{}}
 	}
-	if dl.s.answerer.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
+	if dl.requests.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
 		r.Elicitation = &struct {
 			Create *struct{} `json:"create,omitempty"`
 		}{Create: &struct{}{}}

@@ -89,14 +89,14 @@ func (dl *dialer) protocolOptions(t transport.Interface) []client.ClientOption {
 		return []client.ClientOption{client.WithProtocolVersion(ProtocolVersion)}
 	}
 	opts := []client.ClientOption{client.WithDiscoverTimeout(-1)}
-	in := inputHandlers{dl.s.answerer}
-	if dl.s.answerer.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
+	in := inputHandlers{dl.requests}
+	if dl.requests.requestHandler(string(mcp.MethodElicitationCreate)) != nil {
 		opts = append(opts, client.WithElicitationHandler(in))
 	}
-	if dl.s.answerer.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
+	if dl.requests.requestHandler(string(mcp.MethodSamplingCreateMessage)) != nil {
 		opts = append(opts, client.WithSamplingHandler(in))
 	}
-	if dl.s.answerer.requestHandler(string(mcp.MethodListRoots)) != nil {
+	if dl.requests.requestHandler(string(mcp.MethodListRoots)) != nil {
 		opts = append(opts, client.WithRootsHandler(in))
 	}
 	return opts
@@ -307,7 +307,7 @@ func speaksModern(result json.RawMessage) bool {
 
 // inputHandlers answers the input requests of input_required results
 // (mcp-go's handler interfaces) through the server's request handlers.
-type inputHandlers struct{ an *answerer }
+type inputHandlers struct{ an serverRequests }
 
 // Elicit implements client.ElicitationHandler.
 func (h inputHandlers) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -325,7 +325,7 @@ func (h inputHandlers) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*
 }
 
 // answerAs answers an input request through an.answer, in mcp-go's type T.
-func answerAs[T any](ctx context.Context, an *answerer, method mcp.MCPMethod, params any) (*T, error) {
+func answerAs[T any](ctx context.Context, an serverRequests, method mcp.MCPMethod, params any) (*T, error) {
 	res, err := an.answer(ctx, string(method), params)
 	if err != nil {
 		return nil, err

@@ -2,12 +2,14 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/internal/ratelimit"
@@ -61,10 +63,11 @@ func newServer(m *Manager, spec ServerSpec) *server {
 		},
 	}
 	s.auth = newAuth(s)
-	s.dialer = &dialer{s: s}
-	s.lister = &lister{s: s, refreshCh: make(chan struct{}, 1)}
 	s.caller = &caller{s: s}
-	s.answerer = &answerer{s: s}
+	s.answerer = &answerer{s: s, calls: s.caller}
+	s.caller.answers = s.answerer
+	s.dialer = &dialer{s: s, requests: s.answerer}
+	s.lister = &lister{s: s, refreshCh: make(chan struct{}, 1)}
 	s.subscriber = &subscriber{s: s}
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	o := &m.opts
@@ -347,6 +350,27 @@ func (s *server) currentConn() (c, dead *conn, err error) {
 }
 
 var errTimeout = errors.New("call timeout")
+
+// The small interfaces the roles meet through, besides notified: what one
+// role asks of another. newServer wires them.
+
+// serverRequests is what the link asks of the answerer: to serve the
+// requests a server sends (as tasks, or plainly), which of them it has a
+// handler for (the capabilities it declares), and to answer an input
+// request of a 2026-07-28 result.
+type serverRequests interface {
+	serveTask(ctx context.Context, ct *clientTasks, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, bool)
+	serveRequest(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error)
+	requestHandler(method string) func(context.Context, Origin, json.RawMessage) (any, error)
+	answer(ctx context.Context, method string, params any) (any, error)
+}
+
+// callFinder is what the answerer asks of the caller: the running call a
+// server request belongs to.
+type callFinder interface {
+	taskCall(params json.RawMessage) *callState
+	soleCall() *callState
+}
 
 // notified routes a notification from the server to the role it is for.
 // It runs on the transport's reader goroutine and must not call into the

@@ -116,10 +116,10 @@ func (an *answerer) requestContext(ctx context.Context, params json.RawMessage) 
 	o := Origin{Server: an.s.spec.Name}
 	cs, _ := ctx.Value(callKey{}).(*callState)
 	if cs == nil {
-		cs = an.s.caller.taskCall(params)
+		cs = an.calls.taskCall(params)
 	}
 	if cs == nil {
-		cs = an.s.caller.soleCall()
+		cs = an.calls.soleCall()
 	}
 	if cs == nil {
 		rctx, cancel := context.WithTimeout(ctx, an.s.spec.CallTimeout)
@@ -223,7 +223,8 @@ func (m *Manager) RootsChanged(ctx context.Context) error {
 // sampling, roots, and its tasks of them) and the notifications about
 // them. Files: server_requests.go, clienttasks.go, logging.go.
 type answerer struct {
-	s *server
+	s     *server
+	calls callFinder // the caller
 }
 
 // notify takes log messages and the end of URL elicitations.
