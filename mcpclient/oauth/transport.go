@@ -200,9 +200,10 @@ func (tk *tokens) accessToken(ctx context.Context) (string, error) {
 // recoverToken replaces stale, a token that is expiring (refusal nil) or
 // was refused with the challenge *refusal: by one another request got
 // meanwhile, one a refresh gets, or (machine grants) a new one; a refused
-// token whose authorization server changed is dropped (issuerMoved). "" means only a sign-in can help; c.reason then says
-// why the token went. The work is a token flight (see fly): when ctx ends
-// first, the error is an *UnansweredError.
+// token whose authorization server changed is dropped (issuerMoved). ""
+// means only a sign-in can help; c.reason then says why the token went.
+// The work is a token flight (see fly): when ctx ends first, the error is
+// an *UnansweredError.
 func (tk *tokens) recoverToken(ctx context.Context, stale string, refusal *challenge) (string, error) {
 	tk.c.mu.Lock()
 	r := tk.c.rec
