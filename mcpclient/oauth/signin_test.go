@@ -311,3 +311,38 @@ func TestRedirectTimeout(t *testing.T) {
 		t.Fatalf("SignIn without present: %v", err)
 	}
 }
+
+// When the protected resource metadata names another authorization server
+// and the token is refused (SEP-2352), the token is dropped without a
+// refresh at the old server, the NeedsAuthError says why, and the next
+// sign-in goes to the new server with a registration of its own.
+func TestAuthorizationServerMoved(t *testing.T) {
+	s := oauthtest.New(t, oauthtest.Config{RefreshTokens: true})
+	c := newClient(t, s, oauth.Config{}, nil)
+	mustNeedAuth(t, c, s)
+	signIn(t, c)
+	mustOK(t, c, s)
+	old := s.Issuer()
+	moved := s.MoveAS()
+	refreshes := len(s.Requests("token"))
+	na := mustNeedAuth(t, c, s)
+	if !errors.Is(na.Reason, oauth.ErrAuthServerChanged) {
+		t.Fatalf("the refusal's reason: %v, want ErrAuthServerChanged", na.Reason)
+	}
+	if len(s.Requests("token")) != refreshes {
+		t.Fatalf("a refresh at the old authorization server %s", old)
+	}
+	var p prompts
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.SignIn(ctx, p.present); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.seen) != 1 || !strings.HasPrefix(p.seen[0].URL, moved+"/") {
+		t.Fatalf("the sign-in went to %v, want the new server %s", p.seen, moved)
+	}
+	if n := len(s.Requests("register")); n != 2 {
+		t.Fatalf("%d registrations, want one at each server", n)
+	}
+	mustOK(t, c, s)
+}

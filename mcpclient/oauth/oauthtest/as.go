@@ -31,7 +31,7 @@ func (s *Server) serveASMetadata(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	base := s.AS.URL
+	base := s.Issuer()
 	md := map[string]any{
 		"issuer":                                base,
 		"authorization_endpoint":                base + "/authorize",
@@ -129,9 +129,9 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 	case cfg.WrongIss:
 		out.Set("iss", "http://127.0.0.1:1/not-the-issuer")
 	case cfg.IssSlash:
-		out.Set("iss", s.AS.URL+"/")
+		out.Set("iss", s.Issuer()+"/")
 	case cfg.IssSupported:
-		out.Set("iss", s.AS.URL)
+		out.Set("iss", s.Issuer())
 	}
 	if cfg.Deny {
 		out.Set("error", "access_denied")

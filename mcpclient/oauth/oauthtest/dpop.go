@@ -108,7 +108,7 @@ func (s *Server) tokenProof(w http.ResponseWriter, r *http.Request, cfg Config) 
 	if !cfg.DPoP || r.Header.Get("DPoP") == "" {
 		return "", true
 	}
-	jkt, nonce, err := s.checkProof(r, s.AS.URL+"/token", "")
+	jkt, nonce, err := s.checkProof(r, s.Issuer()+"/token", "")
 	if err != nil {
 		s.noteProofFailure("token endpoint", err)
 		oauthError(w, http.StatusBadRequest, "invalid_dpop_proof", err.Error())

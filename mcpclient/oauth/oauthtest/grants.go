@@ -49,7 +49,7 @@ func (s *Server) verifyAssertion(jwt, clientID string, cfg Config) bool {
 	default:
 		return false
 	}
-	return claims.Iss == clientID && claims.Sub == clientID && claims.Aud == s.AS.URL &&
+	return claims.Iss == clientID && claims.Sub == clientID && claims.Aud == s.Issuer() &&
 		claims.Jti != "" && time.Now().Unix() < claims.Exp
 }
 
@@ -63,7 +63,7 @@ func (s *Server) serveDevice(w http.ResponseWriter, r *http.Request) {
 	s.devices[code] = &device{userCode: user, g: grant{clientID: req.Form.Get("client_id"),
 		resource: req.Form.Get("resource"), scopes: strings.Fields(req.Form.Get("scope"))}}
 	s.mu.Unlock()
-	verify := s.AS.URL + "/device/verify"
+	verify := s.Issuer() + "/device/verify"
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device_code": code, "user_code": user, "verification_uri": verify,
 		"verification_uri_complete": verify + "?user_code=" + url.QueryEscape(user),
@@ -132,7 +132,7 @@ func (s *Server) serveIdPToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "not a token exchange for an ID-JAG")
 	case cfg.IdentityAssertion == "" || f.Get("subject_token") != cfg.IdentityAssertion:
 		oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown identity assertion")
-	case f.Get("audience") != s.AS.URL || f.Get("resource") == "":
+	case f.Get("audience") != s.Issuer() || f.Get("resource") == "":
 		oauthError(w, http.StatusBadRequest, "invalid_target", "audience or resource")
 	default:
 		jag := newToken("jag-")

@@ -55,7 +55,7 @@ func (s *Server) servePRM(w http.ResponseWriter, r *http.Request, root bool) {
 	if cfg.Resource != "" {
 		resource = cfg.Resource
 	}
-	md := map[string]any{"resource": resource, "authorization_servers": []string{s.AS.URL}}
+	md := map[string]any{"resource": resource, "authorization_servers": []string{s.Issuer()}}
 	if cfg.ScopesSupported != nil {
 		md["scopes_supported"] = cfg.ScopesSupported
 	}

@@ -112,7 +112,7 @@ type Config struct {
 // Server is the authorization server and the MCP server it protects.
 type Server struct {
 	t   testing.TB
-	AS  *httptest.Server // the authorization server
+	AS  *httptest.Server // the authorization server (the first: see MoveAS)
 	RS  *httptest.Server // the MCP server (resource server)
 	mcp *server.StreamableHTTPServer
 	sse *server.SSEServer // set before the first request
@@ -131,6 +131,7 @@ type Server struct {
 	jags          map[string]*grant  // identity assertion grants issued by the IdP
 	approve       chan struct{}      // closed and replaced when a device is approved
 	hanging       int                // token requests held now
+	movedTo       *httptest.Server   // the authorization server since MoveAS; nil: AS
 }
 
 // Request is one request a server received, for the test to inspect.
@@ -192,10 +193,33 @@ func (s *Server) SSEURL() string { return s.RS.URL + "/sse" }
 
 // IdPTokenURL is the identity provider's token endpoint (cross-app
 // access; served by the same process as the authorization server).
-func (s *Server) IdPTokenURL() string { return s.AS.URL + "/idp/token" }
+func (s *Server) IdPTokenURL() string { return s.Issuer() + "/idp/token" }
 
 // Issuer is the authorization server's issuer.
-func (s *Server) Issuer() string { return s.AS.URL }
+func (s *Server) Issuer() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.movedTo != nil {
+		return s.movedTo.URL
+	}
+	return s.AS.URL
+}
+
+// MoveAS starts another authorization server (another issuer, with the
+// same handlers and clients) and makes the protected resource metadata name
+// it from now on; the tokens issued so far are revoked, as a resource
+// server that moved would refuse them (SEP-2352). It returns the new
+// issuer. The first server (AS) keeps answering.
+func (s *Server) MoveAS() string {
+	as := httptest.NewServer(s.asHandler())
+	s.t.Cleanup(as.Close)
+	s.mu.Lock()
+	s.movedTo = as
+	clear(s.tokens)
+	clear(s.refresh)
+	s.mu.Unlock()
+	return as.URL
+}
 
 // Set changes the configuration.
 func (s *Server) Set(change func(*Config)) {
