@@ -75,6 +75,7 @@ func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
 		Name:            spec.Name,
 		Store:           o.OAuthStore,
 		Secrets:         o.OAuthSecret,
+		RunCommand:      o.RunCommand,
 		RedirectTimeout: o.SignInTimeout,
 		Timeouts:        o.OAuthTimeouts,
 		Logger:          a.s.logger,

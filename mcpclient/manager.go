@@ -98,6 +98,9 @@ type Options struct {
 	// OAuthSecret, if set, is told every token and secret of a sign-in
 	// (for the redactor). It must be safe for concurrent use.
 	OAuthSecret func(string)
+	// RunCommand runs the workload token command of a server's sign-in
+	// (oauth.Options.RunCommand); nil refuses such servers.
+	RunCommand func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// SignInTimeout bounds the user's part of one sign-in (default
 	// oauth.DefaultRedirectTimeout).
 	SignInTimeout time.Duration

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +73,15 @@ func (s *statelessServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// startStateless serves srv on 127.0.0.1 and starts a Manager with it as
+// the http server "s".
+func startStateless(t *testing.T, srv *statelessServer) *mcpclient.Manager {
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	opts, _ := fastOpts(t)
+	return start(t, opts, mcpclient.ServerSpec{Name: "s", Transport: mcpclient.TransportHTTP, URL: ts.URL, AllowInsecureHTTP: true})
+}
+
 // A 2026-07-28 server that refuses the first server/discover with -32022
 // while listing the very version sent is probed again with it (SEP-2575),
 // not taken for an older server: it is ready on 2026-07-28, with no GET
@@ -79,23 +89,14 @@ func (s *statelessServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestStatelessRetryOnUnsupportedVersion(t *testing.T) {
 	t.Parallel()
 	srv := &statelessServer{refuseFirst: true}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	opts, _ := fastOpts(t)
-	m := start(t, opts, mcpclient.ServerSpec{Name: "s", Transport: mcpclient.TransportHTTP, URL: ts.URL, AllowInsecureHTTP: true})
+	m := startStateless(t, srv)
 	mustReady(t, m, "s")
 	if st, _ := m.Status("s"); st.ProtocolVersion != "2026-07-28" {
 		t.Errorf("protocol %q, want 2026-07-28", st.ProtocolVersion)
 	}
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	if len(srv.methods) < 2 || srv.methods[0] != "!server/discover" || srv.methods[1] != "server/discover" {
-		t.Fatalf("requests %q, want a refused server/discover, then server/discover", srv.methods)
-	}
-	for _, m := range srv.methods {
-		if m == "initialize" || m == "!initialize" {
-			t.Fatalf("an initialize was sent: %q", srv.methods)
-		}
+	methods := srv.seen(t)
+	if len(methods) < 2 || methods[0] != "!server/discover" || methods[1] != "server/discover" {
+		t.Fatalf("requests %q, want a refused server/discover, then server/discover", methods)
 	}
 }
 
@@ -105,10 +106,7 @@ func TestStatelessRetryOnUnsupportedVersion(t *testing.T) {
 func TestStatelessDiscoverNeedsSignIn(t *testing.T) {
 	t.Parallel()
 	srv := &statelessServer{needsToken: true}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	opts, _ := fastOpts(t)
-	m := start(t, opts, mcpclient.ServerSpec{Name: "s", Transport: mcpclient.TransportHTTP, URL: ts.URL, AllowInsecureHTTP: true})
+	m := startStateless(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := m.Wait(ctx); err != nil {
@@ -118,11 +116,20 @@ func TestStatelessDiscoverNeedsSignIn(t *testing.T) {
 	if st.State != mcpclient.StateNeedsAuth || !errors.Is(st.Err, mcpclient.ErrNeedsAuth) {
 		t.Fatalf("state %s (%v), want needs-auth", st.State, st.Err)
 	}
-	srv.mu.Lock()
-	defer srv.mu.Unlock()
-	for _, m := range srv.methods {
+	srv.seen(t)
+}
+
+// seen returns the methods srv was sent ("!" before a refused one),
+// failing the test if an initialize was among them: a 2026-07-28 server is
+// never taken for an older one.
+func (s *statelessServer) seen(t *testing.T) []string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.methods {
 		if m == "initialize" || m == "!initialize" {
-			t.Fatalf("an initialize was sent: %q", srv.methods)
+			t.Fatalf("an initialize was sent: %q", s.methods)
 		}
 	}
+	return slices.Clone(s.methods)
 }

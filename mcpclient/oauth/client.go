@@ -92,6 +92,9 @@ func New(serverURL string, cfg Config, opts Options) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if len(cfg.WorkloadTokenCommand) > 0 && opts.RunCommand == nil {
+		return nil, fmt.Errorf("%w: workloadToken.command needs a command runner (Options.RunCommand)", ErrConfig)
+	}
 	res, err := canonicalResource(serverURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: server URL %q: %w", ErrConfig, serverURL, err)

@@ -251,6 +251,11 @@ type Options struct {
 	// ClientName is the client_name of dynamic registration (default
 	// "acpgate").
 	ClientName string
+	// RunCommand runs a command (no shell) and returns its standard
+	// output: how Config.WorkloadTokenCommand is run. New refuses a Config
+	// with a workload token command when it is nil. acpgate passes
+	// secrets.RunCommand (bounded, its error scrubbed of the output).
+	RunCommand func(ctx context.Context, name string, args ...string) ([]byte, error)
 }
 
 // withDefaults returns o with its zero fields defaulted.

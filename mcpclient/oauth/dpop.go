@@ -59,7 +59,7 @@ func newDPoPKey() (*dpopKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: making a key: %w", ErrDPoP, err)
 	}
-	return dpopKeyOf(priv)
+	return signingKey(priv)
 }
 
 // parseDPoPKey reads a key pair from its PKCS#8 DER (as a record keeps it).
@@ -72,10 +72,11 @@ func parseDPoPKey(der []byte) (*dpopKey, error) {
 	if !ok || priv.Curve != elliptic.P256() {
 		return nil, fmt.Errorf("%w: the stored key is not an EC P-256 key", ErrDPoP)
 	}
-	return dpopKeyOf(priv)
+	return signingKey(priv)
 }
 
-func dpopKeyOf(priv *ecdsa.PrivateKey) (*dpopKey, error) {
+// signingKey makes the dpopKey of priv.
+func signingKey(priv *ecdsa.PrivateKey) (*dpopKey, error) {
 	opts := (&jose.SignerOptions{EmbedJWK: true}).WithType("dpop+jwt")
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: priv}, opts)
 	if err != nil {
@@ -114,14 +115,12 @@ func (k *dpopKey) proof(method string, u *url.URL, nonce, token string, now time
 	return p, nil
 }
 
-// rsNonce returns the nonce a resource server's answer asks for (RFC 9449
-// §9: a 401 with a DPoP challenge use_dpop_nonce and a DPoP-Nonce header).
-func rsNonce(resp *http.Response) (string, bool) {
-	nonce := resp.Header.Get(headerDPoPNonce)
-	if nonce == "" || resp.StatusCode != http.StatusUnauthorized || parseChallenge(resp.Header).Error != errUseDPoPNonce {
-		return "", false
-	}
-	return nonce, true
+// asksForNonce reports whether a resource server's answer asks for a
+// DPoP nonce (RFC 9449 §9: a 401 with a DPoP challenge use_dpop_nonce and
+// a DPoP-Nonce header, which send has kept).
+func asksForNonce(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusUnauthorized && resp.Header.Get(headerDPoPNonce) != "" &&
+		parseChallenge(resp.Header).Error == errUseDPoPNonce
 }
 
 // dpopToken reports whether r's token is DPoP-bound.

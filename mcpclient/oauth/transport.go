@@ -122,7 +122,7 @@ func (t *roundTripper) sendNonced(req *http.Request, getBody, retryBody func() (
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := rsNonce(resp); !ok || tok == "" {
+	if !asksForNonce(resp) || tok == "" {
 		return resp, nil
 	}
 	discard(resp)

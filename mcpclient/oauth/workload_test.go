@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestWorkloadToken(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := oauthtest.New(t, oauthtest.Config{WorkloadToken: token, NoRegistration: true})
-			c := newClient(t, s, cfg, nil)
+			c := newClient(t, s, cfg, &oauth.Options{RunCommand: run})
 			mustOK(t, c, s) // the 401 is answered by the grant, without a sign-in
 			tok := s.Requests("token")
 			if len(tok) != 1 || tok[0].Form.Get("grant_type") != oauth.GrantJWTBearer || tok[0].Form.Get("assertion") != token {
@@ -45,7 +46,7 @@ func TestWorkloadTokenErrors(t *testing.T) {
 		"missing file":   {GrantType: oauth.GrantJWTBearer, WorkloadTokenFile: missing},
 		"failed command": {GrantType: oauth.GrantJWTBearer, WorkloadTokenCommand: []string{"false"}},
 	} {
-		c := newClient(t, s, cfg, nil)
+		c := newClient(t, s, cfg, &oauth.Options{RunCommand: run})
 		err := c.SignIn(context.Background(), nil)
 		if !errors.Is(err, oauth.ErrWorkloadToken) || stepOf(t, err) != oauth.StepToken {
 			t.Errorf("%s: SignIn: %v, want ErrWorkloadToken at the token step", name, err)
@@ -54,6 +55,7 @@ func TestWorkloadTokenErrors(t *testing.T) {
 	for name, cfg := range map[string]oauth.Config{
 		"no source":   {GrantType: oauth.GrantJWTBearer},
 		"two sources": {GrantType: oauth.GrantJWTBearer, WorkloadTokenFile: missing, WorkloadTokenCommand: []string{"cat"}},
+		"no runner":   {GrantType: oauth.GrantJWTBearer, WorkloadTokenCommand: []string{"cat"}},
 	} {
 		if _, err := oauth.New(s.MCPURL(), cfg, oauth.Options{}); !errors.Is(err, oauth.ErrConfig) {
 			t.Errorf("%s: New: %v, want ErrConfig", name, err)
@@ -62,4 +64,10 @@ func TestWorkloadTokenErrors(t *testing.T) {
 	if len(s.Requests("token")) != 0 {
 		t.Fatal("a token request was made without a workload token")
 	}
+}
+
+// run is Options.RunCommand for the tests: the command's standard output
+// (acpgate passes secrets.RunCommand).
+func run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	return exec.CommandContext(ctx, name, args...).Output()
 }
