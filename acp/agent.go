@@ -2,16 +2,19 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
@@ -98,8 +101,8 @@ type Options struct {
 // kind of work to the role that does it: the prompt turn (turns), slash
 // commands (commands), tool-call approval (permissions), MCP servers'
 // requests to the user (userRequests), all speaking to the editor through
-// one peer. Its methods are called by the SDK, concurrently; all state is
-// guarded.
+// one peer. Its methods are called by the connection's handler
+// (routes.go), concurrently; all state is guarded.
 type Agent struct {
 	opts   Options
 	logger *slog.Logger
@@ -120,16 +123,16 @@ type Agent struct {
 	subs sharedSubs
 	// ids serialises the lifecycle of each session id.
 	ids idLocks
+	// table is the ACP methods served (routes.go); set once, read only.
+	table map[string]route
+	// advertisedACP: initialize has advertised mcpCapabilities.acp, so
+	// mcpServers may list acp servers.
+	advertisedACP atomic.Bool
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
 	closing  bool
 }
-
-var (
-	_ acpsdk.Agent       = (*Agent)(nil)
-	_ acpsdk.AgentLoader = (*Agent)(nil)
-)
 
 // Serve runs the agent on one connection (in: the client's messages, out:
 // ours) until the client closes its end or ctx ends. Then it closes every
@@ -156,21 +159,26 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if err := a.startShared(sctx); err != nil {
 		return err
 	}
-	input := newInputFilter(in, a.peer.out, a.logger)
-	input.expect = a.peer.out.expect
-	a.peer.conn = acpsdk.NewAgentSideConnection(a, a.peer.out, input)
-	a.peer.conn.SetLogger(a.logger.With("component", "acp-sdk"))
-	input.start()
+	conn := jsonrpc.New(in, a.peer.out, jsonrpc.Options{
+		Handler:      a.handle,
+		Preempt:      a.preempt,
+		MaxLine:      maxFrame,
+		Queue:        notificationQueue,
+		CancelMethod: methodCancelRequest,
+		Logger:       a.logger.With("component", "acp-conn"),
+	})
+	a.peer.conn = clientCalls{conn: conn}
+	conn.Start()
 	// Shutting down, answering the last requests included, takes at most
 	// closeBound: servers not gone by then are killed at once.
 	var bound context.Context
 	var cancel context.CancelFunc
 	select {
-	case <-a.peer.conn.Done():
+	case <-conn.Done():
 		a.logger.Info("client closed the connection")
 		bound, cancel = context.WithTimeout(context.Background(), closeBound)
 		defer cancel()
-		a.answerAll(bound)
+		a.answerAll(bound, conn)
 	case <-a.peer.out.broken:
 		a.logger.Info("writing to the client failed; the client is gone")
 	case <-ctx.Done():
@@ -184,12 +192,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	return a.shutdown(bound)
 }
 
+// methodCancelRequest is ACP's $/cancel_request: it cancels a request
+// either way.
+const methodCancelRequest = "$/cancel_request"
+
 // answerAll waits, until ctx ends, for every request read before the
-// client closed its end to be answered: the SDK has cancelled their
-// contexts, so a prompt ends as cancelled and the rest finish quickly.
-// A client that closed its reading end too gets no answer: once a write
-// fails, it stops waiting.
-func (a *Agent) answerAll(ctx context.Context) {
+// client closed its end to be answered: the connection has cancelled
+// their contexts, so a prompt ends as cancelled and the rest finish
+// quickly. A client that closed its reading end too gets no answer: once
+// a write fails, it stops waiting.
+func (a *Agent) answerAll(ctx context.Context, conn *jsonrpc.Conn) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -199,9 +211,22 @@ func (a *Agent) answerAll(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}()
-	if n := a.peer.out.drain(ctx); n > 0 {
-		a.logger.Warn("requests left unanswered at shutdown", "count", n)
+	if err := conn.Wait(ctx); err != nil {
+		a.logger.Warn("requests left unanswered at shutdown", "err", err)
 	}
+}
+
+// preempt handles session/cancel as soon as it is read, ahead of the
+// notifications queued before it (see jsonrpc.Options.Preempt): a burst
+// of them can never fill the queue, and a cancellation is never dropped.
+func (a *Agent) preempt(r *jsonrpc.Request) bool {
+	if r.Method != acpsdk.AgentMethodSessionCancel {
+		return false
+	}
+	if _, err := a.handle(context.Background(), r); err != nil {
+		a.logger.Debug("session/cancel not handled", "err", err)
+	}
+	return true
 }
 
 // newAgent builds an agent and its roles on opts (defaulted by Serve);
@@ -228,6 +253,7 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
 	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
 	a.turns.cmds = a.cmds
+	a.table = a.routes()
 	return a
 }
 
@@ -292,33 +318,102 @@ func internalError(format string, args ...any) *acpsdk.RequestError {
 	return &acpsdk.RequestError{Code: -32603, Message: "Internal error: " + msg, Data: map[string]any{"error": msg}}
 }
 
-// Initialize implements acpsdk.Agent. The client's capabilities decide how
-// MCP servers' questions reach the user (see elicit).
-//
-// It reaches the client through initialize (extensions.go), which adds
-// sessionCapabilities.delete; providers are advertised when the
-// sessions' models are built from settings (setup.canRoute).
-func (a *Agent) Initialize(ctx context.Context, p acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
-	a.peer.setCapabilities(p.ClientCapabilities)
+// initializeResponse is the schema's InitializeResponse: acp-go-sdk
+// v0.13.0's has no sessionCapabilities.delete.
+type initializeResponse struct {
+	ProtocolVersion   acpsdk.ProtocolVersion `json:"protocolVersion"`
+	AgentInfo         *acpsdk.Implementation `json:"agentInfo,omitempty"`
+	AuthMethods       []acpsdk.AuthMethod    `json:"authMethods"`
+	AgentCapabilities agentCapabilities      `json:"agentCapabilities"`
+}
+
+// agentCapabilities is the schema's AgentCapabilities (see
+// initializeResponse).
+type agentCapabilities struct {
+	LoadSession         bool                          `json:"loadSession,omitempty"`
+	Auth                acpsdk.AgentAuthCapabilities  `json:"auth"`
+	McpCapabilities     acpsdk.McpCapabilities        `json:"mcpCapabilities"`
+	PromptCapabilities  acpsdk.PromptCapabilities     `json:"promptCapabilities"`
+	Providers           *acpsdk.ProvidersCapabilities `json:"providers,omitempty"`
+	SessionCapabilities sessionCapabilities           `json:"sessionCapabilities"`
+}
+
+// clientSession is the schema's ClientSessionCapabilities, which
+// acp-go-sdk v0.13.0 lacks: what the client can show of a session beyond
+// the updates every client takes.
+type clientSession struct {
+	// notices: the client shows notice updates (session.notices).
+	notices bool
+	// compaction: the client shows compaction_update and
+	// compaction_summary_chunk (session.compaction).
+	compaction bool
+}
+
+// sessionCapabilitiesOf reads clientCapabilities.session from
+// initialize's params. As the schema says, a member that is absent, null
+// or not an object does not advertise the capability.
+func sessionCapabilitiesOf(params json.RawMessage) clientSession {
+	var p struct {
+		ClientCapabilities struct {
+			Session map[string]json.RawMessage `json:"session"`
+		} `json:"clientCapabilities"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		var lenient struct {
+			ClientCapabilities map[string]json.RawMessage `json:"clientCapabilities"`
+		}
+		_ = json.Unmarshal(params, &lenient)
+		_ = json.Unmarshal(lenient.ClientCapabilities["session"], &p.ClientCapabilities.Session)
+	}
+	object := func(name string) bool { return kindOf(p.ClientCapabilities.Session[name]) == "object" }
+	return clientSession{notices: object("notices"), compaction: object("compaction")}
+}
+
+// sessionCapabilities is the schema's SessionCapabilities: acp-go-sdk
+// v0.13.0's, and delete.
+type sessionCapabilities struct {
+	List                  *acpsdk.SessionListCapabilities                  `json:"list,omitempty"`
+	Close                 *acpsdk.SessionCloseCapabilities                 `json:"close,omitempty"`
+	Resume                *acpsdk.SessionResumeCapabilities                `json:"resume,omitempty"`
+	Fork                  *acpsdk.SessionForkCapabilities                  `json:"fork,omitempty"`
+	Delete                *struct{}                                        `json:"delete,omitempty"`
+	AdditionalDirectories *acpsdk.SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
+}
+
+// initialize answers initialize. The client's capabilities (acp-go-sdk's
+// ClientCapabilities, and clientCapabilities.session, which it lacks)
+// decide how
+// MCP servers' questions reach the user (see elicit); providers are
+// advertised when the sessions' models are built from settings
+// (setup.canRoute).
+func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) {
+	var p acpsdk.InitializeRequest
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	a.peer.setCapabilities(p.ClientCapabilities, sessionCapabilitiesOf(raw))
 	var providers *acpsdk.ProvidersCapabilities
 	if a.setup.canRoute() {
 		providers = &acpsdk.ProvidersCapabilities{}
 	}
-	return acpsdk.InitializeResponse{
+	mcp := mcpCapabilities()
+	a.advertisedACP.Store(mcp.Acp)
+	return initializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
 		AuthMethods:     a.authMethods(p.ClientCapabilities),
-		AgentCapabilities: acpsdk.AgentCapabilities{
+		AgentCapabilities: agentCapabilities{
 			LoadSession:        true,
 			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},
-			McpCapabilities:    mcpCapabilities(),
+			McpCapabilities:    mcp,
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			Providers:          providers,
-			SessionCapabilities: acpsdk.SessionCapabilities{
+			SessionCapabilities: sessionCapabilities{
 				List:   &acpsdk.SessionListCapabilities{},
 				Close:  &acpsdk.SessionCloseCapabilities{},
 				Resume: &acpsdk.SessionResumeCapabilities{},
 				Fork:   &acpsdk.SessionForkCapabilities{},
+				Delete: &struct{}{},
 				// The additional directories are the session's MCP roots,
 				// next to its cwd, and the workspace tools may work in them.
 				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},

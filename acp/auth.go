@@ -50,7 +50,7 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 	return []acpsdk.AuthMethod{{Terminal: m}}
 }
 
-// Authenticate implements acpsdk.Agent. acpgate needs no authentication:
+// Authenticate answers authenticate. acpgate needs no authentication:
 // every method fails with invalid params. The terminal method's ID gets
 // an error saying to run it in a terminal (a client must not pass a
 // terminal method to authenticate), any other ID one naming it unknown.

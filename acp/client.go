@@ -18,21 +18,31 @@ import (
 // read), the frame writer, the card counter and the client's capabilities.
 // Safe for concurrent use.
 type peer struct {
-	conn   *acpsdk.AgentSideConnection
+	conn   clientCalls
 	out    *lockedWriter
 	logger *slog.Logger
 	cards  atomic.Uint64 // numbers the cards of server requests
 
 	mu sync.Mutex
-	// caps is what the client said it can do, in initialize.
-	caps acpsdk.ClientCapabilities
+	// caps is what the client said it can do, in initialize; session its
+	// clientCapabilities.session.
+	caps    acpsdk.ClientCapabilities
+	session clientSession
 }
 
 // setCapabilities keeps what the client declared in initialize.
-func (pe *peer) setCapabilities(c acpsdk.ClientCapabilities) {
+func (pe *peer) setCapabilities(c acpsdk.ClientCapabilities, session clientSession) {
 	pe.mu.Lock()
 	defer pe.mu.Unlock()
-	pe.caps = c
+	pe.caps, pe.session = c, session
+}
+
+// sessionCapabilities returns what the client said in initialize about
+// sessions (notices, compaction).
+func (pe *peer) sessionCapabilities() clientSession {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	return pe.session
 }
 
 // cardStatus updates a card (or a tool call): its status and text.

@@ -173,7 +173,7 @@ func permissionModes() []acpsdk.SessionMode {
 	}
 }
 
-// SetSessionConfigOption implements acpsdk.Agent: "model" switches the
+// SetSessionConfigOption answers session/set_config_option: "model" switches the
 // session's model from its next prompt on (same endpoint, key and
 // headers), "mode" its permission mode; both are saved with the session.
 // The response carries every option; a mode change is also sent as a

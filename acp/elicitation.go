@@ -63,17 +63,10 @@ func (ur *userRequests) resumed(s *liveSession, call gateway.CallInfo, text stri
 }
 
 // clientElicit sends an elicitation/create to the client, scoped to the
-// session and call (see scope.go).
-func (ur *userRequests) clientElicit(ctx context.Context, s *liveSession, call gateway.CallInfo, req acpsdk.UnstableCreateElicitationRequest) (acpsdk.UnstableCreateElicitationResponse, error) {
-	meta := scopeMeta(elicitationScope{SessionID: s.id, ToolCallID: call.ID})
-	if req.Form != nil {
-		req.Form.Meta = meta
-	} else {
-		req.Url.Meta = meta
-	}
-	ur.peer.out.scoping.Add(1)
-	defer ur.peer.out.scoping.Add(-1)
-	return ur.peer.conn.UnstableCreateElicitation(ctx, req)
+// session and call.
+func (ur *userRequests) clientElicit(ctx context.Context, s *liveSession, call gateway.CallInfo, req createElicitation) (acpsdk.UnstableCreateElicitationResponse, error) {
+	req.SessionID, req.ToolCallID = s.id, call.ID
+	return ur.peer.conn.CreateElicitation(ctx, req)
 }
 
 // elicitForm asks through the client's form: the answer gets the schema's
@@ -84,9 +77,7 @@ func (ur *userRequests) elicitForm(ctx context.Context, s *liveSession, call gat
 		return mcpclient.ElicitResult{}, &mcpclient.RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("%v: %v", errBadSchema, err)}
 	}
 	ur.waiting(s, call, fmt.Sprintf("Waiting for your answer to MCP server %s: %s", req.Server, req.Message))
-	resp, err := ur.clientElicit(ctx, s, call, acpsdk.UnstableCreateElicitationRequest{Form: &acpsdk.UnstableCreateElicitationForm{
-		Message: req.Message, Mode: string(mcpclient.ElicitForm), RequestedSchema: schema,
-	}})
+	resp, err := ur.clientElicit(ctx, s, call, createElicitation{Message: req.Message, Mode: string(mcpclient.ElicitForm), RequestedSchema: &schema})
 	res := ur.elicitAnswer(ctx, s, req, resp, err)
 	if res.Action != mcpclient.ElicitAccept {
 		ur.resumed(s, call, fmt.Sprintf("You answered MCP server %s: %s.", req.Server, res.Action))
@@ -196,9 +187,7 @@ func urlKey(server, id string) string { return server + "\x00" + id }
 func (ur *userRequests) elicitURL(ctx context.Context, s *liveSession, call gateway.CallInfo, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 	ur.waiting(s, call, fmt.Sprintf("Waiting for you: MCP server %s asks you to open %s", req.Server, req.URL))
 	ur.trackURL(req, urlElicitation{s: s})
-	resp, err := ur.clientElicit(ctx, s, call, acpsdk.UnstableCreateElicitationRequest{Url: &acpsdk.UnstableCreateElicitationUrl{
-		Message: req.Message, Mode: string(mcpclient.ElicitURL), Url: req.URL, ElicitationId: acpsdk.UnstableElicitationId(req.ElicitationID),
-	}})
+	resp, err := ur.clientElicit(ctx, s, call, createElicitation{Message: req.Message, Mode: string(mcpclient.ElicitURL), URL: req.URL, ElicitationID: req.ElicitationID})
 	res := ur.elicitAnswer(ctx, s, req, resp, err)
 	if res.Action != mcpclient.ElicitAccept {
 		ur.untrackURL(req.Server, req.ElicitationID)
@@ -259,7 +248,7 @@ func (ur *userRequests) elicitationComplete(server, id string) {
 			ur.peer.cardStatus(e.s, e.card, acpsdk.ToolCallStatusCompleted, fmt.Sprintf("MCP server %s says the interaction at the link is complete.", server))
 			return
 		}
-		if err := ur.peer.conn.UnstableCompleteElicitation(e.s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(id)}); err != nil {
+		if err := ur.peer.conn.CompleteElicitation(e.s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(id)}); err != nil {
 			ur.logger.Debug("elicitation/complete not sent", "session", e.s.id, "err", err)
 		}
 	}()

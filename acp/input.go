@@ -1,39 +1,32 @@
 package acp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/acp/mcpservers"
 )
 
-// This file is what the input filter checks: the JSON-RPC envelope, the
-// prompt's content blocks and the mcpServers of session/new and load,
-// each bad field answered with an error naming it.
+// This file is what the params of the client's requests are checked for
+// before they are decoded (routes.go): the members' JSON types, the
+// prompt's content blocks and the mcpServers of session/new, load, resume
+// and fork, each bad member answered with -32602 naming it. (The
+// JSON-RPC envelope is acp/jsonrpc's.)
 
-// JSON-RPC error codes the input filter answers with.
-const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeInvalidParams  = -32602
-)
+// The JSON-RPC error code of bad params.
+const codeInvalidParams = jsonrpc.CodeInvalidParams
 
-// inputError is what is wrong with one client message, found by the input
-// filter before the SDK sees the message. It is immutable once made.
+// inputError is what is wrong with the params of one client message. It
+// is immutable once made.
 type inputError struct {
-	// Code is the JSON-RPC error code: codeInvalidRequest for a message
-	// that is not a valid request, codeInvalidParams for bad params.
+	// Code is the JSON-RPC error code: codeInvalidParams.
 	Code int
-	// Path is the JSON path of the offending member: relative to the
-	// message for codeInvalidRequest ("jsonrpc", "method"), relative to
-	// params for codeInvalidParams ("mcpServers[0].args"); "" for the
-	// message as a whole.
+	// Path is the JSON path of the offending member, relative to params
+	// ("mcpServers[0].args"); "" for the params as a whole.
 	Path string
 	// Problem says what is wrong, e.g. "must be an array of strings, got
 	// string". It never quotes a value the client may consider secret
@@ -49,18 +42,9 @@ func (e *inputError) Error() string {
 	return e.Path + ": " + e.Problem
 }
 
-// rpcError is the JSON-RPC error object answering e.
-func (e *inputError) rpcError() *acpsdk.RequestError {
-	title := "Invalid Request"
-	if e.Code == codeInvalidParams {
-		title = "Invalid params"
-	}
-	return &acpsdk.RequestError{Code: e.Code, Message: title + ": " + e.Error(), Data: map[string]any{"path": e.Path, "error": e.Error()}}
-}
-
-func invalidRequest(path, format string, args ...any) *inputError {
-	return &inputError{Code: codeInvalidRequest, Path: path, Problem: fmt.Sprintf(format, args...)}
-}
+// rpcError is the JSON-RPC error object answering e: its message names
+// the member at fault, its data is {"path", "error"}.
+func (e *inputError) rpcError() *jsonrpc.Error { return jsonrpc.Problem(e.Code, e.Path, e.Problem) }
 
 func badParam(path, format string, args ...any) *inputError {
 	return &inputError{Code: codeInvalidParams, Path: path, Problem: fmt.Sprintf(format, args...)}
@@ -68,107 +52,6 @@ func badParam(path, format string, args ...any) *inputError {
 
 // kindOf names the JSON type of a raw value, for error messages.
 func kindOf(raw json.RawMessage) string { return mcpservers.JSONKind(raw) }
-
-// msgKind is what a client message is.
-type msgKind int
-
-const (
-	kindRequest      msgKind = iota // method and id: answered
-	kindNotification                // method, no id: never answered
-	kindResponse                    // result or error, no method: answers one of ours
-)
-
-// envelope is a client message decoded just enough to route and check it.
-type envelope struct {
-	kind   msgKind
-	id     json.RawMessage // the id to answer with: a string or a number, or nil (null)
-	method string
-}
-
-// checkEnvelope classifies a message (a JSON object) and checks it is a
-// JSON-RPC 2.0 request, notification or response. An invalid request gets
-// an *inputError; e.id is then the id to answer with (nil when the message
-// has no usable id: JSON-RPC answers such messages with a null id).
-func checkEnvelope(fields map[string]json.RawMessage) (envelope, *inputError) {
-	var e envelope
-	rawID, hasID := fields["id"]
-	idKind := kindOf(rawID)
-	if hasID && (idKind == "string" || idKind == "number") {
-		e.id = rawID
-	}
-	rawMethod, hasMethod := fields["method"]
-	_, hasResult := fields["result"]
-	_, hasError := fields["error"]
-	if !hasMethod && (hasResult || hasError) {
-		e.kind = kindResponse
-		return e, nil
-	}
-	e.kind = kindRequest
-	if !hasID {
-		e.kind = kindNotification
-	}
-	switch {
-	case !hasMethod:
-		return e, invalidRequest("method", "missing (a request needs a method; a response needs a result or an error)")
-	case json.Unmarshal(rawMethod, &e.method) != nil:
-		return e, invalidRequest("method", "must be a string, got %s", kindOf(rawMethod))
-	case e.method == "":
-		return e, invalidRequest("method", "must not be empty")
-	}
-	if hasID && e.id == nil {
-		return e, invalidRequest("id", "must be a string or a number, got %s", idKind)
-	}
-	var version string
-	if v, ok := fields["jsonrpc"]; !ok {
-		return e, invalidRequest("jsonrpc", `missing: must be "2.0"`)
-	} else if json.Unmarshal(v, &version) != nil || version != "2.0" {
-		return e, invalidRequest("jsonrpc", `must be "2.0", got %s`, clip(v))
-	}
-	return e, nil
-}
-
-// clip quotes a short JSON value for an error message, cut to 40 bytes.
-func clip(raw json.RawMessage) string {
-	s := string(bytes.TrimSpace(raw))
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return s
-}
-
-// needsID reports whether method is an ACP request the agent serves: sent
-// without an id (as a notification) it would run with nobody to answer,
-// e.g. a session/new would start MCP servers no one knows of.
-func needsID(method string) bool {
-	switch method {
-	case acpsdk.AgentMethodInitialize, acpsdk.AgentMethodAuthenticate,
-		acpsdk.AgentMethodSessionNew, acpsdk.AgentMethodSessionLoad, acpsdk.AgentMethodSessionResume,
-		acpsdk.AgentMethodSessionList, acpsdk.AgentMethodSessionClose, acpsdk.AgentMethodSessionPrompt,
-		acpsdk.AgentMethodSessionSetMode, acpsdk.AgentMethodSessionSetConfigOption,
-		acpsdk.AgentMethodSessionFork, methodSessionDelete,
-		acpsdk.AgentMethodProvidersList, acpsdk.AgentMethodProvidersSet, acpsdk.AgentMethodProvidersDisable:
-		return true
-	}
-	return false
-}
-
-// repairError makes the error member of a response decodable: the SDK
-// drops a whole response whose error is not an object with an integer
-// code and a string message, and the request it answers then waits
-// forever. Such an error becomes an internal error saying so; ok is false
-// if it needed no repair.
-func repairError(raw json.RawMessage) (fixed json.RawMessage, ok bool) {
-	var e struct {
-		Code    *int    `json:"code"`
-		Message *string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Code != nil && e.Message != nil {
-		return nil, false
-	}
-	fixed, _ = json.Marshal(acpsdk.RequestError{Code: -32603, Message: fmt.Sprintf(
-		"Internal error: the client answered with a malformed error (want an object with an integer code and a string message, got %s)", kindOf(raw))})
-	return fixed, true
-}
 
 // checkPrompt checks the content blocks of a session/prompt: the SDK
 // decodes a block of a type it does not know as an empty block, which
@@ -237,48 +120,15 @@ func normalizeServers(params json.RawMessage, acp bool) (json.RawMessage, *input
 	return fixed, nil
 }
 
-// paramsType returns a new value of the Go type a method's params decode
-// into, for checkParamTypes; nil for a method whose params are not
-// checked here.
-func paramsType(method string) any {
-	switch method {
-	case acpsdk.AgentMethodInitialize:
-		return new(acpsdk.InitializeRequest)
-	case acpsdk.AgentMethodSessionNew:
-		return new(acpsdk.NewSessionRequest)
-	case acpsdk.AgentMethodSessionLoad:
-		return new(acpsdk.LoadSessionRequest)
-	case acpsdk.AgentMethodSessionResume:
-		return new(acpsdk.ResumeSessionRequest)
-	case acpsdk.AgentMethodSessionFork:
-		return new(acpsdk.UnstableForkSessionRequest)
-	case acpsdk.AgentMethodSessionPrompt:
-		return new(acpsdk.PromptRequest)
-	case acpsdk.AgentMethodSessionCancel:
-		return new(acpsdk.CancelNotification)
-	case acpsdk.AgentMethodSessionClose:
-		return new(acpsdk.CloseSessionRequest)
-	case acpsdk.AgentMethodSessionList:
-		return new(acpsdk.ListSessionsRequest)
-	case acpsdk.AgentMethodSessionSetMode:
-		return new(acpsdk.SetSessionModeRequest)
-	case acpsdk.AgentMethodProvidersSet:
-		return new(acpsdk.UnstableSetProvidersRequest)
-	case acpsdk.AgentMethodMcpMessage:
-		return new(messageParams)
-	}
-	return nil
-}
-
 // checkParamTypes checks that a request's params are an object whose
-// members have the JSON types the method's params type gives them, so
+// members have the JSON types the params type of v (a pointer, decoded
+// into) gives them, so
 // that a member of the wrong type ("sessionId": 7) is answered with
 // -32602 naming it (data.path) instead of the decoder's text. What else
 // the decoder would refuse is left to the method's handler. Absent or
 // null params are left to it too.
-func checkParamTypes(method string, params json.RawMessage) *inputError {
-	v := paramsType(method)
-	if v == nil || len(params) == 0 || kindOf(params) == "null" {
+func checkParamTypes(params json.RawMessage, v any) *inputError {
+	if len(params) == 0 || kindOf(params) == "null" {
 		return nil
 	}
 	if kindOf(params) != "object" {
@@ -308,4 +158,27 @@ func jsonTypeName(t reflect.Type) string {
 		return "an object"
 	}
 	return "of another type"
+}
+
+// stringParam returns the string member name of an extension method's
+// params, or the problem with it: a member that is missing, null, not a
+// string or empty (an id or a name that says nothing) is -32602 naming
+// it.
+func stringParam(params json.RawMessage, name string) (string, *inputError) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(params, &fields) != nil || fields == nil {
+		return "", badParam("", "params must be an object with %s, got %s", name, kindOf(params))
+	}
+	raw, ok := fields[name]
+	if !ok {
+		return "", badParam(name, "missing")
+	}
+	var s string
+	if kindOf(raw) != "string" || json.Unmarshal(raw, &s) != nil {
+		return "", badParam(name, "must be a string, got %s", kindOf(raw))
+	}
+	if s == "" {
+		return "", badParam(name, "must not be empty")
+	}
+	return s, nil
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
 )
@@ -52,15 +52,15 @@ func finishedUpdate(content []gateway.Content) acpsdk.SessionUpdate {
 		acpsdk.WithUpdateContent(toolContent(content)), acpsdk.WithUpdateRawOutput(map[string]any{"isError": false}))
 }
 
-// sdkFrame is the frame the SDK writes for update u of session sid.
+// sdkFrame is the frame pe.update writes for update u of session sid: the
+// SDK's encoding of the update, sent by the connection.
 func sdkFrame(t *testing.T, sid string, u acpsdk.SessionUpdate) []byte {
 	t.Helper()
 	var out bytes.Buffer
-	in, closeIn := io.Pipe()
-	defer closeIn.Close()
-	conn := acpsdk.NewAgentSideConnection(&Agent{}, &out, in)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
-	if err := conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: acpsdk.SessionId(sid), Update: u}); err != nil {
+	conn := jsonrpc.New(strings.NewReader(""), &out, jsonrpc.Options{Handler: func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil }})
+	conn.Start()
+	<-conn.Done()
+	if err := (clientCalls{conn: conn}).SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: acpsdk.SessionId(sid), Update: u}); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()

@@ -13,6 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/google/uuid"
 
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
@@ -39,13 +40,22 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
-// NewSession implements acpsdk.Agent.
-func (a *Agent) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+// newSession answers session/new.
+func (a *Agent) newSession(ctx context.Context, p acpsdk.NewSessionRequest) (any, error) {
 	s, err := a.start(ctx, sessionStart{place: sessionPlace{p.Cwd, p.AdditionalDirectories}, servers: p.McpServers, meta: p.Meta})
 	if err != nil {
-		return acpsdk.NewSessionResponse{}, err
+		return nil, err
 	}
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}, nil
+	return a.created(s), nil
+}
+
+// created is the answer to session/new and session/fork: the session's
+// id, modes, options and servers; once it has gone out, the failure
+// cards and the command list follow (announce), for the client then
+// knows the session.
+func (a *Agent) created(s *liveSession) jsonrpc.Then {
+	resp := acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}
+	return jsonrpc.Then{Result: resp, After: func() { a.announce(s) }}
 }
 
 // sessionStart is what session/new and session/fork ask of a new
@@ -61,9 +71,7 @@ type sessionStart struct {
 // session/fork. Its servers are the client's merged with the
 // configured ones. A fork's history, mode, model choice and "always"
 // decisions are its source's as stored at this moment (Store.Fork), and
-// so is its profile unless the request names one. The failure cards and
-// the command list follow the response, once the client knows the
-// session.
+// so is its profile unless the request names one.
 func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, error) {
 	if err := checkCwd(req.place.cwd); err != nil {
 		return nil, err
@@ -97,7 +105,6 @@ func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, erro
 	if err != nil {
 		return nil, err
 	}
-	a.peer.out.afterResponse(id, func() { a.announce(s) })
 	return s, nil
 }
 
@@ -158,7 +165,7 @@ func (a *Agent) forkSession(ctx context.Context, params json.RawMessage) (any, e
 	if ierr != nil {
 		return nil, ierr.rpcError()
 	}
-	// The input filter has checked mcpServers as session/new's.
+	// mcpServers were checked as session/new's (normalizeServers).
 	var p struct {
 		Cwd                   string             `json:"cwd"`
 		AdditionalDirectories []string           `json:"additionalDirectories"`
@@ -172,7 +179,7 @@ func (a *Agent) forkSession(ctx context.Context, params json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}, nil
+	return a.created(s), nil
 }
 
 // deleteSession answers session/delete: a session open on this
@@ -340,7 +347,7 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 	a.peer.serversInfo(s)
 }
 
-// LoadSession implements acpsdk.AgentLoader: the history is replayed to the
+// LoadSession answers session/load: the history is replayed to the
 // client before the response.
 func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
 	s, records, err := a.reopen(ctx, string(p.SessionId), sessionPlace{p.Cwd, p.AdditionalDirectories}, p.McpServers, p.Meta)
@@ -353,7 +360,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: meta}, nil
 }
 
-// ResumeSession implements acpsdk.Agent: like load, without the replay.
+// ResumeSession answers session/resume: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
 	s, _, err := a.reopen(ctx, string(p.SessionId), sessionPlace{p.Cwd, p.AdditionalDirectories}, p.McpServers, p.Meta)
 	if err != nil {
@@ -416,7 +423,7 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 	return s, records, nil
 }
 
-// ListSessions implements acpsdk.Agent.
+// ListSessions answers session/list.
 func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
 	var cwd, cursor string
 	if p.Cwd != nil {
@@ -447,7 +454,7 @@ func (a *Agent) ListSessions(_ context.Context, p acpsdk.ListSessionsRequest) (a
 	return resp, nil
 }
 
-// CloseSession implements acpsdk.Agent: cancels the running turn, stops the
+// CloseSession answers session/close: cancels the running turn, stops the
 // servers, clears the session's tools and closes its store.
 func (a *Agent) CloseSession(ctx context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
 	live, err := a.closeLive(ctx, string(p.SessionId))
@@ -553,7 +560,7 @@ func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
 	return errors.Join(err, s.store.Close())
 }
 
-// SetSessionMode implements acpsdk.Agent.
+// SetSessionMode answers session/set_mode.
 func (a *Agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
 	s, err := a.lookup(p.SessionId)
 	if err != nil {
@@ -569,7 +576,7 @@ func (a *Agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest
 	return acpsdk.SetSessionModeResponse{}, nil
 }
 
-// Cancel implements acpsdk.Agent: the running turn ends with cancelled and
+// Cancel answers session/cancel: the running turn ends with cancelled and
 // its MCP calls are cancelled at their servers.
 func (a *Agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 	s, err := a.lookup(p.SessionId)

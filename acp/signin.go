@@ -43,9 +43,7 @@ func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, 
 		if _, url := ur.peer.clientElicitation(); url {
 			st.elicit = true
 			s.setSignIn(server, &st)
-			resp, err := ur.clientElicit(ctx, s, gateway.CallInfo{}, acpsdk.UnstableCreateElicitationRequest{Url: &acpsdk.UnstableCreateElicitationUrl{
-				ElicitationId: acpsdk.UnstableElicitationId(p.ID), Mode: "url", Url: link, Message: signInMessage(server, p),
-			}})
+			resp, err := ur.clientElicit(ctx, s, gateway.CallInfo{}, createElicitation{ElicitationID: p.ID, Mode: string(mcpclient.ElicitURL), URL: link, Message: signInMessage(server, p)})
 			switch {
 			case err != nil:
 				return fmt.Errorf("asking the client to open the sign-in page: %w", err)
@@ -101,7 +99,7 @@ func (ur *userRequests) signInEvent(s *liveSession, st mcpclient.Status) {
 	}
 	if shown.elicit {
 		if failed == nil {
-			if err := ur.peer.conn.UnstableCompleteElicitation(s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
+			if err := ur.peer.conn.CompleteElicitation(s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
 				ur.logger.Warn("telling the client a sign-in completed", "session", s.id, "server", st.Name, "err", err)
 			}
 		}

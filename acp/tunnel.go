@@ -10,14 +10,14 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // This file is MCP over ACP (unstable in ACP): the client's servers of
 // type "acp" are reached through the ACP connection. The schema's names
 // and fields are followed (serverId, connectionId), not acp-go-sdk
-// v0.13.0's older ones (id, acpId): the messages go through the SDK under
-// private names (raw.go).
+// v0.13.0's older ones (id, acpId).
 
 // mcpCapabilities are the MCP transports the agent takes besides stdio,
 // as initialize advertises them: http, sse and acp (MCP over ACP). The
@@ -62,15 +62,15 @@ type messageParams struct {
 // Open implements mcpclient.Tunnel: mcp/connect. A client's error answer
 // is returned as an *mcpclient.RequestError.
 func (t *tunnel) Open(ctx context.Context, serverID string, h mcpclient.TunnelHandler) (mcpclient.TunnelConn, error) {
-	raw, err := t.peer.conn.CallExtension(ctx, rawPrefix+acpsdk.ClientMethodMcpConnect, map[string]string{"serverId": serverID})
-	if err != nil {
+	var raw json.RawMessage
+	if err := t.peer.conn.call(ctx, acpsdk.ClientMethodMcpConnect, map[string]string{"serverId": serverID}, &raw); err != nil {
 		return nil, fmt.Errorf("mcp/connect: %w", t.clientError(ctx, err))
 	}
 	var resp struct {
 		ConnectionID string `json:"connectionId"`
 	}
 	if err := json.Unmarshal(raw, &resp); err != nil || resp.ConnectionID == "" {
-		return nil, fmt.Errorf("mcp/connect: the client's answer has no connectionId: %s", clip(raw))
+		return nil, fmt.Errorf("mcp/connect: the client's answer has no connectionId: %s", jsonrpc.Clip(raw))
 	}
 	c := &tunnelConn{t: t, id: resp.ConnectionID, handler: h}
 	t.mu.Lock()
@@ -159,8 +159,8 @@ var _ mcpclient.TunnelConn = (*tunnelConn)(nil)
 
 // Request implements mcpclient.TunnelConn.
 func (c *tunnelConn) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	raw, err := c.t.peer.conn.CallExtension(ctx, rawPrefix+acpsdk.ClientMethodMcpMessage, messageParams{ConnectionID: c.id, Method: method, Params: params})
-	if err != nil {
+	var raw json.RawMessage
+	if err := c.t.peer.conn.call(ctx, acpsdk.ClientMethodMcpMessage, messageParams{ConnectionID: c.id, Method: method, Params: params}, &raw); err != nil {
 		return nil, c.t.clientError(ctx, err)
 	}
 	return raw, nil
@@ -168,7 +168,7 @@ func (c *tunnelConn) Request(ctx context.Context, method string, params json.Raw
 
 // Notify implements mcpclient.TunnelConn.
 func (c *tunnelConn) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	return c.t.peer.conn.NotifyExtension(ctx, rawPrefix+acpsdk.ClientMethodMcpMessage, messageParams{ConnectionID: c.id, Method: method, Params: params})
+	return c.t.peer.conn.notify(ctx, acpsdk.ClientMethodMcpMessage, messageParams{ConnectionID: c.id, Method: method, Params: params})
 }
 
 // Done implements mcpclient.TunnelConn: a connection ends on its own only
@@ -184,7 +184,7 @@ func (c *tunnelConn) Close(ctx context.Context) error {
 		c.t.mu.Lock()
 		delete(c.t.conns, c.id)
 		c.t.mu.Unlock()
-		_, err := c.t.peer.conn.CallExtension(ctx, rawPrefix+acpsdk.ClientMethodMcpDisconnect, map[string]string{"connectionId": c.id})
+		err := c.t.peer.conn.call(ctx, acpsdk.ClientMethodMcpDisconnect, map[string]string{"connectionId": c.id}, nil)
 		if err != nil && !isClosed(c.Done()) {
 			c.closeErr = fmt.Errorf("mcp/disconnect: %w", c.t.clientError(ctx, err))
 		}

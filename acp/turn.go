@@ -38,7 +38,7 @@ const (
 	recMessage = "message" // a model history message (gateway.Message)
 )
 
-// Prompt implements acpsdk.Agent: slash commands run directly, anything
+// Prompt answers session/prompt: slash commands run directly, anything
 // else is a model turn. Runner events become session/updates as they
 // happen; the turn is persisted as it goes.
 func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {

@@ -14,10 +14,20 @@
 // first, on the reading goroutine, so that a cancellation is acted on
 // before what is queued. Responses to the Conn's own calls (Call) are matched by id.
 //
-// A line that is not JSON is answered with -32700 (id null); a message
-// that is not a request, a notification or a response with -32600; a
-// method the handler does not know with -32601 (the handler says so with
-// ErrMethodNotFound).
+// A line that is not JSON is answered with -32700; a message that is not
+// a JSON-RPC 2.0 request, notification or response, or a line longer than
+// Options.MaxLine, with -32600 naming the member at fault (envelope.go);
+// each with the id the message starts with, or null. A method the
+// handler does not know is answered -32601 (the handler says so with
+// ErrMethodNotFound). A response whose error member is malformed fails
+// the call it answers with an internal error, as does one longer than
+// MaxLine.
+//
+// When Options.CancelMethod is set ($/cancel_request in ACP), the
+// notification of that name ends the context of the request it names,
+// and a Call whose context ends sends it. A Call returns only after the
+// notifications read before its answer have been handled, so that what a
+// peer says before answering (a cancellation, progress) is seen first.
 package jsonrpc
 
 import (
@@ -30,6 +40,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,17 +100,28 @@ type Options struct {
 	// block.
 	Preempt func(r *Request) bool
 	// MaxLine bounds one message (default 64 MiB): a longer line is
-	// skipped and answered -32600 (id null).
+	// skipped and answered -32600 with the id it starts with (a response
+	// fails the call it answers).
 	MaxLine int
 	// Queue is how many notifications wait to be handled at most (default
 	// 1024).
 	Queue int
-	// CancelMethod, if set, is the notification sent, with params
-	// {"requestId": id}, when the context of a Call ends before its
-	// answer ($/cancel_request in ACP).
+	// CancelMethod, if set, is the notification, with params
+	// {"requestId": id}, that cancels a request both ways: sent when the
+	// context of a Call ends before its answer, and, read, ending the
+	// context of the handler of the request it names ($/cancel_request in
+	// ACP).
 	CancelMethod string
 	// Logger gets the Conn's few lines (default: discard).
 	Logger *slog.Logger
+}
+
+// Then answers a request with Result and, once the answer has been
+// written, runs After on a goroutine of its own (notifications about
+// what the answer created follow it).
+type Then struct {
+	Result any
+	After  func()
 }
 
 // Conn is one connection. Its methods are safe for concurrent use.
@@ -117,17 +139,34 @@ type Conn struct {
 	writeMu  sync.Mutex
 	writeErr error
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[string]chan *message // our calls, by id
-	closed  bool
+	mu       sync.Mutex
+	nextID   int64
+	pending  map[string]chan answer        // our calls, by id key
+	inflight map[string]context.CancelFunc // the peer's requests being handled, by id key
+	closed   bool
+
+	// The notifications' progress, for the barrier of Call: enqueued
+	// counts those queued, completed those handled; advanced is closed
+	// (and replaced) at each completion.
+	nmu       sync.Mutex
+	enqueued  uint64
+	completed uint64
+	advanced  chan struct{}
 
 	dropped  atomic.Int64 // notifications dropped since the last report
 	reported atomic.Int64 // unix nanoseconds of the last report
 }
 
-// New starts a Conn reading in and writing out. Each message written is
-// one line, written with one Write call.
+// answer is a response to one of our calls: its result or error, and how
+// many notifications had been queued when it was read.
+type answer struct {
+	result    json.RawMessage
+	err       *Error
+	watermark uint64
+}
+
+// New returns a Conn reading in (once Start is called) and writing out.
+// Each message written is one line, written with one Write call.
 func New(in io.Reader, out io.Writer, opts Options) *Conn {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = 64 << 20
@@ -139,16 +178,23 @@ func New(in io.Reader, out io.Writer, opts Options) *Conn {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Conn{opts: opts, in: bufio.NewReaderSize(in, 64<<10), out: out,
-		done: make(chan struct{}), queue: make(chan *Request, opts.Queue), pending: map[string]chan *message{}}
+		done: make(chan struct{}), queue: make(chan *Request, opts.Queue),
+		pending: map[string]chan answer{}, inflight: map[string]context.CancelFunc{}, advanced: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.active.Add(1)
-	go c.notifications()
-	go c.read()
 	return c
 }
 
+// Start starts reading (and handling) messages; it is called once, after
+// what the handler needs of the Conn is in place. Calls and notifications
+// may be sent before it.
+func (c *Conn) Start() {
+	c.active.Add(1)
+	go c.notifications()
+	go c.read()
+}
+
 // Done is closed when the connection has ended (the reader's EOF or
-// error, or Close).
+// error).
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Wait returns once every handler has returned and its answer was written,
@@ -162,16 +208,6 @@ func (c *Conn) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// message is one message read, of any kind.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
 }
 
 // read reads messages until the input ends.
@@ -191,17 +227,21 @@ func (c *Conn) read() {
 	}
 }
 
+// headKept is how much of a line over MaxLine is kept to find its id.
+const headKept = 64 << 10
+
 // readLine returns the next line (without its newline), at most MaxLine
-// bytes; a longer one is skipped and answered.
+// bytes; a longer one is skipped and answered (tooLong).
 func (c *Conn) readLine() ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := c.in.ReadSlice('\n')
 		if len(line)+len(frag) > c.opts.MaxLine+1 {
+			line = append(line, frag[:min(len(frag), max(0, headKept-len(line)))]...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = c.in.ReadSlice('\n')
 			}
-			c.reply(json.RawMessage("null"), nil, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("message over %d bytes", c.opts.MaxLine)})
+			c.tooLong(line)
 			if err != nil {
 				return nil, err
 			}
@@ -216,59 +256,157 @@ func (c *Conn) readLine() ([]byte, error) {
 	}
 }
 
-// dispatch handles one line.
-func (c *Conn) dispatch(line []byte) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		c.reply(json.RawMessage("null"), nil, &Error{Code: CodeParseError, Message: "Parse error: " + err.Error()})
+// tooLong answers a line over MaxLine, of which head is the start: an
+// answer to one of our calls fails the call, anything else is answered
+// -32600 with the id it starts with.
+func (c *Conn) tooLong(head []byte) {
+	id, response := LeadingID(head)
+	if response {
+		c.opts.Logger.Warn("peer answered with a message over the size limit; the call fails", "id", string(id), "limit", c.opts.MaxLine)
+		c.answered(id, answer{err: &Error{Code: CodeInternalError, Message: fmt.Sprintf("Internal error: the answer is larger than %d bytes", c.opts.MaxLine)}})
 		return
 	}
-	switch {
-	case m.Method != "":
-		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params}
-		if !r.IsCall() && c.opts.Preempt != nil && c.opts.Preempt(r) {
-			return
+	c.opts.Logger.Warn("peer sent a message over the size limit", "id", string(id), "limit", c.opts.MaxLine)
+	c.reply(id, nil, &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("Invalid Request: message larger than %d bytes", c.opts.MaxLine)})
+}
+
+// dispatch handles one line.
+func (c *Conn) dispatch(line []byte) {
+	e, id, perr := parse(line)
+	if perr != nil {
+		c.opts.Logger.Warn("peer message rejected", "method", e.method, "id", string(id), "code", perr.Code, "error", perr.Message)
+		c.reply(id, nil, perr)
+		return
+	}
+	switch e.kind {
+	case kindResponse:
+		a := answer{result: e.result}
+		if e.err != nil {
+			var repaired bool
+			if a.err, repaired = repairError(e.err); repaired {
+				c.opts.Logger.Warn("peer answered with a malformed error; the call fails with an internal error", "id", string(e.id), "kind", Kind(e.err))
+			}
 		}
-		if r.IsCall() {
-			c.active.Add(1)
-			go c.serve(r)
-			return
+		if e.id != nil {
+			c.answered(e.id, a)
 		}
-		select {
-		case c.queue <- r:
-		default:
-			c.drop()
-		}
-	case m.ID != nil && (m.Result != nil || m.Error != nil):
-		c.mu.Lock()
-		ch := c.pending[string(m.ID)]
-		delete(c.pending, string(m.ID))
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- &m
-		}
+	case kindRequest:
+		c.request(&Request{ID: e.id, Method: e.method, Params: e.params})
 	default:
-		id := m.ID
-		if id == nil {
-			id = json.RawMessage("null")
-		}
-		c.reply(id, nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: neither a request, a notification nor a response"})
+		c.notification(&Request{Method: e.method, Params: e.params})
 	}
 }
 
-// serve runs the handler of request r and answers it.
-func (c *Conn) serve(r *Request) {
-	defer c.active.Done()
-	res, err := c.opts.Handler(c.ctx, r)
-	c.reply(r.ID, res, err)
+// request starts the handler of r on a goroutine of its own.
+func (c *Conn) request(r *Request) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	key := idKey(r.ID)
+	c.mu.Lock()
+	c.inflight[key] = cancel
+	c.mu.Unlock()
+	c.active.Add(1)
+	go func() {
+		defer c.active.Done()
+		res, err := c.opts.Handler(ctx, r)
+		c.mu.Lock()
+		delete(c.inflight, key)
+		c.mu.Unlock()
+		cancel()
+		var after func()
+		if t, ok := res.(Then); ok {
+			res, after = t.Result, t.After
+		}
+		if c.reply(r.ID, res, err) == nil && after != nil {
+			go after()
+		}
+	}()
+}
+
+// notification handles a cancellation at once, gives Preempt its turn,
+// and queues the rest (dropping what does not fit).
+func (c *Conn) notification(r *Request) {
+	if c.opts.CancelMethod != "" && r.Method == c.opts.CancelMethod {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil && p.RequestID != nil {
+			c.mu.Lock()
+			cancel := c.inflight[idKey(p.RequestID)]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+		return
+	}
+	if c.opts.Preempt != nil && c.opts.Preempt(r) {
+		return
+	}
+	c.nmu.Lock()
+	select {
+	case c.queue <- r:
+		c.enqueued++
+	default:
+		c.drop()
+	}
+	c.nmu.Unlock()
+}
+
+// answered hands an answer to the call waiting for id, if one is.
+func (c *Conn) answered(id json.RawMessage, a answer) {
+	c.nmu.Lock()
+	a.watermark = c.enqueued
+	c.nmu.Unlock()
+	key := idKey(id)
+	c.mu.Lock()
+	ch := c.pending[key]
+	delete(c.pending, key)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- a
+	}
+}
+
+// idKey is the canonical form of a JSON-RPC id (compacted JSON).
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
 }
 
 // notifications handles the queued notifications in order.
 func (c *Conn) notifications() {
 	defer c.active.Done()
 	for r := range c.queue {
-		if _, err := c.opts.Handler(c.ctx, r); err != nil {
+		if _, err := c.opts.Handler(c.ctx, r); err != nil && !(errors.Is(err, ErrMethodNotFound) && strings.HasPrefix(r.Method, "_")) {
 			c.opts.Logger.Debug("notification not handled", "method", r.Method, "err", err)
+		}
+		c.nmu.Lock()
+		c.completed++
+		close(c.advanced)
+		c.advanced = make(chan struct{})
+		c.nmu.Unlock()
+	}
+}
+
+// handledUpTo waits until the first n notifications queued have been
+// handled, ctx ends or the connection does.
+func (c *Conn) handledUpTo(ctx context.Context, n uint64) error {
+	for {
+		c.nmu.Lock()
+		done, advanced := c.completed >= n, c.advanced
+		c.nmu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return ErrClosed
 		}
 	}
 }
@@ -283,11 +421,15 @@ func (c *Conn) drop() {
 		return
 	}
 	c.dropped.Add(-n)
-	c.opts.Logger.Warn("client notifications dropped: more arrived at once than can wait", "dropped", n, "queue", c.opts.Queue)
+	c.opts.Logger.Warn("peer notifications dropped: more arrived at once than can wait", "dropped", n, "queue", c.opts.Queue)
 }
 
-// reply writes the answer to request id: res, or the error err stands for.
-func (c *Conn) reply(id json.RawMessage, res any, err error) {
+// reply writes the answer to request id (nil: null): res, or the error
+// err stands for.
+func (c *Conn) reply(id json.RawMessage, res any, err error) error {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	out := struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -309,7 +451,7 @@ func (c *Conn) reply(id json.RawMessage, res any, err error) {
 			Error   *Error          `json:"error"`
 		}{"2.0", id, &Error{Code: CodeInternalError, Message: "Internal error: the result cannot be encoded: " + merr.Error()}})
 	}
-	_ = c.write(b)
+	return c.write(b)
 }
 
 // asError is the JSON-RPC error err answers with.
@@ -354,19 +496,20 @@ func (c *Conn) Notify(method string, params any) error {
 }
 
 // Call sends a request and decodes its result into result (nil: ignored),
-// waiting until the answer comes, ctx ends (then Options.CancelMethod is
-// sent) or the connection ends (ErrClosed). An error response is an
-// *Error.
+// waiting until the answer comes and the notifications read before it
+// have been handled, ctx ends (then Options.CancelMethod is sent) or the
+// connection ends (ErrClosed). Once the peer has closed its end the
+// request is still written (it may still read), and ErrClosed returned
+// at once. An error response is an *Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return ErrClosed
-	}
+	closed := c.closed
 	c.nextID++
 	id := json.RawMessage(strconv.FormatInt(c.nextID, 10))
-	ch := make(chan *message, 1)
-	c.pending[string(id)] = ch
+	ch := make(chan answer, 1)
+	if !closed {
+		c.pending[string(id)] = ch
+	}
 	c.mu.Unlock()
 	forget := func() {
 		c.mu.Lock()
@@ -386,13 +529,21 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		forget()
 		return err
 	}
+	if closed {
+		// The peer closed its end: it may still read (a last word, such
+		// as a disconnect), but no answer can come.
+		return ErrClosed
+	}
 	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return m.Error
+	case a := <-ch:
+		if err := c.handledUpTo(ctx, a.watermark); err != nil {
+			return err
+		}
+		if a.err != nil {
+			return a.err
 		}
 		if result != nil {
-			return json.Unmarshal(m.Result, result)
+			return json.Unmarshal(a.result, result)
 		}
 		return nil
 	case <-ctx.Done():
@@ -417,9 +568,11 @@ func (c *Conn) end() {
 	c.closed = true
 	c.mu.Unlock()
 	c.cancel()
+	c.nmu.Lock()
 	close(c.queue)
+	c.nmu.Unlock()
 	close(c.done)
 	if n := c.dropped.Swap(0); n > 0 {
-		c.opts.Logger.Warn("client notifications dropped: more arrived at once than can wait", "dropped", n, "queue", c.opts.Queue)
+		c.opts.Logger.Warn("peer notifications dropped: more arrived at once than can wait", "dropped", n, "queue", c.opts.Queue)
 	}
 }

@@ -28,6 +28,7 @@ func pair(t *testing.T, opts jsonrpc.Options) (*jsonrpc.Conn, *peer) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := jsonrpc.New(inR, outW, opts)
+	c.Start()
 	t.Cleanup(func() { _ = inW.Close(); _ = outR.Close() })
 	return c, &peer{w: inW, r: bufio.NewReaderSize(outR, 1<<20)}
 }
@@ -98,7 +99,7 @@ func TestBadInput(t *testing.T) {
 		{`not json`, jsonrpc.CodeParseError, nil},
 		{`{"jsonrpc":"2.0","id":7}`, jsonrpc.CodeInvalidRequest, float64(7)},
 		{`{"jsonrpc":"2.0","id":8,"method":"unknown"}`, jsonrpc.CodeMethodNotFound, float64(8)},
-		{`{"jsonrpc":"2.0","id":9,"method":"known","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`, jsonrpc.CodeInvalidRequest, nil},
+		{`{"jsonrpc":"2.0","id":9,"method":"known","params":{"pad":"` + strings.Repeat("x", 200) + `"}}`, jsonrpc.CodeInvalidRequest, float64(9)},
 	} {
 		p.send(t, tc.line)
 		if m := p.next(t); errCode(m) != tc.code || m["id"] != tc.id {
@@ -231,9 +232,136 @@ func TestCall(t *testing.T) {
 	if n["method"] != "$/cancel_request" || params["requestId"] != m3["id"] {
 		t.Fatalf("cancellation %v for %v", n, m3["id"])
 	}
+}
+
+// Errors keep the id a message starts with: a line over MaxLine and one
+// nested deeper than the decoder goes are answered with it; with the id
+// after the part at fault, or an id that is not a string or a number, the
+// answer's id is null. Members are matched exactly: "Method" is not
+// "method".
+func TestErrorsKeepTheLeadingID(t *testing.T) {
+	t.Parallel()
+	_, p := pair(t, jsonrpc.Options{MaxLine: 1 << 20, Handler: func(context.Context, *jsonrpc.Request) (any, error) { return "ok", nil }})
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	for _, tc := range []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{`{"jsonrpc":"2.0","id":"big-1","method":"m","params":{"text":"` + strings.Repeat("x", 1<<20) + `"}}`, jsonrpc.CodeInvalidRequest, "big-1"},
+		{`{"jsonrpc":"2.0","id":42,"method":"m","params":` + deep + `}`, jsonrpc.CodeParseError, float64(42)},
+		{`{"jsonrpc":"2.0","method":"m","params":` + deep + `,"id":43}`, jsonrpc.CodeParseError, nil},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"m","params":` + deep + `}`, jsonrpc.CodeParseError, nil},
+		{`{"jsonrpc":"2.0","id":5,"Method":"m"}`, jsonrpc.CodeInvalidRequest, float64(5)},
+		{`{"jsonrpc":"1.0","id":6,"method":"m"}`, jsonrpc.CodeInvalidRequest, float64(6)},
+		{`[{"jsonrpc":"2.0","id":7,"method":"m"}]`, jsonrpc.CodeInvalidRequest, nil},
+	} {
+		p.send(t, tc.line)
+		if m := p.next(t); errCode(m) != tc.code || m["id"] != tc.id {
+			t.Errorf("%.60s: answered %.200v, want code %v id %v", tc.line, m, tc.code, tc.id)
+		}
+	}
+}
+
+// A response whose error member is malformed, or that is over MaxLine,
+// fails the call it answers with an internal error instead of leaving it
+// waiting; a well-formed error reaches the caller as it was.
+func TestBadAnswersFailTheCall(t *testing.T) {
+	t.Parallel()
+	c, p := pair(t, jsonrpc.Options{MaxLine: 1 << 16, Handler: func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil }})
+	for _, answer := range []string{
+		`{"jsonrpc":"2.0","id":%s,"error":"denied"}`,
+		`{"jsonrpc":"2.0","id":%s,"error":{"code":1.5,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":%s,"result":{"text":"` + strings.Repeat("x", 1<<16) + `"}}`,
+		`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"nope","data":{"a":1}}}`,
+	} {
+		done := make(chan error, 1)
+		go func() { done <- c.Call(context.Background(), "ask", nil, nil) }()
+		m := p.next(t)
+		id, _ := json.Marshal(m["id"])
+		p.send(t, fmt.Sprintf(answer, id))
+		err := <-done
+		var e *jsonrpc.Error
+		want := jsonrpc.CodeInternalError
+		if strings.Contains(answer, "-32601") {
+			want = jsonrpc.CodeMethodNotFound
+		}
+		if !errors.As(err, &e) || e.Code != want {
+			t.Errorf("%.60s: the call returned %v, want code %d", answer, err, want)
+		}
+		if want == jsonrpc.CodeMethodNotFound && string(e.Data) != `{"a":1}` {
+			t.Errorf("the error's data: %s", e.Data)
+		}
+	}
+}
+
+// $/cancel_request ends the context of the handler of the request it
+// names; a request's answer may carry a function run after it is written
+// (Then).
+func TestCancelRequestAndThen(t *testing.T) {
+	t.Parallel()
+	after := make(chan struct{})
+	_, p := pair(t, jsonrpc.Options{CancelMethod: "$/cancel_request", Handler: func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		switch r.Method {
+		case "wait":
+			<-ctx.Done()
+			return nil, &jsonrpc.Error{Code: -32800, Message: "cancelled"}
+		case "then":
+			return jsonrpc.Then{Result: "made", After: func() { close(after) }}, nil
+		}
+		return nil, jsonrpc.ErrMethodNotFound
+	}})
+	p.send(t, `{"jsonrpc":"2.0","id":"w","method":"wait"}`, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"w"}}`)
+	if m := p.next(t); m["id"] != "w" || errCode(m) != -32800 {
+		t.Fatalf("the cancelled request: %v", m)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"then"}`)
+	if m := p.next(t); m["result"] != "made" {
+		t.Fatalf("then: %v", m)
+	}
+	<-after
+}
+
+// A Call returns only once the notifications the peer sent before its
+// answer have been handled.
+func TestCallWaitsForEarlierNotifications(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var seen atomic.Bool
+	c, p := pair(t, jsonrpc.Options{Handler: func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+		<-release
+		seen.Store(true)
+		return nil, nil
+	}})
+	done := make(chan error, 1)
+	go func() { done <- c.Call(context.Background(), "ask", nil, nil) }()
+	m := p.next(t)
+	id, _ := json.Marshal(m["id"])
+	p.send(t, `{"jsonrpc":"2.0","method":"progress"}`, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, id))
+	select {
+	case err := <-done:
+		t.Fatalf("the call returned (%v) before the notification sent before its answer was handled", err)
+	case <-time.After(50 * time.Millisecond): // a window for a wrong early return, not a timing assertion
+	}
+	close(release)
+	if err := <-done; err != nil || !seen.Load() {
+		t.Fatalf("call: %v, notification handled: %v", err, seen.Load())
+	}
+}
+
+// After the peer closed its end, a Call still writes its request (the
+// peer may read on) and returns ErrClosed at once.
+func TestCallAfterTheEndIsWritten(t *testing.T) {
+	t.Parallel()
+	c, p := pair(t, jsonrpc.Options{Handler: func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil }})
 	_ = p.w.Close()
 	<-c.Done()
-	if err := c.Call(context.Background(), "late", nil, nil); !errors.Is(err, jsonrpc.ErrClosed) {
-		t.Fatalf("a call after the end: %v", err)
+	done := make(chan error, 1)
+	go func() { done <- c.Call(context.Background(), "bye", nil, nil) }()
+	if m := p.next(t); m["method"] != "bye" {
+		t.Fatalf("wrote %v", m)
+	}
+	if err := <-done; !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Fatalf("call: %v", err)
 	}
 }
