@@ -23,8 +23,10 @@ import (
 // Binaries built once by TestMain.
 var agentBin, serverBin, minAgentBin string
 
+// TestMain builds the binaries, runs the tests and prints what the ACP
+// schema check of their connections to acpgate counted (acpSchema).
 func TestMain(m *testing.M) {
-	testbin.Main(m, map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/mcpserver": &serverBin, "./testdata/minagent": &minAgentBin})
+	testbin.Main(acpSchema.reporting(m), map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/mcpserver": &serverBin, "./testdata/minagent": &minAgentBin})
 }
 
 // client is the test's ACP client: it records updates and answers
@@ -263,7 +265,10 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cmd: cmd, stdin: stdin, client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, replies: &testbin.Replies{}, stdoutPipe: stdout, exited: make(chan struct{})}
+	// Both directions go through the ACP schema check, which may fail the
+	// test at its end (after the agent stopped: cleanups run last first).
+	check := acpSchema.connection(t)
+	a := &agent{cmd: cmd, stdin: check.stdin(stdin), client: newClient(), stderr: &testbin.SyncBuffer{}, stdout: &testbin.SyncBuffer{}, replies: &testbin.Replies{}, stdoutPipe: stdout, exited: make(chan struct{})}
 	a.client.ws = s.ws
 	cmd.Stderr = a.stderr
 	if s.cmd != nil {
@@ -277,8 +282,8 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	if s.stdout != nil {
 		out = s.stdout(stdout)
 	}
-	var in io.Writer = stdin
-	out = io.TeeReader(out, io.MultiWriter(a.stdout, a.replies))
+	var in io.Writer = a.stdin
+	out = io.TeeReader(out, io.MultiWriter(a.stdout, a.replies, check.agent()))
 	if s.pipes != nil {
 		in, out = s.pipes(in, out)
 	}

@@ -41,7 +41,8 @@ func startRaw(t *testing.T, env []string, args ...string) *rawAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &rawAgent{stdin: stdin, lines: make(chan string, 64), stderr: &testbin.SyncBuffer{}}
+	check := acpSchema.connection(t)
+	a := &rawAgent{stdin: check.stdin(stdin), lines: make(chan string, 64), stderr: &testbin.SyncBuffer{}}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func startRaw(t *testing.T, env []string, args ...string) *rawAgent {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
+			check.agentFrame(sc.Bytes())
 			a.lines <- sc.Text()
 		}
 	}()

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,16 +132,19 @@ func TestRequestsBeforeEOFAnswered(t *testing.T) {
 		cmd := exec.Command(agentBin, "--state-dir", t.TempDir(), "--log-level", "error")
 		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 		stuck, _ := json.Marshal(stdioServer("stuck", "-init-hang", "-record", rec).Stdio)
-		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}
+		input := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}
 {"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + mustJSON(cwd) + `,"mcpServers":[` + string(stuck) + `]}}
 {"jsonrpc":"2.0","id":"three","method":"session/list","params":{}}
 {"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}
 {"jsonrpc":"2.0","id":5,"method":"_acpgate/unknown","params":{}}
-`)
+`
+		check := acpSchema.connection(t)
+		cmd.Stdin = io.TeeReader(strings.NewReader(input), check.client())
 		out, err := cmd.Output() // until acpgate exits
 		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
+		_, _ = check.agent().Write(out)
 		answered := map[string]bool{}
 		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			var msg struct {
