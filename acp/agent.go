@@ -392,6 +392,8 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 		return nil, err
 	}
 	a.peer.setCapabilities(p.ClientCapabilities, sessionCapabilitiesOf(raw))
+	session := a.peer.sessionCapabilities()
+	a.logger.Debug("client capabilities", "notices", session.notices, "compaction", session.compaction)
 	var providers *acpsdk.ProvidersCapabilities
 	if a.setup.canRoute() {
 		providers = &acpsdk.ProvidersCapabilities{}

@@ -61,6 +61,6 @@
 //	large_update.go       an update with large texts (a whole result), written in pieces
 //	input.go              what the input filter checks
 //	scope.go              the session an ACP elicitation belongs to
-//	tunnel.go             MCP over ACP: the client's acp servers (mcp/connect, mcp/message, mcp/disconnect)
+//	tunnel.go             MCP over ACP: the client's acp servers, request-scoped (mcp/message)
 //	raw.go                the methods the SDK cannot send or route, under private names
 package acp

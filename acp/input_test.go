@@ -296,7 +296,7 @@ func TestParamTypesNamed(t *testing.T) {
 		{"session/load", map[string]any{"sessionId": true, "cwd": "/", "mcpServers": []any{}}, "sessionId", "must be a string, got bool"},
 		{"session/set_mode", map[string]any{"sessionId": sid, "modeId": 3}, "modeId", "must be a string, got number"},
 		{"providers/set", map[string]any{"providerId": "main", "apiType": "openai", "baseUrl": 5}, "baseUrl", "baseUrl: must be a string, got number"},
-		{"mcp/message", map[string]any{"connectionId": 5, "method": "ping"}, "connectionId", "connectionId: must be a string, got number"},
+		{"mcp/message", map[string]any{"serverId": "s", "requestId": 5, "method": "ping"}, "requestId", "requestId: must be a string, got number"},
 	} {
 		r := h.call(tc.method, tc.params)
 		if r.Error == nil || r.Error.Code != -32602 || r.Error.Data.Path != tc.path || !strings.Contains(r.Error.Message, tc.says) || strings.Contains(r.Raw, "Go struct") || strings.Contains(r.Raw, "json:") {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -14,183 +15,211 @@ import (
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
-// This file is MCP over ACP (unstable in ACP): the client's servers of
-// type "acp" are reached through the ACP connection. The schema's names
-// and fields are followed (serverId, connectionId), not acp-go-sdk
-// v0.13.0's older ones (id, acpId).
+// This file is MCP over ACP (unstable in ACP), request-scoped as the
+// schema has it since #2223: the client declares a server
+// {"type":"acp","name","serverId"}; each MCP request acpgate makes of it
+// is one ACP request mcp/message {serverId, requestId, method, params},
+// answered with exactly one of {"result": …} or {"error": McpError} (an
+// MCP error is a successful ACP answer; an ACP error is a binding failure:
+// -33001 unknown server, -33000 resource limit, -33002 backend failed,
+// -32602, -32800). What the server sends while a request runs (progress,
+// a subscriptions/listen stream's notifications) comes back as mcp/message
+// notifications naming that request; a request is cancelled with
+// $/cancel_request. There is no connection and no handshake: the
+// requests carry the stateless 2026-07-28 revision (server/discover
+// first). mcpclient gives such a server the lifecycle, limits and
+// teardown of any other (its tunnel.go).
 
 // mcpCapabilities are the MCP transports the agent takes besides stdio,
-// as initialize advertises them: http, sse and acp (MCP over ACP). The
-// input filter accepts acp servers once initialize has advertised them.
+// as initialize advertises them: http, sse and acp (MCP over ACP).
+// session/new and the rest take acp servers once initialize has
+// advertised them.
 func mcpCapabilities() acpsdk.McpCapabilities {
 	return acpsdk.McpCapabilities{Http: true, Sse: true, Acp: true}
 }
 
-// errClientGone: the ACP client closed its end; nothing more can be asked
-// of it.
-var errClientGone = errors.New("the ACP client closed the connection")
+// codeMCPUnknownServer is the schema's ACP error for an mcp/message that
+// names a server the receiver does not provide.
+const codeMCPUnknownServer = -33001
+
+// errTunnel: the client could not carry an MCP request (an ACP error
+// answer to mcp/message: the server is unknown to it, a limit, its
+// backend failed). The MCP request has no answer; the server fails.
+var errTunnel = errors.New("MCP over ACP: the client did not carry the request")
 
 // tunnel is the agent's side of MCP over ACP, one per ACP connection; it
 // implements mcpclient.Tunnel, which makes an acp server one more
-// transport of the sessions' MCP clients. Open sends mcp/connect
-// {serverId} and the client answers {connectionId}; the connection then
-// carries MCP messages as mcp/message {connectionId, method, params} both
-// ways (an ACP request when the MCP message is a request, whose answer
-// carries the MCP result or error; a notification otherwise), and ends
-// with mcp/disconnect {connectionId}. Safe for concurrent use.
+// transport of the sessions' MCP clients. Safe for concurrent use.
 type tunnel struct {
 	peer   *peer
 	logger *slog.Logger
+	seq    atomic.Uint64 // numbers the requestIds
 
-	mu    sync.Mutex
-	conns map[string]*tunnelConn // open connections by connectionId
+	mu     sync.Mutex
+	active map[requestKey]*tunnelConn // requests in flight
 }
+
+// requestKey names one MCP request in flight: the server, the requestId.
+type requestKey struct{ server, request string }
 
 var _ mcpclient.Tunnel = (*tunnel)(nil)
 
 func newTunnel(pe *peer, logger *slog.Logger) *tunnel {
-	return &tunnel{peer: pe, logger: logger, conns: map[string]*tunnelConn{}}
+	return &tunnel{peer: pe, logger: logger, active: map[requestKey]*tunnelConn{}}
 }
 
 // messageParams are the params of mcp/message, either way.
 type messageParams struct {
-	ConnectionID string          `json:"connectionId"`
-	Method       string          `json:"method"`
-	Params       json.RawMessage `json:"params,omitempty"`
+	ServerID  string          `json:"serverId"`
+	RequestID string          `json:"requestId"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
 }
 
-// Open implements mcpclient.Tunnel: mcp/connect. A client's error answer
-// is returned as an *mcpclient.RequestError.
-func (t *tunnel) Open(ctx context.Context, serverID string, h mcpclient.TunnelHandler) (mcpclient.TunnelConn, error) {
-	var raw json.RawMessage
-	if err := t.peer.conn.call(ctx, acpsdk.ClientMethodMcpConnect, map[string]string{"serverId": serverID}, &raw); err != nil {
-		return nil, fmt.Errorf("mcp/connect: %w", t.clientError(ctx, err))
-	}
-	var resp struct {
-		ConnectionID string `json:"connectionId"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil || resp.ConnectionID == "" {
-		return nil, fmt.Errorf("mcp/connect: the client's answer has no connectionId: %s", jsonrpc.Clip(raw))
-	}
-	c := &tunnelConn{t: t, id: resp.ConnectionID, handler: h}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, dup := t.conns[c.id]; dup {
-		return nil, fmt.Errorf("mcp/connect: the client answered with connectionId %q, which is already open", c.id)
-	}
-	t.conns[c.id] = c
-	return c, nil
+// Open implements mcpclient.Tunnel. Nothing is sent: the requests name the
+// server themselves.
+func (t *tunnel) Open(_ context.Context, serverID string, h mcpclient.TunnelHandler) (mcpclient.TunnelConn, error) {
+	return &tunnelConn{t: t, server: serverID, handler: h, closed: make(chan struct{})}, nil
 }
 
-// clientError is what a request to the client that failed with err says:
-// ctx's error when it ended, errClientGone when the client did, the
-// client's error answer as an *mcpclient.RequestError, or err.
-func (t *tunnel) clientError(ctx context.Context, err error) error {
-	var re *acpsdk.RequestError
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case isClosed(t.peer.conn.Done()):
-		return errClientGone
-	case errors.As(err, &re):
-		out := &mcpclient.RequestError{Code: re.Code, Message: re.Message}
-		if re.Data != nil {
-			out.Data, _ = json.Marshal(re.Data)
-		}
-		return out
-	}
-	return err
-}
-
-// message serves an mcp/message from the client, a request or a
-// notification, on one of the connections open: the server's own request
-// or notification goes to the connection's handler.
-func (t *tunnel) message(ctx context.Context, params json.RawMessage, request bool) (any, error) {
+// message serves an mcp/message from the client. A notification carries
+// what a server says during one of our requests: it goes to the handler of
+// the connection that request is on (one naming no request in flight is
+// dropped: the request has ended). A request asks acpgate for an MCP
+// server of its own, and acpgate provides none to the client: it is
+// -33001 (after -32602 for params that are not the schema's).
+func (t *tunnel) message(_ context.Context, params json.RawMessage, request bool) (any, error) {
 	var p messageParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, invalidParams("mcp/message: %v", err)
+		return nil, badParam("", "%v", err)
 	}
-	switch {
-	case p.ConnectionID == "":
-		return nil, invalidParams("mcp/message: connectionId: missing")
-	case p.Method == "":
-		return nil, invalidParams("mcp/message: method: missing")
+	for _, m := range []struct{ name, value string }{{"serverId", p.ServerID}, {"requestId", p.RequestID}, {"method", p.Method}} {
+		if m.value == "" {
+			return nil, badParam(m.name, "missing")
+		}
+	}
+	if request {
+		data, _ := json.Marshal(map[string]string{"serverId": p.ServerID})
+		return nil, &jsonrpc.Error{Code: codeMCPUnknownServer, Message: fmt.Sprintf("unknown MCP server %q: acpgate provides no MCP servers to the client", p.ServerID), Data: data}
 	}
 	if string(p.Params) == "null" {
 		p.Params = nil
 	}
 	t.mu.Lock()
-	c := t.conns[p.ConnectionID]
+	c := t.active[requestKey{p.ServerID, p.RequestID}]
 	t.mu.Unlock()
 	if c == nil {
-		return nil, invalidParams("mcp/message: unknown connectionId %q (no open connection of mcp/connect has it)", p.ConnectionID)
-	}
-	if !request {
-		c.handler.HandleNotification(p.Method, p.Params)
+		t.logger.Debug("mcp/message for no request in flight; dropped", "server", p.ServerID, "request", p.RequestID, "method", p.Method)
 		return nil, nil
 	}
-	res, err := c.handler.HandleRequest(ctx, p.Method, p.Params)
-	var re *mcpclient.RequestError
-	switch {
-	case errors.As(err, &re):
-		out := &acpsdk.RequestError{Code: re.Code, Message: re.Message}
-		if len(re.Data) > 0 {
-			out.Data = re.Data
-		}
-		return nil, out
-	case err != nil:
-		return nil, internalError("%v", err)
-	}
-	return res, nil
+	c.handler.HandleNotification(p.Method, p.Params)
+	return nil, nil
 }
 
-// tunnelConn is one open connection to an acp server. Safe for concurrent
-// use.
+// tunnelConn is a server's requests as mcpclient sees them: a
+// connection with no state on the wire. Safe for concurrent use.
 type tunnelConn struct {
 	t       *tunnel
-	id      string // the client's connectionId
+	server  string // the client's serverId
 	handler mcpclient.TunnelHandler
 
 	closeOnce sync.Once
-	closeErr  error
+	closed    chan struct{} // closed by Close: no request goes out after
 }
 
 var _ mcpclient.TunnelConn = (*tunnelConn)(nil)
 
-// Request implements mcpclient.TunnelConn.
-func (c *tunnelConn) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	var raw json.RawMessage
-	if err := c.t.peer.conn.call(ctx, acpsdk.ClientMethodMcpMessage, messageParams{ConnectionID: c.id, Method: method, Params: params}, &raw); err != nil {
-		return nil, c.t.clientError(ctx, err)
+// messageAnswer is mcp/message's result: exactly one of result (any JSON,
+// null included) or error.
+type messageAnswer struct {
+	result json.RawMessage
+	err    *mcpclient.RequestError
+}
+
+func (a *messageAnswer) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
 	}
-	return raw, nil
+	// As the schema says, a receiver prefers result when both are there.
+	if r, ok := m["result"]; ok {
+		a.result = r
+		return nil
+	}
+	var e struct {
+		Code    *int            `json:"code"`
+		Message *string         `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if raw, ok := m["error"]; !ok || json.Unmarshal(raw, &e) != nil || e.Code == nil || e.Message == nil {
+		return errors.New("the answer holds neither a result nor an MCP error (an object with a code and a message)")
+	}
+	a.err = &mcpclient.RequestError{Code: *e.Code, Message: *e.Message, Data: e.Data}
+	return nil
 }
 
-// Notify implements mcpclient.TunnelConn.
-func (c *tunnelConn) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	return c.t.peer.conn.notify(ctx, acpsdk.ClientMethodMcpMessage, messageParams{ConnectionID: c.id, Method: method, Params: params})
+// Request implements mcpclient.TunnelConn: one mcp/message, under a fresh
+// requestId; the server's notifications naming it reach the handler while
+// it runs. ctx's end cancels it ($/cancel_request).
+func (c *tunnelConn) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	select {
+	case <-c.closed:
+		return nil, fmt.Errorf("%w: the server was stopped", mcpclient.ErrConnLost)
+	default:
+	}
+	key := requestKey{c.server, fmt.Sprintf("acpgate-%d", c.t.seq.Add(1))}
+	c.t.mu.Lock()
+	c.t.active[key] = c
+	c.t.mu.Unlock()
+	defer func() {
+		c.t.mu.Lock()
+		delete(c.t.active, key)
+		c.t.mu.Unlock()
+	}()
+	var a messageAnswer
+	err := c.t.peer.conn.call(ctx, acpsdk.ClientMethodMcpMessage, messageParams{ServerID: c.server, RequestID: key.request, Method: method, Params: params}, &a)
+	var re *acpsdk.RequestError
+	switch {
+	case err == nil && a.err != nil:
+		return nil, a.err
+	case err == nil:
+		return a.result, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case isClosed(c.t.peer.conn.Done()):
+		return nil, errClientGone
+	case errors.As(err, &re):
+		return nil, fmt.Errorf("%w: %s (ACP error %d)", errTunnel, re.Message, re.Code)
+	}
+	return nil, fmt.Errorf("mcp/message: %w", err)
 }
 
-// Done implements mcpclient.TunnelConn: a connection ends on its own only
-// with the ACP connection.
+// Notify implements mcpclient.TunnelConn. The request-scoped shape has no
+// notification from the agent to a server: cancellation is the request's
+// $/cancel_request, and the stateless revision has no
+// notifications/initialized. What mcp-go sends is dropped.
+func (c *tunnelConn) Notify(_ context.Context, method string, _ json.RawMessage) error {
+	c.t.logger.Debug("MCP notification to an acp server dropped (the request-scoped shape has none)", "server", c.server, "method", method)
+	return nil
+}
+
+// Done implements mcpclient.TunnelConn: the server is reachable as long as
+// the ACP connection is.
 func (c *tunnelConn) Done() <-chan struct{} { return c.t.peer.conn.Done() }
 
-// Close implements mcpclient.TunnelConn: the connection is forgotten, and
-// mcp/disconnect tells the client. A client that closed its end still
-// gets the message (it may be reading), but cannot answer: that is no
-// error.
-func (c *tunnelConn) Close(ctx context.Context) error {
-	c.closeOnce.Do(func() {
-		c.t.mu.Lock()
-		delete(c.t.conns, c.id)
-		c.t.mu.Unlock()
-		err := c.t.peer.conn.call(ctx, acpsdk.ClientMethodMcpDisconnect, map[string]string{"connectionId": c.id}, nil)
-		if err != nil && !isClosed(c.Done()) {
-			c.closeErr = fmt.Errorf("mcp/disconnect: %w", c.t.clientError(ctx, err))
-		}
-	})
-	return c.closeErr
+// Close implements mcpclient.TunnelConn: no request goes out from now on
+// (those in flight end with their contexts, each cancelled at the client
+// by $/cancel_request). Nothing is sent: there is no connection to close.
+// Idempotent.
+func (c *tunnelConn) Close(context.Context) error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
 }
+
+// errClientGone: the ACP client closed the connection; nothing more can
+// be asked of it.
+var errClientGone = errors.New("the ACP client closed the connection")
 
 // isClosed reports whether ch is closed.
 func isClosed(ch <-chan struct{}) bool {

@@ -1,7 +1,7 @@
 package acp_test
 
 // MCP over ACP through the in-process harness: the client serves an MCP
-// server (mcptunnel) over mcp/connect, mcp/message and mcp/disconnect.
+// server (mcptunnel), request-scoped: each MCP request one mcp/message.
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/testdata/mcptunnel"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // newTunnelHarness is newHarness with the client's side of MCP over ACP
@@ -66,10 +67,13 @@ func newRawSession(t *testing.T, h *harness, tc *mcptunnel.Client, servers ...an
 }
 
 // TestMCPOverACP: a server of the client's, reached through the ACP
-// connection, is a session's server like any other: connected with the
-// schema's serverId, its tools listed and called, its elicitation and
-// roots/list answered, its tools/list_changed honoured, disconnected
-// when the session closes, and connected again on session/resume.
+// connection in the request-scoped shape, is a session's server like any
+// other: each MCP request one mcp/message naming the schema's serverId
+// and a fresh requestId (server/discover first, no mcp/connect), its
+// tools listed and called, its elicitation and roots asked as multi
+// round-trip input, its tools/list_changed honoured through the listen
+// stream's mcp/message notifications; when the session closes, no
+// request of it is left at the client; session/resume reaches it again.
 func TestMCPOverACP(t *testing.T) {
 	t.Parallel()
 	fc := &fakeClient{RequestPermissionFunc: allowTools(nil)}
@@ -96,11 +100,12 @@ func TestMCPOverACP(t *testing.T) {
 	if len(servers) != 1 || servers[0]["state"] != "ready" || servers[0]["transport"] != "acp" {
 		t.Fatalf("servers: %v", servers)
 	}
-	if !strings.Contains(h.wire.String(), `"method":"mcp/connect","params":{"serverId":"srv-1"}`) {
-		t.Errorf("no mcp/connect with the serverId on the wire:\n%s", h.wire.String())
+	first, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "message" })
+	if err != nil || first.Server != "srv-1" || first.Method != "server/discover" || first.ID == "" {
+		t.Errorf("the first mcp/message: %+v %v", first, err)
 	}
-	if strings.Contains(h.wire.String(), "_acpgate/") {
-		t.Error("a private method name reached the client")
+	if wire := h.wire.String(); strings.Contains(wire, "mcp/connect") || strings.Contains(wire, "connectionId") {
+		t.Errorf("the retired shape reached the client:\n%s", wire)
 	}
 	_, ups := h.prompt(sid, "/tools")
 	if text := agentText(ups); !strings.Contains(text, "mcp__tools__echo") || !strings.Contains(text, "mcp__tools__ask") {
@@ -115,8 +120,17 @@ func TestMCPOverACP(t *testing.T) {
 	if text, _, _ := h.callResult(sid, "mcp__tools__roots", `{}`); !strings.HasPrefix(text, "file:///") {
 		t.Errorf("roots: %q", text)
 	}
+	// Every requestId was fresh.
+	ids := map[string]bool{}
+	for _, e := range tc.Events() {
+		if e.Kind == "message" {
+			if ids[e.ID] {
+				t.Errorf("requestId %q used twice", e.ID)
+			}
+			ids[e.ID] = true
+		}
+	}
 
-	// A tool added later is announced (tools/list_changed) and listed.
 	srv.AddTool(mcp.NewTool("late", mcp.WithDescription("Added later")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("late"), nil
 	})
@@ -129,18 +143,22 @@ func TestMCPOverACP(t *testing.T) {
 		t.Errorf("late: %q", text)
 	}
 
-	connect, _ := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "connect" })
 	if _, err := h.conn.CloseSession(h.ctx(), acpsdk.CloseSessionRequest{SessionId: sid}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "disconnect" && e.ID == connect.ID }); err != nil {
-		t.Fatal(err)
+	testbin.WaitFor(t, "no request of the closed session left at the client", func() bool { return tc.Active() == 0 })
+	// The listen stream, open until then, was cancelled at the client.
+	listen := map[string]bool{}
+	for _, e := range tc.Events() {
+		if e.Kind == "message" && e.Method == "subscriptions/listen" {
+			listen[e.ID] = true
+		}
 	}
-	if open := tc.Connections(); len(open) != 0 {
-		t.Errorf("connections still open: %v", open)
+	if _, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "cancel" }); err != nil || len(listen) == 0 {
+		t.Errorf("no $/cancel_request of the listen stream (%v): %v", listen, tc.Events())
 	}
 
-	// session/resume takes acp servers too: a new connection.
+	// session/resume takes acp servers too.
 	from := h.fc.rec.len()
 	if _, err := tc.Call(h.ctx(), acpsdk.AgentMethodSessionResume, map[string]any{"sessionId": sid, "cwd": t.TempDir(),
 		"mcpServers": []any{acpServerRaw("tools", "srv-1")}}); err != nil {
@@ -153,21 +171,20 @@ func TestMCPOverACP(t *testing.T) {
 		list := serversOf(u.SessionInfoUpdate.Meta)
 		return len(list) == 1 && list[0]["state"] == "ready"
 	})
-	if _, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "connect" && e.ID != connect.ID }); err != nil {
-		t.Fatal(err)
-	}
 	if text, _, _ := h.callResult(sid, "mcp__tools__echo", `{"text":"resumed"}`); text != "resumed" {
 		t.Errorf("echo after resume: %q", text)
 	}
 }
 
-// TestMCPOverACPFailures: a connection the client refuses is a failed
-// server showing the client's error; mcp/message on a connection that is
-// not open is invalid params naming it; the agent's exit disconnects.
+// TestMCPOverACPFailures: a server the client does not carry (an ACP
+// error answer to mcp/message) is a failed server showing the client's
+// error; the client's own mcp/message requests are -33001 (acpgate
+// provides no server) or -32602 naming the member; a notification for no
+// request in flight is dropped.
 func TestMCPOverACPFailures(t *testing.T) {
 	t.Parallel()
-	h, tc := newTunnelHarness(t, acp.Options{}, nil)
-	tc.Refuse("gone", &mcptunnel.Error{Code: -32602, Message: "no server gone here"})
+	h, tc := newTunnelHarness(t, acp.Options{}, &fakeClient{RequestPermissionFunc: allowTools(nil)})
+	tc.Refuse("gone", &mcptunnel.Error{Code: mcptunnel.CodeUnknownServer, Message: "no server gone here"})
 	tc.Serve("srv-1", mcptunnel.NewServer("client-tools"))
 	sid, err := newRawSession(t, h, tc, acpServerRaw("refused", "gone"), acpServerRaw("good", "srv-1"))
 	if err != nil {
@@ -176,21 +193,29 @@ func TestMCPOverACPFailures(t *testing.T) {
 	card := h.fc.rec.waitFor(t, 0, sid, "failure card", func(u acpsdk.SessionUpdate) bool {
 		return u.ToolCall != nil && strings.Contains(u.ToolCall.Title, "refused")
 	})
-	if card.ToolCall.Status != acpsdk.ToolCallStatusFailed || !strings.Contains(dump([]acpsdk.SessionUpdate{card}), "mcp/connect: no server gone here") {
+	if card.ToolCall.Status != acpsdk.ToolCallStatusFailed || !strings.Contains(dump([]acpsdk.SessionUpdate{card}), "no server gone here") {
 		t.Errorf("card: %s", dump([]acpsdk.SessionUpdate{card}))
 	}
 	h.settledServers(sid)
 
-	_, err = tc.Call(h.ctx(), "mcp/message", map[string]any{"connectionId": "nope", "method": "ping"})
-	var e *mcptunnel.Error
-	if !errors.As(err, &e) || e.Code != -32602 || !strings.Contains(e.Message, `unknown connectionId "nope"`) {
-		t.Errorf("mcp/message on no connection: %v", err)
+	for _, tc2 := range []struct {
+		params map[string]any
+		code   int
+		says   string
+	}{
+		{map[string]any{"serverId": "x", "requestId": "r1", "method": "ping"}, -33001, `unknown MCP server "x"`},
+		{map[string]any{"serverId": "x", "method": "ping"}, -32602, "requestId"},
+		{map[string]any{"serverId": "x", "requestId": 7, "method": "ping"}, -32602, "requestId"},
+	} {
+		_, err = tc.Call(h.ctx(), "mcp/message", tc2.params)
+		var e *mcptunnel.Error
+		if !errors.As(err, &e) || e.Code != tc2.code || !strings.Contains(e.Message, tc2.says) {
+			t.Errorf("mcp/message %v: %v, want %d saying %q", tc2.params, err, tc2.code, tc2.says)
+		}
 	}
-
-	connect, _ := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "connect" })
-	_ = h.pipes.in.Close() // the client hangs up: the agent exits
-	if _, err := tc.WaitEvent(h.ctx(), func(e mcptunnel.Event) bool { return e.Kind == "disconnect" && e.ID == connect.ID }); err != nil {
-		t.Fatal(err)
+	tc.Notify("mcp/message", map[string]any{"serverId": "srv-1", "requestId": "none", "method": "notifications/progress", "params": map[string]any{"progress": 1}})
+	if text, _, _ := h.callResult(sid, "mcp__good__echo", `{"text":"still here"}`); text != "still here" {
+		t.Errorf("echo after a stray notification: %q", text)
 	}
 }
 

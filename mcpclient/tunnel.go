@@ -22,8 +22,10 @@ import (
 // acp server has the lifecycle, status, restart rules, limits and
 // teardown of every other server.
 
-// Tunnel opens connections to the servers that live in the ACP client.
-// Implementations are safe for concurrent use.
+// Tunnel opens connections to the servers that live in the ACP client (a
+// connection may be one on the wire, or, request-scoped as ACP has it now,
+// only the server's id that every request names). Implementations are
+// safe for concurrent use.
 type Tunnel interface {
 	// Open opens a new connection to the server the client declared as
 	// serverID and returns it; what the server sends on it goes to h from
@@ -241,9 +243,10 @@ func isDone(ch <-chan struct{}) bool {
 }
 
 // tunnelLink is the link of an acp server: the connection dies with the
-// ACP connection, and closing it tells the client (mcp/disconnect). A
-// client that cannot be told changes nothing on our side: that is logged,
-// not returned.
+// ACP connection, and closing it is the Tunnel's (the agent's shape of MCP
+// over ACP may tell the client, or have nothing to tell). A client that
+// cannot be told changes nothing on our side: that is logged, not
+// returned.
 type tunnelLink struct {
 	conn   TunnelConn
 	logger *slog.Logger

@@ -7,18 +7,16 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// The MCP-over-ACP methods.
+// The methods of MCP over ACP.
 const (
-	MethodConnect    = "mcp/connect"
-	MethodMessage    = "mcp/message"
-	MethodDisconnect = "mcp/disconnect"
+	MethodMessage = "mcp/message"
+	MethodCancel  = "$/cancel_request"
 )
 
 // Client is an ACP client's side of MCP over ACP on one connection to an
@@ -27,35 +25,36 @@ const (
 //	tc := mcptunnel.NewClient(agentStdin)
 //	conn := acpsdk.NewClientSideConnection(client, tc.Input(), tc.Output(agentStdout))
 //
-// It answers mcp/connect for the servers given to Serve (another serverId
-// gets -32602), mcp/message on the connections it opened and
-// mcp/disconnect, and sends the servers' own requests and notifications
-// to the agent as mcp/message; every other message passes through. Safe
-// for concurrent use.
+// It answers the agent's mcp/message requests for the servers given to
+// Serve (another serverId gets -33001), sends what a server says while a
+// request runs as mcp/message notifications, and ends a request's
+// handling at the agent's $/cancel_request; every other message passes
+// through. Safe for concurrent use.
 type Client struct {
 	in      *lockedWriter
 	mu      sync.Mutex
-	servers map[string]served           // by serverId
-	conns   map[string]*Endpoint        // open connections by connectionId
-	pending map[string]chan rpcResponse // our requests to the agent, by id
+	servers map[string]served             // by serverId
+	active  map[string]context.CancelFunc // requests being served, by the outer ACP id
+	pending map[string]chan rpcResponse   // our requests to the agent, by id
 	seq     int
 	log     []Event
 	changed chan struct{} // closed at the next event
 	// Versions are the protocol versions the servers' server/discover
-	// lists (default Legacy: the servers' requests then travel as
-	// requests).
+	// lists (nil: all mcp-go speaks, 2026-07-28 first).
 	Versions []string
 }
 
 // served is a server given to Serve.
 type served struct {
 	srv    *server.MCPServer
-	refuse *Error // answer mcp/connect with this instead
+	refuse *Error // answer every mcp/message with this instead
 }
 
-// Event is something that happened on the tunnel: Kind is "connect" (ID
-// is the connectionId given; Server the serverId), "refuse", "message"
-// (Method: the inner method the agent sent) or "disconnect".
+// Event is something that happened on the tunnel: Kind is "message" (the
+// agent's request: Server its serverId, ID its requestId, Method the
+// inner method), "done" (the request was answered), "refuse" (it was
+// answered with the server's refusal), "cancel" (the agent cancelled it:
+// ID its requestId).
 type Event struct {
 	Kind, Server, ID, Method string
 }
@@ -63,12 +62,11 @@ type Event struct {
 // NewClient returns a Client writing to the agent's input agentIn.
 func NewClient(agentIn io.Writer) *Client {
 	return &Client{
-		in:       &lockedWriter{w: agentIn},
-		servers:  map[string]served{},
-		conns:    map[string]*Endpoint{},
-		pending:  map[string]chan rpcResponse{},
-		changed:  make(chan struct{}),
-		Versions: Legacy,
+		in:      &lockedWriter{w: agentIn},
+		servers: map[string]served{},
+		active:  map[string]context.CancelFunc{},
+		pending: map[string]chan rpcResponse{},
+		changed: make(chan struct{}),
 	}
 }
 
@@ -79,7 +77,7 @@ func (c *Client) Serve(serverID string, srv *server.MCPServer) {
 	c.mu.Unlock()
 }
 
-// Refuse answers mcp/connect for serverID with the error e.
+// Refuse answers every mcp/message for serverID with the ACP error e.
 func (c *Client) Refuse(serverID string, e *Error) {
 	c.mu.Lock()
 	c.servers[serverID] = served{refuse: e}
@@ -125,15 +123,11 @@ func (c *Client) WaitEvent(ctx context.Context, match func(Event) bool) (Event, 
 	}
 }
 
-// Connections returns the connections open now, by connectionId.
-func (c *Client) Connections() []string {
+// Active returns how many of the agent's requests are being served now.
+func (c *Client) Active() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ids := make([]string, 0, len(c.conns))
-	for id := range c.conns {
-		ids = append(ids, id)
-	}
-	return ids
+	return len(c.active)
 }
 
 func (c *Client) record(e Event) {
@@ -177,25 +171,43 @@ func (c *Client) demux(agentOut io.Reader, sdk *io.PipeWriter) {
 	}
 }
 
-// take handles line if it is the tunnel's: a request or notification of
-// an MCP-over-ACP method, or the answer to one of the Client's requests.
+// take handles line if it is the tunnel's: an mcp/message request, a
+// $/cancel_request of one being served, or the answer to one of the
+// Client's requests.
 func (c *Client) take(line []byte) bool {
 	var m rpcMessage
 	if json.Unmarshal(line, &m) != nil {
 		return false
 	}
-	switch m.Method {
-	case MethodConnect, MethodDisconnect:
-		go c.reply(m.ID, c.handle(m))
+	switch {
+	case m.Method == MethodMessage && m.ID != nil:
+		ctx, cancel := context.WithCancel(context.Background())
+		c.mu.Lock()
+		c.active[string(m.ID)] = cancel
+		c.mu.Unlock()
+		go func() {
+			defer cancel()
+			r := c.message(ctx, m.Params)
+			c.mu.Lock()
+			delete(c.active, string(m.ID))
+			c.mu.Unlock()
+			c.reply(m.ID, r)
+		}()
 		return true
-	case MethodMessage:
-		if m.ID == nil {
-			c.message(m, false) // in order
-		} else {
-			go func() { c.reply(m.ID, c.message(m, true)) }()
+	case m.Method == MethodCancel:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		return true
-	case "":
+		_ = json.Unmarshal(m.Params, &p)
+		c.mu.Lock()
+		cancel, ok := c.active[string(p.RequestID)]
+		c.mu.Unlock()
+		if ok {
+			cancel()
+			c.record(Event{Kind: "cancel", ID: string(p.RequestID)})
+		}
+		return ok
+	case m.Method == "":
 		c.mu.Lock()
 		ch, ok := c.pending[string(m.ID)]
 		delete(c.pending, string(m.ID))
@@ -208,73 +220,51 @@ func (c *Client) take(line []byte) bool {
 	return false
 }
 
-// handle answers mcp/connect and mcp/disconnect.
-func (c *Client) handle(m rpcMessage) rpcResponse {
-	var p struct {
-		ServerID     string `json:"serverId"`
-		ConnectionID string `json:"connectionId"`
-	}
-	if err := json.Unmarshal(m.Params, &p); err != nil {
-		return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: err.Error()}}
-	}
-	if m.Method == MethodDisconnect {
-		c.mu.Lock()
-		e := c.conns[p.ConnectionID]
-		delete(c.conns, p.ConnectionID)
-		c.mu.Unlock()
-		if e == nil {
-			return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: "unknown connectionId " + strconv.Quote(p.ConnectionID)}}
-		}
-		e.Close()
-		c.record(Event{Kind: "disconnect", ID: p.ConnectionID})
-		return rpcResponse{result: json.RawMessage(`{}`)}
+// messageParams are the params of mcp/message, either way.
+type messageParams struct {
+	ServerID  string          `json:"serverId"`
+	RequestID string          `json:"requestId"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params,omitempty"`
+}
+
+// message serves the agent's mcp/message: the answer carries the inner
+// MCP result or error; an ACP error is a binding failure only.
+func (c *Client) message(ctx context.Context, raw json.RawMessage) rpcResponse {
+	var p messageParams
+	if err := json.Unmarshal(raw, &p); err != nil || p.ServerID == "" || p.RequestID == "" || p.Method == "" {
+		return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("mcp/message needs serverId, requestId and method: %s", raw)}}
 	}
 	c.mu.Lock()
 	s, ok := c.servers[p.ServerID]
 	c.seq++
-	id := fmt.Sprintf("conn-%d", c.seq)
+	sessionID := fmt.Sprintf("req-%d", c.seq)
 	c.mu.Unlock()
+	c.record(Event{Kind: "message", Server: p.ServerID, ID: p.RequestID, Method: p.Method})
 	switch {
 	case !ok:
-		return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: "unknown serverId " + strconv.Quote(p.ServerID)}}
+		return rpcResponse{err: &Error{Code: CodeUnknownServer, Message: "unknown serverId " + strconv.Quote(p.ServerID)}}
 	case s.refuse != nil:
-		c.record(Event{Kind: "refuse", Server: p.ServerID})
+		c.record(Event{Kind: "refuse", Server: p.ServerID, ID: p.RequestID})
 		return rpcResponse{err: s.refuse}
 	}
-	e, err := NewEndpoint(s.srv, id, connPeer{c, id}, c.Versions)
-	if err != nil {
-		return rpcResponse{err: &Error{Code: mcp.INTERNAL_ERROR, Message: err.Error()}}
+	if string(p.Params) == "null" {
+		p.Params = nil
 	}
-	c.mu.Lock()
-	c.conns[id] = e
-	c.mu.Unlock()
-	c.record(Event{Kind: "connect", Server: p.ServerID, ID: id})
-	return rpcResponse{result: json.RawMessage(`{"connectionId":` + strconv.Quote(id) + `}`)}
-}
-
-// message hands the agent's mcp/message to the connection's server.
-func (c *Client) message(m rpcMessage, request bool) rpcResponse {
-	var p struct {
-		ConnectionID string          `json:"connectionId"`
-		Method       string          `json:"method"`
-		Params       json.RawMessage `json:"params"`
+	notify := func(method string, params json.RawMessage) {
+		c.in.writeJSON(map[string]any{"jsonrpc": "2.0", "method": MethodMessage, "params": messageParams{ServerID: p.ServerID, RequestID: p.RequestID, Method: method, Params: params}})
 	}
-	if err := json.Unmarshal(m.Params, &p); err != nil {
-		return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: err.Error()}}
+	res, merr := serveRequest(ctx, s.srv, sessionID, c.Versions, p.Method, p.Params, notify)
+	c.record(Event{Kind: "done", Server: p.ServerID, ID: p.RequestID, Method: p.Method})
+	if merr != nil {
+		b, _ := json.Marshal(map[string]any{"error": merr})
+		return rpcResponse{result: b}
 	}
-	c.mu.Lock()
-	e := c.conns[p.ConnectionID]
-	c.mu.Unlock()
-	if e == nil {
-		return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: "unknown connectionId " + strconv.Quote(p.ConnectionID)}}
+	if res == nil {
+		res = json.RawMessage("null")
 	}
-	c.record(Event{Kind: "message", ID: p.ConnectionID, Method: p.Method})
-	if !request {
-		e.Notify(context.Background(), p.Method, p.Params)
-		return rpcResponse{}
-	}
-	res, err := e.Request(context.Background(), p.Method, p.Params)
-	return rpcResponse{result: res, err: err}
+	b, _ := json.Marshal(map[string]json.RawMessage{"result": res})
+	return rpcResponse{result: b}
 }
 
 // reply answers the agent's request id.
@@ -313,6 +303,11 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 	}
 }
 
+// Notify sends the notification method with params to the agent.
+func (c *Client) Notify(method string, params any) {
+	c.in.writeJSON(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
 // failPending fails the requests still waiting: the agent is gone.
 func (c *Client) failPending() {
 	c.mu.Lock()
@@ -321,29 +316,6 @@ func (c *Client) failPending() {
 		ch <- rpcResponse{err: &Error{Code: mcp.INTERNAL_ERROR, Message: "the agent closed its output"}}
 		delete(c.pending, id)
 	}
-}
-
-// inner is the params of an mcp/message.
-func inner(conn, method string, params json.RawMessage) map[string]any {
-	p := map[string]any{"connectionId": conn, "method": method}
-	if len(params) > 0 && strings.TrimSpace(string(params)) != "null" {
-		p["params"] = params
-	}
-	return p
-}
-
-// connPeer is one connection's Peer: the server's messages go to the agent.
-type connPeer struct {
-	c  *Client
-	id string
-}
-
-func (p connPeer) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return p.c.Call(ctx, MethodMessage, inner(p.id, method, params))
-}
-
-func (p connPeer) Notify(method string, params json.RawMessage) {
-	p.c.in.writeJSON(map[string]any{"jsonrpc": "2.0", "method": MethodMessage, "params": inner(p.id, method, params)})
 }
 
 // lockedWriter writes whole messages, one at a time.

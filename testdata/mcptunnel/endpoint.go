@@ -1,10 +1,15 @@
-// Package mcptunnel is the client's side of MCP over ACP, for tests: it
-// serves mcp-go servers (server.MCPServer) to an agent that reaches them
-// with mcp/connect, mcp/message and mcp/disconnect, with the field names of
-// the current ACP schema (serverId, connectionId). An Endpoint is one
-// connection to a server, independent of ACP; a Client is an ACP client's
-// end of the connection to the agent, placed around acp-go-sdk's client
-// connection (which routes none of these methods).
+// Package mcptunnel is the client's side of MCP over ACP, for tests, in
+// the request-scoped shape of the ACP schema (unstable): the client
+// declares a server {"type":"acp","name","serverId"}; each MCP request of
+// the agent is one ACP request mcp/message {serverId, requestId, method,
+// params}, answered with {"result": …} or {"error": McpError}; what the
+// server sends while a request runs (progress, a subscriptions/listen
+// stream's acknowledgement and notifications) goes back as mcp/message
+// notifications naming that request; the agent cancels a request with
+// $/cancel_request. There is no connection and no handshake: the servers
+// speak the stateless 2026-07-28 revision (server/discover first). A
+// Client is an ACP client's end of the connection to the agent, placed
+// around acp-go-sdk's client connection (which routes none of this).
 package mcptunnel
 
 import (
@@ -28,78 +33,59 @@ type Error struct {
 // Error implements error.
 func (e *Error) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
 
-// Peer is the other end of an Endpoint: where the server's own requests
-// and notifications go. Safe for concurrent use.
-type Peer interface {
-	// Request sends the server's request and returns the answer's result,
-	// or an error (an *Error for an error answer).
-	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-	// Notify sends the server's notification.
-	Notify(method string, params json.RawMessage)
-}
+// The ACP error codes of MCP over ACP's binding failures.
+const (
+	CodeResourceLimit = -33000
+	CodeUnknownServer = -33001
+	CodeBackendFailed = -33002
+)
 
-// Legacy is the protocol list that keeps a connection on 2025-11-25, where
-// servers send their requests (elicitation, sampling, roots) as requests.
-var Legacy = []string{mcp.ProtocolVersion20251125}
-
-// Endpoint is one connection to an MCP server: messages from the agent
-// are handled by the server (HandleMessage); what the server sends of its
-// own goes to the Peer. Safe for concurrent use; Close once done.
-type Endpoint struct {
-	srv      *server.MCPServer
-	sess     *session
-	versions []string
-	ids      atomic.Int64
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	once     sync.Once
-}
-
-// NewEndpoint opens a connection to srv under session id id: versions
-// are the protocol versions server/discover lists (nil: all mcp-go
-// speaks). It fails when id is already a session of srv.
-func NewEndpoint(srv *server.MCPServer, id string, peer Peer, versions []string) (*Endpoint, error) {
-	e := &Endpoint{srv: srv, versions: versions, stop: make(chan struct{})}
-	e.sess = &session{id: id, peer: peer, notes: make(chan mcp.JSONRPCNotification, 64)}
-	if err := srv.RegisterSession(context.Background(), e.sess); err != nil {
-		return nil, err
+// serveRequest has srv answer one MCP request in a session of its own,
+// id (unique per server), that lives as long as the request: what the server sends meanwhile goes
+// to notify, in order. versions, when set, are the protocol versions the
+// server's server/discover lists.
+func serveRequest(ctx context.Context, srv *server.MCPServer, id string, versions []string, method string, params json.RawMessage, notify func(method string, params json.RawMessage)) (json.RawMessage, *Error) {
+	sess := &session{id: id, notes: make(chan mcp.JSONRPCNotification, 64)}
+	sess.initialized.Store(true)
+	if err := srv.RegisterSession(ctx, sess); err != nil {
+		return nil, &Error{Code: CodeBackendFailed, Message: err.Error()}
 	}
-	e.wg.Add(1)
-	go e.forward()
-	return e, nil
-}
-
-// forward passes the server's notifications on, in order.
-func (e *Endpoint) forward() {
-	defer e.wg.Done()
-	for {
-		select {
-		case n := <-e.sess.notes:
-			params, _ := json.Marshal(n.Params)
-			e.sess.peer.Notify(n.Method, params)
-		case <-e.stop:
-			return
+	forwarded := make(chan struct{})
+	stop := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for {
+			select {
+			case n := <-sess.notes:
+				p, _ := json.Marshal(n.Params)
+				notify(n.Method, p)
+			case <-stop:
+				return
+			}
 		}
+	}()
+	defer func() {
+		srv.UnregisterSession(context.Background(), sess.id)
+		close(stop)
+		<-forwarded
+	}()
+	hctx := srv.WithContext(ctx, sess)
+	if versions != nil {
+		hctx = server.WithSupportedProtocolVersions(hctx, versions)
 	}
+	return handle(hctx, srv, 1, method, params)
 }
 
-// context is ctx as the server's handlers see this connection.
-func (e *Endpoint) context(ctx context.Context) context.Context {
-	ctx = e.srv.WithContext(ctx, e.sess)
-	if e.versions != nil {
-		ctx = server.WithSupportedProtocolVersions(ctx, e.versions)
-	}
-	return ctx
-}
-
-// Request has the server answer the agent's request.
-func (e *Endpoint) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *Error) {
-	msg := map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": e.ids.Add(1), "method": method}
+// handle has srv answer the request method with params under JSON-RPC id
+// in ctx (the server's context for the session): its result, or its error
+// answer.
+func handle(ctx context.Context, srv *server.MCPServer, id int64, method string, params json.RawMessage) (json.RawMessage, *Error) {
+	msg := map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "id": id, "method": method}
 	if len(params) > 0 {
 		msg["params"] = params
 	}
 	raw, _ := json.Marshal(msg)
-	out, err := json.Marshal(e.srv.HandleMessage(e.context(ctx), raw))
+	out, err := json.Marshal(srv.HandleMessage(ctx, raw))
 	if err != nil {
 		return nil, &Error{Code: mcp.INTERNAL_ERROR, Message: err.Error()}
 	}
@@ -116,70 +102,33 @@ func (e *Endpoint) Request(ctx context.Context, method string, params json.RawMe
 	return resp.Result, nil
 }
 
-// Notify hands the agent's notification to the server.
-func (e *Endpoint) Notify(ctx context.Context, method string, params json.RawMessage) {
-	msg := map[string]any{"jsonrpc": mcp.JSONRPC_VERSION, "method": method}
-	if len(params) > 0 {
-		msg["params"] = params
-	}
-	raw, _ := json.Marshal(msg)
-	e.srv.HandleMessage(e.context(ctx), raw)
-}
-
-// Close ends the connection: the server forgets the session. Idempotent.
-func (e *Endpoint) Close() {
-	e.once.Do(func() {
-		e.srv.UnregisterSession(context.Background(), e.sess.id)
-		close(e.stop)
-		e.wg.Wait()
-	})
-}
-
-// session is the connection as mcp-go's server sees it: its notification
-// channel, and its requests to the client sent through the Peer.
+// session is one request as mcp-go's server sees it: its notification
+// channel, and the notifications a subscriptions/listen asked for.
 type session struct {
 	id          string
-	peer        Peer
 	notes       chan mcp.JSONRPCNotification
 	initialized atomic.Bool
+
+	mu        sync.Mutex
+	filter    mcp.SubscriptionFilter
+	listening bool
 }
 
-var (
-	_ server.SessionWithElicitation = (*session)(nil)
-	_ server.SessionWithRoots       = (*session)(nil)
-	_ server.SessionWithSampling    = (*session)(nil)
-)
+var _ server.SessionWithSubscriptionFilter = (*session)(nil)
+
+func (s *session) SetSubscriptionFilter(f mcp.SubscriptionFilter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.filter, s.listening = f, true
+}
+
+func (s *session) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.filter, s.listening
+}
 
 func (s *session) Initialize()                                         { s.initialized.Store(true) }
 func (s *session) Initialized() bool                                   { return s.initialized.Load() }
 func (s *session) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
 func (s *session) SessionID() string                                   { return s.id }
-
-func (s *session) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	return ask[mcp.ElicitationResult](ctx, s.peer, string(mcp.MethodElicitationCreate), req.Params)
-}
-
-func (s *session) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	return ask[mcp.ListRootsResult](ctx, s.peer, string(mcp.MethodListRoots), nil)
-}
-
-func (s *session) RequestSampling(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	return ask[mcp.CreateMessageResult](ctx, s.peer, string(mcp.MethodSamplingCreateMessage), req.CreateMessageParams)
-}
-
-// ask sends a request of the server through p and decodes its result.
-func ask[T any](ctx context.Context, p Peer, method string, params any) (*T, error) {
-	var raw json.RawMessage
-	if params != nil {
-		raw, _ = json.Marshal(params)
-	}
-	res, err := p.Request(ctx, method, raw)
-	if err != nil {
-		return nil, err
-	}
-	var out T
-	if err := json.Unmarshal(res, &out); err != nil {
-		return nil, fmt.Errorf("%s result: %w", method, err)
-	}
-	return &out, nil
-}

@@ -14,12 +14,18 @@ import (
 // list changes, with the tools:
 //
 //   - echo {text}: returns text;
-//   - ask {message}: asks the client for a string "answer" (elicitation)
-//     and returns "ACTION: ANSWER";
-//   - roots: returns the client's roots (roots/list), one URI a line;
-//   - sample {prompt}: asks the client for a completion (sampling) and
-//     returns its text;
+//   - ask {message}: asks the client for a string "answer" (elicitation,
+//     as a multi round-trip input request: the request-scoped tunnel has
+//     no requests from the server) and returns "ACTION: ANSWER";
+//   - roots: returns the client's roots (roots/list, the same way), one
+//     URI a line;
+//   - sample {prompt}: asks the client for a completion (sampling, the
+//     same way) and returns its text;
 //   - big {size}: returns a text of size bytes.
+//
+// Over a connection of the 2025-11-25 revision (an Endpoint on Legacy),
+// mcp-go's server turns the input requests into the server requests of
+// that revision.
 func NewServer(name string) *server.MCPServer {
 	s := server.NewMCPServer(name, "1.0.0", server.WithToolCapabilities(true))
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo"), mcp.WithString("text", mcp.Required())),
@@ -27,23 +33,22 @@ func NewServer(name string) *server.MCPServer {
 			return mcp.NewToolResultText(req.GetString("text", "")), nil
 		})
 	s.AddTool(mcp.NewTool("ask", mcp.WithDescription("Ask the user"), mcp.WithString("message", mcp.Required())),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			res, err := s.RequestElicitation(ctx, mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if res := server.ElicitationResponse(req.Params.InputResponses, "answer"); res != nil {
+				answer, _ := res.Content.(map[string]any)["answer"].(string)
+				return mcp.NewToolResultText(fmt.Sprintf("%s: %s", res.Action, answer)), nil
+			}
+			return server.NewInputRequestBuilder("").Elicit("answer", mcp.ElicitationParams{
 				Message: req.GetString("message", ""),
 				RequestedSchema: map[string]any{"type": "object",
 					"properties": map[string]any{"answer": map[string]any{"type": "string"}}, "required": []any{"answer"}},
-			}})
-			if err != nil {
-				return nil, err
-			}
-			answer, _ := res.Content.(map[string]any)["answer"].(string)
-			return mcp.NewToolResultText(fmt.Sprintf("%s: %s", res.Action, answer)), nil
+			}).ToolResult(), nil
 		})
 	s.AddTool(mcp.NewTool("roots", mcp.WithDescription("List the roots")),
-		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			res, err := s.RequestRoots(ctx, mcp.ListRootsRequest{})
-			if err != nil {
-				return nil, err
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res := server.RootsResponse(req.Params.InputResponses, "roots")
+			if res == nil {
+				return server.NewInputRequestBuilder("").Roots("roots").ToolResult(), nil
 			}
 			var b strings.Builder
 			for _, r := range res.Roots {
@@ -52,14 +57,13 @@ func NewServer(name string) *server.MCPServer {
 			return mcp.NewToolResultText(b.String()), nil
 		})
 	s.AddTool(mcp.NewTool("sample", mcp.WithDescription("Ask the client's model"), mcp.WithString("prompt", mcp.Required())),
-		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			//lint:ignore SA1019 the server asks as 2025-11-25 servers do (the tunnel's test connections speak that revision).
-			res, err := s.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
-				Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
-				MaxTokens: 100,
-			}})
-			if err != nil {
-				return nil, err
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res := server.SamplingResponse(req.Params.InputResponses, "sample")
+			if res == nil {
+				return server.NewInputRequestBuilder("").Sample("sample", mcp.CreateMessageParams{
+					Messages:  []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", ""))}},
+					MaxTokens: 100,
+				}).ToolResult(), nil
 			}
 			// The content arrives decoded as JSON: a map, not a TextContent.
 			b, _ := json.Marshal(res.Content)
