@@ -75,8 +75,20 @@ func (pe *peer) clientElicitation() (form, url bool) {
 // update sends one session/update; failures are logged (the client is
 // gone). Resolved secrets are redacted from every frame on its way out
 // (lockedWriter).
-func (pe *peer) update(s *liveSession, u acpsdk.SessionUpdate) {
-	if err := pe.conn.SessionUpdate(s.ctx, acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}); err != nil {
+func (pe *peer) update(s *liveSession, u acpsdk.SessionUpdate) { pe.send(s, u) }
+
+// sessionNotification is session/update's params with an update of any
+// type that marshals as the schema's SessionUpdate: acp-go-sdk's, or one
+// of the types for what it lacks (toolUpdate, a stored update's JSON).
+type sessionNotification struct {
+	SessionID string `json:"sessionId"`
+	Update    any    `json:"update"`
+}
+
+// send sends one session/update whose update is u (see
+// sessionNotification); failures are logged.
+func (pe *peer) send(s *liveSession, u any) {
+	if err := pe.conn.notify(s.ctx, acpsdk.ClientMethodSessionUpdate, sessionNotification{SessionID: s.id, Update: u}); err != nil {
 		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
 	}
 }

@@ -75,6 +75,21 @@ func (c clientCalls) RequestPermission(ctx context.Context, p acpsdk.RequestPerm
 	return r, c.call(ctx, acpsdk.ClientMethodSessionRequestPermission, p, &r)
 }
 
+// permissionRequest is session/request_permission's params with the tool
+// call's name (ToolCallUpdate.name), which acp-go-sdk v0.13.0's type
+// lacks.
+type permissionRequest struct {
+	SessionID string                    `json:"sessionId"`
+	ToolCall  toolUpdate                `json:"toolCall"`
+	Options   []acpsdk.PermissionOption `json:"options"`
+}
+
+// RequestToolPermission sends session/request_permission for a tool call.
+func (c clientCalls) RequestToolPermission(ctx context.Context, p permissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	var r acpsdk.RequestPermissionResponse
+	return r, c.call(ctx, acpsdk.ClientMethodSessionRequestPermission, p, &r)
+}
+
 // createElicitation is elicitation/create's params as the schema has
 // them: acp-go-sdk v0.13.0's form and URL types lack the scope, the
 // session (and tool call) the question belongs to, which clients that

@@ -99,13 +99,13 @@ type notification struct {
 
 // updateSpliced sends u, whose large strings sp holds, to the client as
 // pe.update does, writing the held strings in pieces.
-func (pe *peer) updateSpliced(s *liveSession, u acpsdk.SessionUpdate, sp *splicer) {
+func (pe *peer) updateSpliced(s *liveSession, u toolUpdate, sp *splicer) {
 	if err := s.ctx.Err(); err != nil { // as the SDK does for a notification
 		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
 		return
 	}
 	frame, err := json.Marshal(notification{JSONRPC: "2.0", Method: acpsdk.ClientMethodSessionUpdate,
-		Params: acpsdk.SessionNotification{SessionId: acpsdk.SessionId(s.id), Update: u}})
+		Params: sessionNotification{SessionID: s.id, Update: u}})
 	if err != nil {
 		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
 		return

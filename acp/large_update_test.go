@@ -77,7 +77,7 @@ func splicedFrame(t *testing.T, sid string, content []gateway.Content, r *secret
 	if len(sp.texts) == 0 {
 		t.Fatal("nothing was held")
 	}
-	pe.updateSpliced(&liveSession{id: sid, ctx: context.Background()}, finishedUpdate(held), sp)
+	pe.updateSpliced(&liveSession{id: sid, ctx: context.Background()}, toolUpdate{update: finishedUpdate(held)}, sp)
 	return out.Bytes()
 }
 
@@ -150,7 +150,7 @@ func TestSplicedUpdateClosedSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	sp := newSplicer()
-	pe.updateSpliced(&liveSession{id: "s", ctx: ctx}, finishedUpdate(sp.content(largeContent())), sp)
+	pe.updateSpliced(&liveSession{id: "s", ctx: ctx}, toolUpdate{update: finishedUpdate(sp.content(largeContent()))}, sp)
 	if out.Len() != 0 {
 		t.Errorf("sent %d bytes", out.Len())
 	}

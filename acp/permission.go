@@ -57,13 +57,13 @@ func (pm *permissions) approve(ctx context.Context, s permissionSession, call ga
 	if toolTitle == "" {
 		toolTitle = tool.Name
 	}
-	resp, err := pm.peer.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(s.sessionID()),
-		ToolCall: acpsdk.ToolCallUpdate{
+	resp, err := pm.peer.conn.RequestToolPermission(ctx, permissionRequest{
+		SessionID: s.sessionID(),
+		ToolCall: named(acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(call.ID), Title: acpsdk.Ptr(call.Title), Kind: &kind,
 			Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending), RawInput: rawJSON(call.RawInput),
 			Content: toolContent(call.Content), Locations: locations(call.Content),
-		},
+		}, &call),
 		Options: []acpsdk.PermissionOption{
 			{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
 			{OptionId: optAllowAlways, Name: "Always allow " + toolTitle, Kind: acpsdk.PermissionOptionKindAllowAlways},

@@ -154,5 +154,5 @@ func (t *turnLog) progress(e gateway.Event) {
 	u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID),
 		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}))
 	u.ToolCallUpdate.Meta = map[string]any{"progress": meta}
-	t.cards.card(e.Call.ID).offer(text, func() { t.tu.peer.update(t.s, u) })
+	t.cards.card(e.Call.ID).offer(text, func() { t.tu.peer.send(t.s, named(u, e.Call)) })
 }

@@ -218,9 +218,9 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.compacted(e.Compaction)
 	case gateway.EventToolCallStarted:
 		t.flush()
-		t.tu.peer.update(t.s, acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)})
+		t.tu.peer.send(t.s, named(acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)}, e.Call))
 	case gateway.EventToolCallRunning:
-		t.tu.peer.update(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+		t.tu.peer.send(t.s, named(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)), e.Call))
 	case gateway.EventToolCallProgress:
 		if len(e.Progress.Content) == 0 {
 			t.progress(e)
@@ -229,7 +229,7 @@ func (t *turnLog) sink(e gateway.Event) {
 		// What the call shows while it runs (its terminal).
 		u := acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID))
 		u.ToolCallUpdate.Content = toolContent(e.Progress.Content)
-		t.tu.peer.update(t.s, u)
+		t.tu.peer.send(t.s, named(u, e.Call))
 	case gateway.EventToolCallFinished:
 		t.finished(e)
 	}
@@ -252,7 +252,7 @@ func (t *turnLog) finished(e gateway.Event) {
 	final := toolCallStart(e.Call)
 	final.Status, final.Content, final.RawOutput = status, toolContent(sp.content(stored.Content)), rawOutput(stored, cut)
 	final.Locations = locations(stored.Content)
-	if data, err := sp.json(acpsdk.SessionUpdate{ToolCall: final}); err != nil {
+	if data, err := sp.json(named(acpsdk.SessionUpdate{ToolCall: final}, e.Call)); err != nil {
 		t.tu.logger.Error("saving to the session log", "session", t.s.id, "err", err)
 	} else {
 		t.persist(recUpdate, data)
@@ -260,8 +260,8 @@ func (t *turnLog) finished(e gateway.Event) {
 	t.s.store.SyncSoon()
 	// The client gets the whole result.
 	sp = newSplicer()
-	t.tu.peer.updateSpliced(t.s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
-		acpsdk.WithUpdateContent(toolContent(sp.content(e.Result.Content))), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))), sp)
+	t.tu.peer.updateSpliced(t.s, named(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
+		acpsdk.WithUpdateContent(toolContent(sp.content(e.Result.Content))), acpsdk.WithUpdateRawOutput(rawOutput(*e.Result, nil))), e.Call), sp)
 }
 
 func chunk(kind gateway.EventKind, text string) acpsdk.SessionUpdate {
@@ -337,12 +337,14 @@ func (tu *turns) replay(s *liveSession, records []session.Record) {
 		if r.Kind != recUpdate {
 			continue
 		}
+		// Checked as the SDK decodes it, sent as stored: the members its
+		// types lack (a tool call's name) are kept.
 		var u acpsdk.SessionUpdate
 		if err := json.Unmarshal(r.Data, &u); err != nil {
 			tu.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
 			continue
 		}
-		tu.peer.update(s, u)
+		tu.peer.send(s, r.Data)
 	}
 }
 
