@@ -1,8 +1,9 @@
 // Package sysprompt builds a session's system prompt: what the model is
-// told of acpgate and its environment, of the workspace tools and where
-// they act, of the plan tool, of the instructions of the configuration
-// and of AGENTS.md files (files.go), and of the session's MCP servers and
-// their instructions.
+// told of acpgate (or what the user's editor says in its place, or adds:
+// client.go) and its environment, of the workspace tools and where they
+// act, of the plan tool, of the instructions of the configuration and of
+// AGENTS.md files (files.go), and of the session's MCP servers and their
+// instructions.
 //
 // The prompt is built from an Input, plain data: the same Input gives the
 // same bytes, and a Builder builds again only when its Input changed, so
@@ -63,7 +64,29 @@ type Input struct {
 	Instructions []Instructions
 	// Servers are the session's MCP servers, in the order shown.
 	Servers []Server
+	// Client is the system prompt the client gave for the session (the
+	// zero value: none).
+	Client ClientPrompt
 }
+
+// ClientPrompt is a system prompt the client (the user's editor) gave for
+// a session: the user's words. Its text takes the place of acpgate's own
+// instructions (the opening paragraphs of the first section), or, with
+// Append, follows them; either way under a heading saying it comes from
+// the user through the editor, before the environment. A blank Text is
+// none: acpgate's own instructions stay, alone.
+type ClientPrompt struct {
+	// Text is the client's text, as it gave it: the Builder trims it,
+	// cuts it to MaxInstructionsBytes, demotes its headings and
+	// neutralises it.
+	Text string
+	// Append says Text adds to acpgate's own instructions; unset, it
+	// replaces them.
+	Append bool
+}
+
+// none reports whether c says nothing (its text is blank).
+func (c ClientPrompt) none() bool { return strings.TrimSpace(c.Text) == "" }
 
 // WorkspaceTool is one workspace tool and where it acts.
 type WorkspaceTool struct {
@@ -128,6 +151,22 @@ type Section struct {
 type Prompt struct {
 	Sections []Section
 	Text     string
+	// Client is where the client's system prompt is (the zero value when
+	// the prompt has none).
+	Client ClientPart
+}
+
+// ClientPart is where a client's system prompt is in a built prompt.
+type ClientPart struct {
+	// Section is the Name of the section that holds it; "" when the
+	// prompt has none.
+	Section string
+	// Bytes is the size of its part of that section: its heading, the
+	// words framing it and its text, as the model gets them.
+	Bytes int
+	// Append is the ClientPrompt's: it follows acpgate's own
+	// instructions instead of replacing them.
+	Append bool
 }
 
 // Tokens estimates how many tokens n bytes of text are: n/4, rounded up.
@@ -192,13 +231,14 @@ func (in *Input) day() string { return in.Date.Format("2006-01-02") }
 func (in *Input) equal(o *Input) bool {
 	return in.day() == o.day() && in.OS == o.OS && in.Arch == o.Arch && in.Shell == o.Shell && in.Cwd == o.Cwd &&
 		slices.Equal(in.Dirs, o.Dirs) && slices.Equal(in.Tools, o.Tools) && in.Plan == o.Plan &&
-		slices.Equal(in.Instructions, o.Instructions) && slices.Equal(in.Servers, o.Servers)
+		slices.Equal(in.Instructions, o.Instructions) && slices.Equal(in.Servers, o.Servers) && in.Client == o.Client
 }
 
 // build writes the prompt of in.
 func build(in *Input, frame FrameFunc, neutralize NeutralizeFunc) Prompt {
+	client := clientPart(in.Client, neutralize)
 	sections := []Section{
-		{Name: "acpgate", Title: "acpgate and the environment", Text: agentSection(in)},
+		{Name: "acpgate", Title: "acpgate and the environment", Text: agentSection(in, client)},
 		{Name: "workspace", Title: "Workspace tools", Text: workspaceSection(in)},
 	}
 	if in.Plan {
@@ -214,17 +254,34 @@ func build(in *Input, frame FrameFunc, neutralize NeutralizeFunc) Prompt {
 	for i, s := range sections {
 		texts[i] = s.Text
 	}
-	return Prompt{Sections: sections, Text: strings.Join(texts, "\n\n")}
+	p := Prompt{Sections: sections, Text: strings.Join(texts, "\n\n")}
+	if client != "" {
+		p.Client = ClientPart{Section: sections[0].Name, Bytes: len(client), Append: in.Client.Append}
+	}
+	return p
 }
 
-func agentSection(in *Input) string {
+// agentInstructions are acpgate's own instructions: the opening
+// paragraphs of the prompt, which a client's system prompt replaces or
+// follows.
+const agentInstructions = "You are acpgate, an AI agent working for the user in their code editor through the Agent Client Protocol (ACP). " +
+	"The user writes to you in the editor and sees your answers, your tool calls and their results there; " +
+	"the editor may ask the user to approve a tool call before it runs, and the user may reject it. " +
+	"Your tools are acpgate's own and those of the session's MCP servers.\n" +
+	"Do what the user asks, with your tools rather than by guessing; be concise, and say briefly what you did and what is left."
+
+// agentSection is acpgate's own instructions, or client (the client's
+// system prompt as clientPart writes it) in their place or after them,
+// then the environment.
+func agentSection(in *Input, client string) string {
 	var b strings.Builder
-	b.WriteString("You are acpgate, an AI agent working for the user in their code editor through the Agent Client Protocol (ACP). " +
-		"The user writes to you in the editor and sees your answers, your tool calls and their results there; " +
-		"the editor may ask the user to approve a tool call before it runs, and the user may reject it. " +
-		"Your tools are acpgate's own and those of the session's MCP servers.\n" +
-		"Do what the user asks, with your tools rather than by guessing; be concise, and say briefly what you did and what is left.\n\n" +
-		"# Environment\n")
+	if client == "" || in.Client.Append {
+		b.WriteString(agentInstructions + "\n\n")
+	}
+	if client != "" {
+		b.WriteString(client + "\n\n")
+	}
+	b.WriteString("# Environment\n")
 	fmt.Fprintf(&b, "- Date: %s\n", in.day())
 	fmt.Fprintf(&b, "- OS: %s/%s\n", in.OS, in.Arch)
 	fmt.Fprintf(&b, "- Working directory: %s", oneLine(in.Cwd))
