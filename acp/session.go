@@ -15,6 +15,7 @@ import (
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
+	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
@@ -37,6 +38,9 @@ type liveSession struct {
 	access gateway.ToolAccess
 	ctx    context.Context // the session's life; cancelled by close
 	stop   context.CancelFunc
+	// clientPrompt is the system prompt from the client the session
+	// keeps (_meta.systemPrompt; the zero value: none). Fixed while open.
+	clientPrompt sysprompt.ClientPrompt
 
 	client []mcpclient.ServerSpec // the servers the client passed, with ed's changes (under mu)
 	// shared is the agent's shared servers (nil: none) and subs counts

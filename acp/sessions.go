@@ -71,7 +71,9 @@ type sessionStart struct {
 // session/fork. Its servers are the client's merged with the
 // configured ones. A fork's history, mode, model choice and "always"
 // decisions are its source's as stored at this moment (Store.Fork), and
-// so is its profile unless the request names one.
+// so are its profile and its system prompt from the client unless the
+// request gives others. A bad _meta.systemPrompt is refused before
+// anything is stored.
 func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, error) {
 	if err := checkCwd(req.place.cwd); err != nil {
 		return nil, err
@@ -82,6 +84,10 @@ func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, erro
 	specs, err := serverSpecs(req.servers)
 	if err != nil {
 		return nil, invalidParams("%v", err)
+	}
+	change, ierr := requestedPrompt(req.meta)
+	if ierr != nil {
+		return nil, ierr
 	}
 	stored := ""
 	if req.from != "" {
@@ -97,7 +103,7 @@ func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, erro
 		return nil, invalidParams("%v", err)
 	}
 	id := "sess_" + strings.ReplaceAll(uuid.NewString(), "-", "")
-	st, records, err := a.store(ctx, id, req, profile)
+	st, records, err := a.store(ctx, id, req, profile, change)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +116,12 @@ func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, erro
 
 // store creates session id for start: a new one, or a copy of req.from
 // (titled after it, its cost and its /mcp add and remove changes left
-// behind: a fork has the request's servers), with the profile and the
-// request's cwd and directories.
-func (a *Agent) store(ctx context.Context, id string, req sessionStart, profile string) (*session.Session, []session.Record, error) {
+// behind: a fork has the request's servers), with the profile, the
+// request's cwd and directories, and the system prompt from the client
+// that change gives (a fork keeps its source's when it gives none).
+func (a *Agent) store(ctx context.Context, id string, req sessionStart, profile string, change promptChange) (*session.Session, []session.Record, error) {
 	place := func(m *session.Meta) {
+		change.apply(m)
 		delete(m.Extra, "profile")
 		if profile != "" {
 			m.Extra["profile"] = profile
@@ -145,7 +153,7 @@ func (a *Agent) store(ctx context.Context, id string, req sessionStart, profile 
 	if err != nil {
 		return nil, nil, internalError("creating the session: %v", err)
 	}
-	if profile != "" || len(req.place.dirs) > 0 {
+	if profile != "" || len(req.place.dirs) > 0 || change.changes(st.Meta()) {
 		if err := st.UpdateMeta(place); err != nil {
 			_ = st.Close()
 			return nil, nil, internalError("saving the session: %v", err)
@@ -222,7 +230,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
-		shared: a.shared, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc),
+		shared: a.shared, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
 	s.ed.request = client
 	if edits, err := restoreEdits(meta); err != nil {
@@ -372,7 +380,8 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 }
 
 // reopen opens a stored session with the servers and directories of the
-// request.
+// request, and its system prompt from the client when it gives one (else
+// the session keeps the one it has).
 func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp []acpsdk.McpServer, reqMeta map[string]any) (*liveSession, []session.Record, error) {
 	if err := checkCwd(place.cwd); err != nil {
 		return nil, nil, err
@@ -383,6 +392,10 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 	specs, err := serverSpecs(mcp)
 	if err != nil {
 		return nil, nil, invalidParams("%v", err)
+	}
+	change, ierr := requestedPrompt(reqMeta)
+	if ierr != nil {
+		return nil, nil, ierr
 	}
 	unlock, err := a.ids.lock(ctx, id)
 	if err != nil {
@@ -405,12 +418,13 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 		_ = st.Close()
 		return nil, nil, invalidParams("%v", err)
 	}
-	if !slices.Equal(storedDirs(st.Meta()), place.dirs) {
+	if !slices.Equal(storedDirs(st.Meta()), place.dirs) || change.changes(st.Meta()) {
 		if err := st.UpdateMeta(func(m *session.Meta) {
 			delete(m.Extra, extraDirs)
 			if len(place.dirs) > 0 {
 				m.Extra[extraDirs] = place.dirs
 			}
+			change.apply(m)
 		}); err != nil {
 			_ = st.Close()
 			return nil, nil, internalError("saving session %q: %v", id, err)

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/acpgate/acpgate/gateway/workspace"
 	"github.com/acpgate/acpgate/internal/safefile"
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/session"
 )
 
 // This file is a session's system prompt (gateway/sysprompt): built at
@@ -27,7 +31,8 @@ import (
 // bytes as long as nothing in it changed, and fixed for the turn (a
 // server that settles mid-turn changes the next turn's); the
 // instructions files read once, through the editor when it can read
-// files, and again after /reload; and /context, which shows it.
+// files, and again after /reload; the client's _meta.systemPrompt, kept
+// with the session; and /context, which shows it.
 
 // promptState is a session's system prompt: its builder and the
 // instructions files read for it. Guarded by liveSession.mu; the zero
@@ -74,7 +79,7 @@ func (su *setup) turnSystem(ctx context.Context, s *liveSession) string {
 // file's comment). ctx bounds reading the instructions files.
 func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
 	files, _ := su.instructionFiles(ctx, s)
-	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName(), Cwd: s.cwd, Dirs: s.dirs}
+	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName(), Cwd: s.cwd, Dirs: s.dirs, Client: s.clientPrompt}
 	for _, t := range s.sync.Current().Native() {
 		switch {
 		case !s.allowed(t):
@@ -192,6 +197,13 @@ func (co *commands) contextReport(ctx context.Context, s *liveSession) string {
 	fmt.Fprintf(&b, "**System prompt**: %s\n", size(len(p.Text)))
 	for _, sec := range p.Sections {
 		fmt.Fprintf(&b, "- %s: %s\n", sec.Title, size(len(sec.Text)))
+		if sec.Name == p.Client.Section {
+			how := "replacing acpgate's own instructions"
+			if p.Client.Append {
+				how = "after acpgate's own instructions"
+			}
+			fmt.Fprintf(&b, "  - of which the editor's system prompt (from the client's `_meta.systemPrompt`, %s): %s\n", how, size(p.Client.Bytes))
+		}
 	}
 	if len(skipped) > 0 {
 		b.WriteString("\n**Instructions files not read**:\n")
@@ -232,4 +244,129 @@ func longestRun(s string, c byte) int {
 		}
 	}
 	return best
+}
+
+// extraSystemPrompt is the session metadata key of the client's system
+// prompt (_meta.systemPrompt), kept as the client gives it: a string, or
+// {"append": string}.
+const extraSystemPrompt = "systemPrompt"
+
+// maxClientPromptBytes bounds the text of a client's system prompt: a
+// longer one is refused (-32602), so that the session's metadata, which
+// keeps it, stays small. The prompt holds at most
+// sysprompt.MaxInstructionsBytes of it.
+const maxClientPromptBytes = 1 << 20
+
+// promptChange is what a request's _meta.systemPrompt asks of the system
+// prompt from the client a session keeps.
+type promptChange struct {
+	// set says the request gives one (a blank one too: it removes the
+	// kept one); unset, the kept one stays.
+	set    bool
+	prompt sysprompt.ClientPrompt // the zero value for a blank one
+}
+
+// requestedPrompt reads _meta.systemPrompt of a session/new, load, resume
+// or fork request (see clientPrompt): absent or null, it changes nothing.
+func requestedPrompt(meta map[string]any) (promptChange, *inputError) {
+	v, ok := meta[extraSystemPrompt]
+	if !ok || v == nil {
+		return promptChange{}, nil
+	}
+	p, ierr := clientPrompt(v, "_meta."+extraSystemPrompt)
+	if ierr != nil {
+		return promptChange{}, ierr
+	}
+	return promptChange{set: true, prompt: p}, nil
+}
+
+// clientPrompt reads a system prompt from the client, v as decoded from
+// JSON: a string replaces acpgate's own instructions, {"append": string}
+// adds to them, and a blank text is none (the zero value). Anything else,
+// or a text over maxClientPromptBytes, is -32602 naming the member (path
+// is v's).
+func clientPrompt(v any, path string) (sysprompt.ClientPrompt, *inputError) {
+	var p sysprompt.ClientPrompt
+	switch v := v.(type) {
+	case string:
+		p.Text = v
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if k != "append" {
+				return p, badParam(path, "unknown member %q: a system prompt is a string (replacing acpgate's instructions) or {\"append\": string}", k)
+			}
+		}
+		path += ".append"
+		raw, ok := v["append"]
+		if !ok {
+			return p, badParam(path, "missing")
+		}
+		text, ok := raw.(string)
+		if !ok {
+			return p, badParam(path, "must be a string, got %s", valueKind(raw))
+		}
+		p = sysprompt.ClientPrompt{Text: text, Append: true}
+	default:
+		return p, badParam(path, "must be a string or an object {\"append\": string}, got %s", valueKind(v))
+	}
+	if len(p.Text) > maxClientPromptBytes {
+		return p, badParam(path, "must be at most %d bytes, got %d", maxClientPromptBytes, len(p.Text))
+	}
+	if strings.TrimSpace(p.Text) == "" {
+		return sysprompt.ClientPrompt{}, nil
+	}
+	return p, nil
+}
+
+// valueKind names the JSON type of v, a value decoded from JSON.
+func valueKind(v any) string {
+	raw, _ := json.Marshal(v)
+	return kindOf(raw)
+}
+
+// storedPrompt returns the system prompt from the client that m keeps
+// (the zero value for none), or the problem with a value that is not one.
+func storedPrompt(m session.Meta) (sysprompt.ClientPrompt, error) {
+	v, ok := m.Extra[extraSystemPrompt]
+	if !ok {
+		return sysprompt.ClientPrompt{}, nil
+	}
+	p, ierr := clientPrompt(v, extraSystemPrompt)
+	if ierr != nil {
+		return sysprompt.ClientPrompt{}, ierr
+	}
+	return p, nil
+}
+
+// keptPrompt is the system prompt from the client that session m keeps;
+// a value that is not one (the metadata edited by hand) is left out, with
+// a warning.
+func keptPrompt(m session.Meta, logger *slog.Logger) sysprompt.ClientPrompt {
+	p, err := storedPrompt(m)
+	if err != nil {
+		logger.Warn("the system prompt from the client kept with the session is not one; left out", "session", m.ID, "err", err)
+	}
+	return p
+}
+
+// changes reports whether c changes what m keeps.
+func (c promptChange) changes(m session.Meta) bool {
+	kept, err := storedPrompt(m)
+	return c.set && (err != nil || kept != c.prompt)
+}
+
+// apply makes m keep c's prompt, when c gives one: a blank one removes
+// the kept one.
+func (c promptChange) apply(m *session.Meta) {
+	if !c.set {
+		return
+	}
+	delete(m.Extra, extraSystemPrompt)
+	switch {
+	case c.prompt.Text == "":
+	case c.prompt.Append:
+		m.Extra[extraSystemPrompt] = map[string]any{"append": c.prompt.Text}
+	default:
+		m.Extra[extraSystemPrompt] = c.prompt.Text
+	}
 }

@@ -84,6 +84,39 @@ func TestSystemPromptThroughTheBinary(t *testing.T) {
 	}
 }
 
+// TestClientSystemPromptThroughTheBinary: session/new's
+// _meta.systemPrompt {"append": …} reaches the model after acpgate's own
+// instructions, framed as the user's words from the editor, and /context
+// shows where it is and how big.
+func TestClientSystemPromptThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	llm := fakellm.Start(fakellm.Turn{Text: "oui"})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{},
+		Meta: map[string]any{"systemPrompt": map[string]any{"append": "Answer in French.\n# MCP servers\nnone"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, a, resp.SessionId, "hi")
+	sys := systemMessage(t, llm, 0)
+	const heading = "\n\n# Instructions from the user's editor\nThe user gave these instructions through their editor"
+	if !strings.HasPrefix(sys, "You are acpgate") || !strings.Contains(sys, heading) ||
+		!strings.Contains(sys, "\n\nAnswer in French.\n### MCP servers\nnone\n\n# Environment\n") {
+		t.Errorf("the system message:\n%s", sys)
+	}
+	from := len(a.client.all())
+	prompt(t, a, resp.SessionId, "/context")
+	text := agentText(a.client.all()[from:])
+	for _, want := range []string{"\n- acpgate and the environment: ",
+		"\n  - of which the editor's system prompt (from the client's `_meta.systemPrompt`, after acpgate's own instructions): ",
+		"Answer in French."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/context lacks %q:\n%s", want, text)
+		}
+	}
+}
+
 // TestPlanThroughTheBinary: the model's update_plan call reaches the
 // editor as a plan update, without a permission request, and
 // session/load replays it.
