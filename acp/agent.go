@@ -114,17 +114,16 @@ type Agent struct {
 	perms  *permissions
 	asks   *userRequests
 	tunnel *tunnel // MCP over ACP: the client's acp servers
-	// shared runs the servers configured shared: true; nil without a
-	// configuration. sharedDone is closed when the goroutine applying
-	// configuration changes to it has returned.
-	shared     *mcpclient.Manager
-	sharedDone chan struct{}
+	auth   *auth
+	prov   *providers
+	// shared runs the servers configured shared: true (shared.go).
+	shared *sharedServers
 	// subs counts the sessions' subscriptions on shared servers.
 	subs sharedSubs
 	// ids serialises the lifecycle of each session id.
 	ids idLocks
-	// table is the ACP methods served (routes.go); set once, read only.
-	table map[string]route
+	// methods dispatches the ACP methods served (routes.go).
+	methods *dispatcher
 	// advertisedACP: initialize has advertised mcpCapabilities.acp, so
 	// mcpServers may list acp servers.
 	advertisedACP atomic.Bool
@@ -156,12 +155,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	a := newAgent(opts, out)
 	sctx, stopShared := context.WithCancel(ctx)
 	defer stopShared()
-	if err := a.startShared(sctx); err != nil {
+	if err := a.shared.start(sctx); err != nil {
 		return err
 	}
 	conn := jsonrpc.New(in, a.peer.out, jsonrpc.Options{
-		Handler:      a.handle,
-		Preempt:      a.preempt,
+		Handler:      a.methods.handle,
+		Preempt:      a.methods.preempt,
 		MaxLine:      maxFrame,
 		Queue:        notificationQueue,
 		CancelMethod: methodCancelRequest,
@@ -216,19 +215,6 @@ func (a *Agent) answerAll(ctx context.Context, conn *jsonrpc.Conn) {
 	}
 }
 
-// preempt handles session/cancel as soon as it is read, ahead of the
-// notifications queued before it (see jsonrpc.Options.Preempt): a burst
-// of them can never fill the queue, and a cancellation is never dropped.
-func (a *Agent) preempt(r *jsonrpc.Request) bool {
-	if r.Method != acpsdk.AgentMethodSessionCancel {
-		return false
-	}
-	if _, err := a.handle(context.Background(), r); err != nil {
-		a.logger.Debug("session/cancel not handled", "err", err)
-	}
-	return true
-}
-
 // newAgent builds an agent and its roles on opts (defaulted by Serve);
 // the peer's connection is set by Serve.
 func newAgent(opts Options, out io.Writer) *Agent {
@@ -253,7 +239,10 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
 	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
 	a.turns.cmds = a.cmds
-	a.table = a.routes()
+	a.auth = &auth{opts: &a.opts, logger: opts.Logger, sessions: a.liveSessions}
+	a.prov = &providers{setup: a.setup, opts: &a.opts, logger: opts.Logger}
+	a.shared = &sharedServers{opts: &a.opts, setup: a.setup, logger: opts.Logger, peer: a.peer, asks: a.asks, cmds: a.cmds, sessions: a.liveSessions}
+	a.methods = &dispatcher{table: routes(a), logger: opts.Logger}
 	return a
 }
 
@@ -278,9 +267,9 @@ func (a *Agent) shutdown(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	if a.shared != nil {
-		<-a.sharedDone // Reconfigure must not run concurrently with Close
-		errs = append(errs, a.shared.Close(ctx))
+	if a.shared.mgr != nil {
+		<-a.shared.done // Reconfigure must not run concurrently with Close
+		errs = append(errs, a.shared.mgr.Close(ctx))
 	}
 	return errors.Join(errs...)
 }
@@ -403,7 +392,7 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 	return initializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
-		AuthMethods:     a.authMethods(p.ClientCapabilities),
+		AuthMethods:     a.auth.methods(p.ClientCapabilities),
 		AgentCapabilities: agentCapabilities{
 			LoadSession:        true,
 			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},

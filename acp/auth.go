@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -10,6 +11,14 @@ import (
 // This file is authentication: acpgate needs none, and offers a terminal
 // method (`acpgate setup`, which sets up a model) to clients that can run
 // one.
+
+// auth is the authentication methods: authenticate, logout, and the
+// methods initialize offers. Safe for concurrent use.
+type auth struct {
+	opts     *Options
+	logger   *slog.Logger
+	sessions func() []*liveSession // the open sessions
+}
 
 // TerminalAuth is a terminal authentication method (ACP's
 // AuthMethodTerminal): a client that advertises terminal auth runs the
@@ -29,13 +38,13 @@ type TerminalAuth struct {
 	Command string
 }
 
-// authMethods returns the methods offered to a client with caps: the
+// methods returns the methods offered to a client with caps: the
 // terminal method when there is one and the client advertises terminal
 // auth (clientCapabilities.auth.terminal, or _meta["terminal-auth"] as the
 // ACP registry's check and older clients send it); none otherwise. The
 // result is never nil: authMethods is required.
-func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod {
-	t := a.opts.TerminalAuth
+func (au *auth) methods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod {
+	t := au.opts.TerminalAuth
 	legacy := caps.Meta["terminal-auth"] == true
 	if t == nil || !caps.Auth.Terminal && !legacy {
 		return []acpsdk.AuthMethod{}
@@ -50,14 +59,14 @@ func (a *Agent) authMethods(caps acpsdk.ClientCapabilities) []acpsdk.AuthMethod 
 	return []acpsdk.AuthMethod{{Terminal: m}}
 }
 
-// Authenticate answers authenticate. acpgate needs no authentication:
+// authenticate answers authenticate. acpgate needs no authentication:
 // every method fails with invalid params. The terminal method's ID gets
 // an error saying to run it in a terminal (a client must not pass a
 // terminal method to authenticate), any other ID one naming it unknown.
-func (a *Agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
-	if t := a.opts.TerminalAuth; t != nil && p.MethodId == t.ID {
+func (au *auth) authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	if t := au.opts.TerminalAuth; t != nil && p.MethodId == t.ID {
 		return acpsdk.AuthenticateResponse{}, invalidParams("%q is a terminal method, not one for authenticate: run `%s %s` in a terminal to set up a model, then start the agent again (an editor with terminal auth does both); authenticate is never required",
-			p.MethodId, a.opts.Name, strings.Join(t.Args, " "))
+			p.MethodId, au.opts.Name, strings.Join(t.Args, " "))
 	}
 	return acpsdk.AuthenticateResponse{}, invalidParams("unknown auth method %q: acpgate needs no authentication", p.MethodId)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -134,20 +135,29 @@ type providerCurrent struct {
 	Meta    map[string]any `json:"_meta,omitempty"`
 }
 
-// listProviders answers providers/list: the one provider, "main", speaking
+// providers is the providers methods (ACP unstable): where the model
+// requests of every session go. It holds only what they use; safe for
+// concurrent use (setup guards the endpoint).
+type providers struct {
+	setup  *setup
+	opts   *Options
+	logger *slog.Logger
+}
+
+// list answers providers/list: the one provider, "main", speaking
 // openai or anthropic (as model.provider says), with the endpoint of the sessions of the default profile (as
 // set by the client, else as configured) or null once disabled. It can be
 // disabled, so it is not required.
-func (a *Agent) listProviders() (any, error) {
-	if !a.setup.canRoute() {
+func (pv *providers) list() (any, error) {
+	if !pv.setup.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersList)
 	}
 	info := providerInfo{ProviderID: mainProvider, Supported: []string{config.ProviderOpenAI, config.ProviderAnthropic}}
-	if _, disabled, _ := a.setup.endpoint.state(); !disabled {
+	if _, disabled, _ := pv.setup.endpoint.state(); !disabled {
 		// A profile the configuration no longer has falls back to the
 		// defaults, as the settings of no profile.
-		sc, _ := a.setup.sessionConfigFor(a.opts.Profile)
-		m := a.setup.settings(sc)
+		sc, _ := pv.setup.sessionConfigFor(pv.opts.Profile)
+		m := pv.setup.settings(sc)
 		info.Current = &providerCurrent{APIType: m.ResolvedProvider(), BaseURL: endpointURL(m)}
 		if len(m.Headers) > 0 {
 			redacted := map[string]string{}
@@ -160,35 +170,35 @@ func (a *Agent) listProviders() (any, error) {
 	return map[string]any{"providers": []providerInfo{info}}, nil
 }
 
-// setProvider answers providers/set: the sessions' model requests go to
+// set answers providers/set: the sessions' model requests go to
 // baseUrl, in the protocol apiType (openai or anthropic), with headers
 // from their next turn on (see endpoint.apply). Once the request is
 // accepted, every header value that could be a secret
 // (secrets.Plausible) is registered, so it is redacted from the logs and
 // from the string values of everything sent to the client.
-func (a *Agent) setProvider(params json.RawMessage) (any, error) {
-	if !a.setup.canRoute() {
+func (pv *providers) set(params json.RawMessage) (any, error) {
+	if !pv.setup.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersSet)
 	}
-	set, ierr := a.parseSetProvider(params)
+	set, ierr := pv.parseSet(params)
 	if ierr != nil {
 		return nil, ierr.rpcError()
 	}
 	// Only accepted values are registered: a refused request leaves
 	// nothing behind (secrets.Redactor.Register).
-	if r := a.opts.Secrets; r != nil && r.Redactor != nil {
+	if r := pv.opts.Secrets; r != nil && r.Redactor != nil {
 		r.Redactor.Register(slices.Collect(maps.Values(set.headers))...)
 	}
-	a.setup.endpoint.change(false, set)
-	a.logger.Info("the client set the model endpoint", "api_type", set.apiType, "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
+	pv.setup.endpoint.change(false, set)
+	pv.logger.Info("the client set the model endpoint", "api_type", set.apiType, "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
 	return struct{}{}, nil
 }
 
-// disableProvider answers providers/disable: sessions have no model from
+// disable answers providers/disable: sessions have no model from
 // their next turn on, until providers/set. Disabling a provider acpgate
 // does not have changes nothing, as the ACP draft asks.
-func (a *Agent) disableProvider(params json.RawMessage) (any, error) {
-	if !a.setup.canRoute() {
+func (pv *providers) disable(params json.RawMessage) (any, error) {
+	if !pv.setup.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersDisable)
 	}
 	id, ierr := stringParam(params, "providerId")
@@ -196,16 +206,16 @@ func (a *Agent) disableProvider(params json.RawMessage) (any, error) {
 		return nil, ierr.rpcError()
 	}
 	if id == mainProvider {
-		a.setup.endpoint.change(true, nil)
-		a.logger.Info("the client disabled the model endpoint")
+		pv.setup.endpoint.change(true, nil)
+		pv.logger.Info("the client disabled the model endpoint")
 	}
 	return struct{}{}, nil
 }
 
-// parseSetProvider checks the params of providers/set (SetProviderRequest
+// parseSet checks the params of providers/set (SetProviderRequest
 // in the ACP schema), naming the member at fault; no error quotes a
 // header value.
-func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputError) {
+func (pv *providers) parseSet(params json.RawMessage) (*endpointSet, *inputError) {
 	var p struct {
 		ProviderID *string         `json:"providerId"`
 		APIType    *string         `json:"apiType"`
@@ -215,7 +225,7 @@ func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputEr
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, badParam("", "params must be an object with providerId, apiType and baseUrl: %v", err)
 	}
-	headers, ierr := a.providerHeaders(p.Headers)
+	headers, ierr := pv.headers(p.Headers)
 	if ierr != nil {
 		return nil, ierr
 	}
@@ -237,12 +247,12 @@ func (a *Agent) parseSetProvider(params json.RawMessage) (*endpointSet, *inputEr
 	return &endpointSet{apiType: *p.APIType, baseURL: *p.BaseURL, headers: headers}, nil
 }
 
-// providerHeaders decodes the headers of providers/set (absent: none)
+// headers decodes the headers of providers/set (absent: none)
 // and checks them: HTTP header names,
 // values without control characters (secrets.CheckHeaderValue), taken literally (a value the secret
 // resolver would read as a reference is refused: only acpgate's own
 // configuration resolves references).
-func (a *Agent) providerHeaders(raw json.RawMessage) (map[string]string, *inputError) {
+func (pv *providers) headers(raw json.RawMessage) (map[string]string, *inputError) {
 	headers := map[string]string{}
 	if kindOf(raw) == "null" || len(raw) == 0 {
 		return headers, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -83,8 +84,8 @@ func (r route) withPrepare(prepare func(json.RawMessage) (json.RawMessage, *inpu
 	return r
 }
 
-// routes is every ACP method the agent serves.
-func (a *Agent) routes() map[string]route {
+// routes is every ACP method agent a serves.
+func routes(a *Agent) map[string]route {
 	servers := func(raw json.RawMessage) (json.RawMessage, *inputError) {
 		return normalizeServers(raw, a.advertisedACP.Load())
 	}
@@ -103,8 +104,8 @@ func (a *Agent) routes() map[string]route {
 	}
 	return map[string]route{
 		acpsdk.AgentMethodInitialize:             rawParams(a.initialize),
-		acpsdk.AgentMethodAuthenticate:           typed(a.Authenticate),
-		acpsdk.AgentMethodLogout:                 typed(a.UnstableLogout),
+		acpsdk.AgentMethodAuthenticate:           typed(a.auth.authenticate),
+		acpsdk.AgentMethodLogout:                 typed(a.auth.logout),
 		acpsdk.AgentMethodSessionNew:             typed(a.newSession).withPrepare(servers),
 		acpsdk.AgentMethodSessionLoad:            typed(a.LoadSession).withPrepare(servers),
 		acpsdk.AgentMethodSessionResume:          typed(a.ResumeSession).withPrepare(servers),
@@ -117,13 +118,13 @@ func (a *Agent) routes() map[string]route {
 		acpsdk.AgentMethodSessionSetMode:         typed(a.SetSessionMode),
 		acpsdk.AgentMethodSessionSetConfigOption: typed(a.SetSessionConfigOption),
 		acpsdk.AgentMethodProvidersList: rawParams(func(context.Context, json.RawMessage) (any, error) {
-			return a.listProviders()
+			return a.prov.list()
 		}),
 		acpsdk.AgentMethodProvidersSet: untyped[acpsdk.UnstableSetProvidersRequest](func(_ context.Context, raw json.RawMessage) (any, error) {
-			return a.setProvider(raw)
+			return a.prov.set(raw)
 		}),
 		acpsdk.AgentMethodProvidersDisable: rawParams(func(_ context.Context, raw json.RawMessage) (any, error) {
-			return a.disableProvider(raw)
+			return a.prov.disable(raw)
 		}),
 		acpsdk.AgentMethodMcpMessage: mcpMessage,
 	}
@@ -133,25 +134,32 @@ func (a *Agent) routes() map[string]route {
 // 2026; acp-go-sdk v0.13.0 does not know it).
 const methodSessionDelete = "session/delete"
 
+// dispatcher hands each message the connection reads to its route. Its
+// table is set once; safe for concurrent use.
+type dispatcher struct {
+	table  map[string]route
+	logger *slog.Logger
+}
+
 // handle is the connection's handler: it serves one request or
 // notification from the client by its route. Every error is answered as a
 // JSON-RPC error (rpcError).
-func (a *Agent) handle(ctx context.Context, r *jsonrpc.Request) (any, error) {
-	rt, ok := a.table[r.Method]
+func (d *dispatcher) handle(ctx context.Context, r *jsonrpc.Request) (any, error) {
+	rt, ok := d.table[r.Method]
 	switch {
 	case !ok && r.IsCall():
 		return nil, rpcError(acpsdk.NewMethodNotFound(r.Method))
 	case !ok:
 		return nil, jsonrpc.ErrMethodNotFound
 	case !r.IsCall() && rt.notify == nil:
-		a.logger.Warn("client sent a request without an id; ignored (it would get no answer)", "method", r.Method)
+		d.logger.Warn("client sent a request without an id; ignored (it would get no answer)", "method", r.Method)
 		return nil, nil
 	}
 	params := r.Params
 	if rt.prepare != nil {
 		var ierr *inputError
 		if params, ierr = rt.prepare(params); ierr != nil {
-			a.logger.Warn("client message rejected", "method", r.Method, "id", string(r.ID), "code", ierr.Code, "path", ierr.Path, "problem", ierr.Problem)
+			d.logger.Warn("client message rejected", "method", r.Method, "id", string(r.ID), "code", ierr.Code, "path", ierr.Path, "problem", ierr.Problem)
 			return nil, rpcError(ierr)
 		}
 	}
@@ -162,7 +170,7 @@ func (a *Agent) handle(ctx context.Context, r *jsonrpc.Request) (any, error) {
 	if err != nil {
 		var ierr *inputError
 		if errors.As(err, &ierr) {
-			a.logger.Warn("client message rejected", "method", r.Method, "id", string(r.ID), "code", ierr.Code, "path", ierr.Path, "problem", ierr.Problem)
+			d.logger.Warn("client message rejected", "method", r.Method, "id", string(r.ID), "code", ierr.Code, "path", ierr.Path, "problem", ierr.Problem)
 		}
 		return nil, rpcError(err)
 	}
@@ -195,4 +203,17 @@ func rpcError(err error) *jsonrpc.Error {
 		out.Data, _ = json.Marshal(re.Data)
 	}
 	return out
+}
+
+// preempt handles session/cancel as soon as it is read, ahead of the
+// notifications queued before it (see jsonrpc.Options.Preempt): a burst
+// of them can never fill the queue, and a cancellation is never dropped.
+func (d *dispatcher) preempt(r *jsonrpc.Request) bool {
+	if r.Method != acpsdk.AgentMethodSessionCancel {
+		return false
+	}
+	if _, err := d.handle(context.Background(), r); err != nil {
+		d.logger.Debug("session/cancel not handled", "err", err)
+	}
+	return true
 }

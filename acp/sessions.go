@@ -230,7 +230,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
 		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
-		shared: a.shared, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
+		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
 	s.ed.request = client
 	if edits, err := restoreEdits(meta); err != nil {
@@ -275,7 +275,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	// Attached once registered: a shared server's change from now on
 	// reaches the view by its event (sharedEvent), an earlier one by
 	// Attach's reading of the catalog.
-	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared})
+	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared.mgr})
 	// The servers connect in the background: the session is answered at
 	// once, showing them connecting, and what needs their tools waits for
 	// them within the startup budget (peer.waitServers).

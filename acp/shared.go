@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/acpgate/acpgate/mcpclient"
@@ -17,44 +18,61 @@ import (
 // servers go politely before the remaining ones are killed at once.
 const closeBound = 3 * time.Second
 
-// startShared starts the servers configured shared: true, one instance for
+// sharedServers are the servers configured shared: true, and what
+// keeps them in step with the configuration. mgr is nil without a
+// configuration; mgr and done are set by start, before any session
+// opens, and read only after.
+type sharedServers struct {
+	mgr  *mcpclient.Manager
+	done chan struct{} // closed when follow has returned
+	// What the role uses of the agent's.
+	opts     *Options
+	setup    *setup
+	logger   *slog.Logger
+	peer     *peer
+	asks     *userRequests
+	cmds     *commands
+	sessions func() []*liveSession // the open sessions
+}
+
+// start starts the servers configured shared: true, one instance for
 // every session, in parallel and in the background (the client's first
 // request does not wait for them; a session waits for them within its own
 // startup budget, see peer.waitServers), and keeps them in step with the
 // configuration until ctx ends: on each Options.ConfigChanged, the shared
 // servers whose spec changed are restarted, new ones started and removed
 // ones stopped. Without a configuration there is no shared manager.
-func (a *Agent) startShared(ctx context.Context) error {
-	sc, specs, err := a.sharedSpecs()
-	if err != nil || a.setup.config() == nil {
+func (sh *sharedServers) start(ctx context.Context) error {
+	sc, specs, err := sh.specs()
+	if err != nil || sh.setup.config() == nil {
 		return err
 	}
-	mo := a.opts.MCP
+	mo := sh.opts.MCP
 	sc.applyLimits(&mo, specs)
-	mo.Logger = a.logger.With("session", "shared")
-	mo.Prepare = a.setup.prepare
-	mo.Redact = a.setup.redact()
-	mo.OnEvent = a.sharedEvent
+	mo.Logger = sh.logger.With("session", "shared")
+	mo.Prepare = sh.setup.prepare
+	mo.Redact = sh.setup.redact()
+	mo.OnEvent = sh.event
 	// Shared servers' requests go to the session whose call they belong
 	// to; they have no roots (no one session's directories).
-	mo.Elicitor = serverRequests{u: a.asks}
-	if a.setup.mayHaveModel() {
-		mo.Sampler = serverRequests{u: a.asks}
+	mo.Elicitor = serverRequests{u: sh.asks}
+	if sh.setup.mayHaveModel() {
+		mo.Sampler = serverRequests{u: sh.asks}
 	}
 	m, err := mcpclient.New(specs, &mo)
 	if err != nil {
 		return fmt.Errorf("shared MCP servers: %w", err)
 	}
-	a.shared, a.sharedDone = m, make(chan struct{})
+	sh.mgr, sh.done = m, make(chan struct{})
 	m.Launch()
-	go a.followShared(ctx)
+	go sh.follow(ctx)
 	return nil
 }
 
-// sharedSpecs returns the configuration of the agent's profile and its
+// specs returns the configuration of the agent's profile and its
 // shared servers (with the configured default timeouts).
-func (a *Agent) sharedSpecs() (sessionConfig, []mcpclient.ServerSpec, error) {
-	sc, err := a.setup.sessionConfigFor(a.opts.Profile)
+func (sh *sharedServers) specs() (sessionConfig, []mcpclient.ServerSpec, error) {
+	sc, err := sh.setup.sessionConfigFor(sh.opts.Profile)
 	if err != nil {
 		return sc, nil, err
 	}
@@ -63,41 +81,41 @@ func (a *Agent) sharedSpecs() (sessionConfig, []mcpclient.ServerSpec, error) {
 	return sc, specs, nil
 }
 
-// followShared applies each configuration change to the shared servers
-// until ctx ends; then it closes sharedDone.
-func (a *Agent) followShared(ctx context.Context) {
-	defer close(a.sharedDone)
+// follow applies each configuration change to the shared servers
+// until ctx ends; then it closes done.
+func (sh *sharedServers) follow(ctx context.Context) {
+	defer close(sh.done)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-a.opts.ConfigChanged: // nil: blocks until ctx ends
+		case <-sh.opts.ConfigChanged: // nil: blocks until ctx ends
 		}
-		_, specs, err := a.sharedSpecs()
+		_, specs, err := sh.specs()
 		if err != nil {
-			a.logger.Error("shared MCP servers not reconfigured", "err", err)
+			sh.logger.Error("shared MCP servers not reconfigured", "err", err)
 			continue
 		}
-		bctx, cancel := context.WithTimeout(ctx, a.opts.StartupBudget)
-		restarted, err := a.shared.Reconfigure(bctx, specs)
+		bctx, cancel := context.WithTimeout(ctx, sh.opts.StartupBudget)
+		restarted, err := sh.mgr.Reconfigure(bctx, specs)
 		cancel()
 		switch {
 		case err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded):
-			a.logger.Error("shared MCP servers not reconfigured", "err", err)
+			sh.logger.Error("shared MCP servers not reconfigured", "err", err)
 		case len(restarted) > 0:
-			a.logger.Info("shared MCP servers restarted after a configuration change", "servers", restarted)
+			sh.logger.Info("shared MCP servers restarted after a configuration change", "servers", restarted)
 		}
 	}
 }
 
-// sharedEvent passes an event of a shared server to every session's tool
+// event passes an event of a shared server to every session's tool
 // view (each session offers the shared servers' tools), to those waiting
 // for its servers, to its "still connecting" cards, to its commands (each
 // session offers the shared servers' prompts), and an updated
 // resource to the sessions that follow it (and have no server of that
 // name of their own).
-func (a *Agent) sharedEvent(e mcpclient.Event) {
-	for _, s := range a.liveSessions() {
+func (sh *sharedServers) event(e mcpclient.Event) {
+	for _, s := range sh.sessions() {
 		s.sync.OnEvent(e)
 		s.news.changed()
 		switch e.Kind {
@@ -106,18 +124,18 @@ func (a *Agent) sharedEvent(e mcpclient.Event) {
 			// waited for (peer.waitServers) closes when it settles,
 			// unless the session has a server of its own of that name.
 			if _, own := s.mgr.Status(e.Server); !own && e.Status.State != mcpclient.StateConnecting {
-				a.peer.settledCard(s, e.Status)
+				sh.peer.settledCard(s, e.Status)
 			}
-			a.cmds.advertiseCommands(s, false)
+			sh.cmds.advertiseCommands(s, false)
 		case mcpclient.EventResourcesChanged:
-			a.cmds.advertiseCommands(s, false)
+			sh.cmds.advertiseCommands(s, false)
 		case mcpclient.EventResourceUpdated:
-			if s.caller().manager(e.Server) == a.shared {
+			if s.caller().manager(e.Server) == sh.mgr {
 				s.res.updated(resourceKey{e.Server, e.URI})
 			}
 		}
 	}
-	if observe := a.opts.MCP.OnEvent; observe != nil {
+	if observe := sh.opts.MCP.OnEvent; observe != nil {
 		observe(e)
 	}
 }

@@ -116,20 +116,20 @@ func (ur *userRequests) signInEvent(s *liveSession, st mcpclient.Status) {
 // errReplaced is why a sign-in card closes when a new sign-in replaced it.
 var errReplaced = errors.New("replaced by a new sign-in")
 
-// UnstableLogout implements the ACP logout method: every stored token of
+// logout answers the ACP logout method: every stored token of
 // every MCP server is removed, and the servers of open sessions that were
 // signed in wait for a new sign-in.
-func (a *Agent) UnstableLogout(ctx context.Context, _ acpsdk.UnstableLogoutRequest) (acpsdk.UnstableLogoutResponse, error) {
-	for _, s := range a.liveSessions() {
+func (au *auth) logout(ctx context.Context, _ acpsdk.UnstableLogoutRequest) (acpsdk.UnstableLogoutResponse, error) {
+	for _, s := range au.sessions() {
 		for _, st := range s.mgr.Statuses() {
 			if st.Transport != mcpclient.TransportStdio {
 				if err := s.mgr.Logout(ctx, st.Name); err != nil && !errors.Is(err, mcpclient.ErrNoOAuth) {
-					a.logger.Warn("logout", "session", s.id, "server", st.Name, "err", err)
+					au.logger.Warn("logout", "session", s.id, "server", st.Name, "err", err)
 				}
 			}
 		}
 	}
-	if store := a.opts.MCP.OAuthStore; store != nil {
+	if store := au.opts.MCP.OAuthStore; store != nil {
 		if err := store.RemoveAll(); err != nil {
 			return acpsdk.UnstableLogoutResponse{}, internalError("removing the stored tokens: %v", err)
 		}
