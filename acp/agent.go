@@ -238,6 +238,7 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	a.asks = &userRequests{peer: a.peer, setup: a.setup, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
 	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
 	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
+	a.cmds.slashes = a.cmds.registry()
 	a.turns.cmds = a.cmds
 	a.auth = &auth{opts: &a.opts, logger: opts.Logger, sessions: a.liveSessions}
 	a.prov = &providers{setup: a.setup, opts: &a.opts, logger: opts.Logger}

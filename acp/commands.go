@@ -29,40 +29,83 @@ type commands struct {
 	setup  *setup
 	runner *gateway.Runner
 	turns  *turns
+	// slashes is the registry of slash commands (registry); set once.
+	slashes []slash
 }
 
-// commandList is what available_commands_update advertises.
-func commandList() []acpsdk.AvailableCommand {
-	hint := func(h string) *acpsdk.AvailableCommandInput {
-		return &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: h}}
+// slash is one slash command: what available_commands_update says of it
+// and what runs it. The registry (commands.slashes) is the one list of
+// them: what is advertised, recognised and run.
+type slash struct {
+	name, description string
+	hint              string // the input hint ("": takes none)
+	// wait: the command waits for the session's servers still connecting
+	// (within its startup budget) before it runs.
+	wait bool
+	// run runs the command on arg (the text after its name, trimmed),
+	// writing its answer with say; it returns the turn's stop reason.
+	run func(ctx context.Context, s *liveSession, t *turnLog, arg string, say func(string)) gateway.StopReason
+}
+
+// registry is the slash commands, in the order they are advertised.
+func (co *commands) registry() []slash {
+	text := func(f func(ctx context.Context, s *liveSession, t *turnLog, arg string) string) func(context.Context, *liveSession, *turnLog, string, func(string)) gateway.StopReason {
+		return func(ctx context.Context, s *liveSession, t *turnLog, arg string, say func(string)) gateway.StopReason {
+			say(f(ctx, s, t, arg))
+			return gateway.StopEndTurn
+		}
 	}
-	return []acpsdk.AvailableCommand{
-		{Name: "mcp", Description: "Show this session's MCP servers: transport, state, tools, last error; /mcp add|remove|restart <server> changes them; /mcp login|logout <server> signs in or out", Input: hint("optional: add NAME -- COMMAND…, add NAME URL, remove NAME, restart NAME, login NAME, logout NAME")},
-		{Name: "tools", Description: "List the tools of this session", Input: hint("optional filter")},
-		{Name: "call", Description: "Call a tool directly: /call <tool> <json-arguments>", Input: hint("<tool> <json-arguments>")},
-		{Name: "resources", Description: "List the resources and resource templates of this session's MCP servers", Input: hint("optional: server")},
-		{Name: "reload", Description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files again"},
-		{Name: "compact", Description: "Compact the conversation now: the model summarises every turn but the last", Input: hint("optional: what the summary should keep above all")},
-		{Name: "context", Description: "Show the system prompt: its sections, their sizes and its text; and the history's size"},
+	return []slash{
+		{name: "mcp", description: "Show this session's MCP servers: transport, state, tools, last error; /mcp add|remove|restart <server> changes them; /mcp login|logout <server> signs in or out",
+			hint: "optional: add NAME -- COMMAND…, add NAME URL, remove NAME, restart NAME, login NAME, logout NAME", run: text(co.mcpCommand)},
+		{name: "tools", description: "List the tools of this session", hint: "optional filter", wait: true,
+			run: text(func(_ context.Context, s *liveSession, _ *turnLog, arg string) string { return co.toolsReport(s, arg) })},
+		{name: "call", description: "Call a tool directly: /call <tool> <json-arguments>", hint: "<tool> <json-arguments>", run: co.call},
+		{name: "resources", description: "List the resources and resource templates of this session's MCP servers", hint: "optional: server", wait: true,
+			run: text(func(_ context.Context, s *liveSession, _ *turnLog, arg string) string {
+				return co.resourcesReport(s, arg)
+			})},
+		{name: "reload", description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files again",
+			run: text(func(ctx context.Context, s *liveSession, _ *turnLog, _ string) string { return co.reload(ctx, s) })},
+		{name: "compact", description: "Compact the conversation now: the model summarises every turn but the last", hint: "optional: what the summary should keep above all", run: text(co.compact)},
+		{name: "context", description: "Show the system prompt: its sections, their sizes and its text; and the history's size", wait: true,
+			run: text(func(ctx context.Context, s *liveSession, _ *turnLog, _ string) string {
+				return co.contextReport(ctx, s)
+			})},
 	}
 }
 
-// slashCommand recognises "/mcp", "/tools [filter]" and "/call ..." as the
-// start of the prompt's text.
-func slashCommand(input []gateway.Content) (cmd, arg string, ok bool) {
+// commandList is what available_commands_update advertises of the slash
+// commands.
+func (co *commands) commandList() []acpsdk.AvailableCommand {
+	out := make([]acpsdk.AvailableCommand, 0, len(co.slashes))
+	for _, c := range co.slashes {
+		ac := acpsdk.AvailableCommand{Name: c.name, Description: c.description}
+		if c.hint != "" {
+			ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: c.hint}}
+		}
+		out = append(out, ac)
+	}
+	return out
+}
+
+// slashCommand recognises a slash command of the registry at the start of
+// the prompt's text: the command and the rest of the text, trimmed.
+func (co *commands) slashCommand(input []gateway.Content) (cmd *slash, arg string, ok bool) {
 	if len(input) == 0 || input[0].Type != gateway.ContentText {
-		return "", "", false
+		return nil, "", false
 	}
 	text := strings.TrimSpace(input[0].Text)
 	if !strings.HasPrefix(text, "/") {
-		return "", "", false
+		return nil, "", false
 	}
 	name, rest := cutWord(text[1:])
-	switch name {
-	case "mcp", "tools", "call", "reload", "resources", "compact", "context":
-		return name, strings.TrimSpace(rest), true
+	for i := range co.slashes {
+		if co.slashes[i].name == name {
+			return &co.slashes[i], strings.TrimSpace(rest), true
+		}
 	}
-	return "", "", false
+	return nil, "", false
 }
 
 // cutWord splits s at its first white space (a newline included): the
@@ -74,79 +117,76 @@ func cutWord(s string) (word, rest string) {
 	return s, ""
 }
 
-// command runs a slash command; its output is agent text and, for /call, a
-// tool call.
-func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, cmd, arg string) gateway.StopReason {
+// command runs slash command c; its output is agent text and, for /call,
+// a tool call.
+func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, c *slash, arg string) gateway.StopReason {
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
-	switch cmd {
-	case "mcp":
-		switch sub, server := cutWord(arg); sub {
-		case "login":
-			say(co.login(ctx, s, strings.TrimSpace(server)))
-		case "logout":
-			say(co.logout(ctx, s, strings.TrimSpace(server)))
-		case "add", "remove", "restart":
-			say(co.liveEdit(ctx, s, sub, server))
-		case "":
-			say(co.mcpReport(s))
-		default:
-			say(fmt.Sprintf("Unknown /mcp subcommand %q: /mcp, /mcp add|remove|restart <server>, /mcp login|logout <server>.", sub))
-		}
-	case "reload":
-		say(co.reload(ctx, s))
-	case "compact":
-		say(co.compact(ctx, s, t, arg))
-	case "context":
+	if c.wait {
 		co.peer.waitServers(ctx, s)
-		say(co.contextReport(ctx, s))
-	case "tools":
-		co.peer.waitServers(ctx, s)
-		say(co.toolsReport(s, arg))
-	case "resources":
-		co.peer.waitServers(ctx, s)
-		say(co.resourcesReport(s, arg))
-	case "call":
-		name, args := cutWord(arg)
-		// It may belong to a server that is still connecting.
-		co.peer.waitFor(ctx, s, func() bool { _, ok := s.sync.Current().Lookup(name); return ok })
-		args = strings.TrimSpace(args)
-		if name == "" {
-			say("Usage: /call <tool> <json-arguments>, for example /call mcp__github__get_me {}. /tools lists the tools.")
-			break
-		}
-		if args == "" {
-			args = "{}"
-		}
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(args), &obj); err != nil {
-			say(fmt.Sprintf("The arguments for %s must be a JSON object: %v", name, err))
-			break
-		}
-		res, err := co.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
-		// A tool whose server went away is not offered; a call that failed
-		// because it went away (its tool still in the session's view when
-		// the call began) says so too.
-		away := ""
-		if errors.Is(err, gateway.ErrUnknownTool) || (err == nil && ctx.Err() == nil && res.IsError) {
-			away = co.serverAway(s, name)
-		}
-		switch {
-		case away != "" && err != nil:
-			say(fmt.Sprintf("Cannot call %s now: %s.", name, away))
-		case away != "":
-			say(fmt.Sprintf("%s failed: %s.", name, away))
-		case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
-			say(fmt.Sprintf("Cannot call %s: %v", name, err))
-		case err != nil:
-			say(fmt.Sprintf("Calling %s failed: %v", name, err))
-		case ctx.Err() != nil:
-			return gateway.StopCancelled
-		case res.IsError:
-			say(fmt.Sprintf("%s failed.", name))
-		}
 	}
+	stop := c.run(ctx, s, t, arg, say)
 	if ctx.Err() != nil {
 		return gateway.StopCancelled
+	}
+	return stop
+}
+
+// mcpCommand runs /mcp and its subcommands.
+func (co *commands) mcpCommand(ctx context.Context, s *liveSession, _ *turnLog, arg string) string {
+	switch sub, server := cutWord(arg); sub {
+	case "login":
+		return co.login(ctx, s, strings.TrimSpace(server))
+	case "logout":
+		return co.logout(ctx, s, strings.TrimSpace(server))
+	case "add", "remove", "restart":
+		return co.liveEdit(ctx, s, sub, server)
+	case "":
+		return co.mcpReport(s)
+	default:
+		return fmt.Sprintf("Unknown /mcp subcommand %q: /mcp, /mcp add|remove|restart <server>, /mcp login|logout <server>.", sub)
+	}
+}
+
+// call runs /call <tool> <json-arguments>: the tool call is shown as any
+// other, and what went wrong is said.
+func (co *commands) call(ctx context.Context, s *liveSession, t *turnLog, arg string, say func(string)) gateway.StopReason {
+	name, args := cutWord(arg)
+	// It may belong to a server that is still connecting.
+	co.peer.waitFor(ctx, s, func() bool { _, ok := s.sync.Current().Lookup(name); return ok })
+	args = strings.TrimSpace(args)
+	if name == "" {
+		say("Usage: /call <tool> <json-arguments>, for example /call mcp__github__get_me {}. /tools lists the tools.")
+		return gateway.StopEndTurn
+	}
+	if args == "" {
+		args = "{}"
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(args), &obj); err != nil {
+		say(fmt.Sprintf("The arguments for %s must be a JSON object: %v", name, err))
+		return gateway.StopEndTurn
+	}
+	res, err := co.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
+	// A tool whose server went away is not offered; a call that failed
+	// because it went away (its tool still in the session's view when
+	// the call began) says so too.
+	away := ""
+	if errors.Is(err, gateway.ErrUnknownTool) || (err == nil && ctx.Err() == nil && res.IsError) {
+		away = co.serverAway(s, name)
+	}
+	switch {
+	case away != "" && err != nil:
+		say(fmt.Sprintf("Cannot call %s now: %s.", name, away))
+	case away != "":
+		say(fmt.Sprintf("%s failed: %s.", name, away))
+	case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
+		say(fmt.Sprintf("Cannot call %s: %v", name, err))
+	case err != nil:
+		say(fmt.Sprintf("Calling %s failed: %v", name, err))
+	case ctx.Err() != nil:
+		return gateway.StopCancelled
+	case res.IsError:
+		say(fmt.Sprintf("%s failed.", name))
 	}
 	return gateway.StopEndTurn
 }

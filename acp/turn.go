@@ -73,7 +73,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 	tu.setTitle(s, input)
 
 	var stop gateway.StopReason
-	if cmd, arg, ok := slashCommand(input); ok {
+	if cmd, arg, ok := tu.cmds.slashCommand(input); ok {
 		stop = tu.cmds.command(ctx, s, t, cmd, arg)
 	} else if pc, ok := tu.cmds.promptCommand(ctx, s, input); ok {
 		stop = tu.cmds.runPrompt(ctx, s, t, pc)
