@@ -384,32 +384,44 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 	a.peer.setCapabilities(p.ClientCapabilities, sessionCapabilitiesOf(raw))
 	session := a.peer.sessionCapabilities()
 	a.logger.Debug("client capabilities", "notices", session.notices, "compaction", session.compaction)
+	// What is advertised is derived from the routes that exist: a
+	// capability is never advertised without its method.
+	has := a.methods.serves
 	var providers *acpsdk.ProvidersCapabilities
-	if a.setup.canRoute() {
+	if a.setup.canRoute() && has(acpsdk.AgentMethodProvidersList) && has(acpsdk.AgentMethodProvidersSet) && has(acpsdk.AgentMethodProvidersDisable) {
 		providers = &acpsdk.ProvidersCapabilities{}
 	}
 	mcp := mcpCapabilities()
+	mcp.Acp = mcp.Acp && has(acpsdk.AgentMethodMcpMessage)
 	a.advertisedACP.Store(mcp.Acp)
 	return initializeResponse{
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
 		AuthMethods:     a.auth.methods(p.ClientCapabilities),
 		AgentCapabilities: agentCapabilities{
-			LoadSession:        true,
-			Auth:               acpsdk.AgentAuthCapabilities{Logout: &acpsdk.LogoutCapabilities{}},
+			LoadSession:        has(acpsdk.AgentMethodSessionLoad),
+			Auth:               acpsdk.AgentAuthCapabilities{Logout: ptrIf[acpsdk.LogoutCapabilities](has(acpsdk.AgentMethodLogout))},
 			McpCapabilities:    mcp,
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			Providers:          providers,
 			SessionCapabilities: sessionCapabilities{
-				List:   &acpsdk.SessionListCapabilities{},
-				Close:  &acpsdk.SessionCloseCapabilities{},
-				Resume: &acpsdk.SessionResumeCapabilities{},
-				Fork:   &acpsdk.SessionForkCapabilities{},
-				Delete: &struct{}{},
+				List:   ptrIf[acpsdk.SessionListCapabilities](has(acpsdk.AgentMethodSessionList)),
+				Close:  ptrIf[acpsdk.SessionCloseCapabilities](has(acpsdk.AgentMethodSessionClose)),
+				Resume: ptrIf[acpsdk.SessionResumeCapabilities](has(acpsdk.AgentMethodSessionResume)),
+				Fork:   ptrIf[acpsdk.SessionForkCapabilities](has(acpsdk.AgentMethodSessionFork)),
+				Delete: ptrIf[struct{}](has(methodSessionDelete)),
 				// The additional directories are the session's MCP roots,
 				// next to its cwd, and the workspace tools may work in them.
 				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
 	}, nil
+}
+
+// ptrIf is a new zero T when ok (a capability advertised: {}), else nil.
+func ptrIf[T any](ok bool) *T {
+	if ok {
+		return new(T)
+	}
+	return nil
 }

@@ -141,6 +141,13 @@ type dispatcher struct {
 	logger *slog.Logger
 }
 
+// serves reports whether the agent serves method (initialize advertises
+// a capability only when it does).
+func (d *dispatcher) serves(method string) bool {
+	_, ok := d.table[method]
+	return ok
+}
+
 // handle is the connection's handler: it serves one request or
 // notification from the client by its route. Every error is answered as a
 // JSON-RPC error (rpcError).
