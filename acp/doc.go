@@ -1,16 +1,22 @@
-// Package acp is acpgate's ACP translator: it implements the acp-go-sdk
-// Agent (and AgentLoader) on top of the session store, the MCP client
-// manager, the bridge and the gateway Runner. It speaks ACP only; MCP and
-// model logic live in the packages it calls.
+// Package acp is acpgate's ACP translator: it serves the ACP methods, on a
+// connection it owns (acp/jsonrpc) with acp-go-sdk's message types (and
+// types of its own for what the schema has beyond them), on top of the
+// session store, the MCP client manager, the bridge and the gateway
+// Runner. It speaks ACP only; MCP and model logic live in the packages it
+// calls.
 //
 // The translator is split by protocol role, one type each, and they meet
 // only through the fields the compiler sees:
 //
-//   - Agent: the ACP method surface and the session lifecycle. It owns
-//     the open sessions and the shared servers and hands work to the
-//     roles below.
+//   - Agent: the session lifecycle and initialize. It owns the open
+//     sessions and hands work to the roles below.
+//   - dispatcher: each ACP method's route (routes.go): params checked,
+//     decoded and answered.
+//   - auth, providers, sharedServers: authentication and logout; the
+//     providers methods; the servers configured shared: true.
 //   - turns: session/prompt, one turn at a time per session.
-//   - commands: slash commands and MCP prompts as commands.
+//   - commands: slash commands (one registry) and MCP prompts as
+//     commands.
 //   - permissions: asking the editor to approve a tool call; it sees a
 //     session only through permissionSession.
 //   - userRequests: what MCP servers ask of the user (elicitation,
@@ -25,7 +31,10 @@
 //
 // Where things are:
 //
-//	agent.go              Options, Serve, Agent, initialize, JSON-RPC errors
+//	agent.go              Options, Serve, Agent, initialize (advertising what routes exist), JSON-RPC errors
+//	routes.go             every ACP method: its params type, checks and handler; the dispatcher
+//	wire.go               the writer to the editor: one frame per write, or in pieces; redacted
+//	clientcalls.go        what the agent sends the client (session/update, request_permission, elicitation, fs, terminal)
 //	auth.go               the terminal auth method (acpgate setup); authenticate
 //	sessions.go           session/new, load, resume, fork, list, close, delete, cancel; opening and closing
 //	session.go            liveSession: a session's state and the questions roles ask of it
@@ -56,11 +65,8 @@
 //	progress.go           progress of a tool call on its card
 //	stored.go             the bounded copy of a result in the session log
 //	convert.go            content between ACP and the gateway
-//	frames.go             the writer to the editor and the input filter
-//	extensions.go         the methods the SDK cannot serve, renamed by the filter to extension methods
+//	toolname.go           the schema's name of a tool call (an MCP tool's own name, a native tool's)
 //	large_update.go       an update with large texts (a whole result), written in pieces
-//	input.go              what the input filter checks
-//	scope.go              the session an ACP elicitation belongs to
+//	input.go              what params are checked for before they are decoded
 //	tunnel.go             MCP over ACP: the client's acp servers, request-scoped (mcp/message)
-//	raw.go                the methods the SDK cannot send or route, under private names
 package acp

@@ -68,9 +68,8 @@ type liveSession struct {
 	// waiting holds the servers whose "still connecting" card is open.
 	waiting map[string]bool
 	// known is closed once the client knows the session (announce):
-	// sign-in prompts wait for it. signIns are the sign-ins shown.
-	known   chan struct{}
-	signIns map[string]*signInState
+	// sign-in prompts wait for it.
+	known chan struct{}
 	// sampleLimits holds the servers' sampling rate limits.
 	sampleLimits map[string]*ratelimit.Window
 	// news tells of the changes of the session's servers (servers.go).
@@ -89,6 +88,8 @@ type liveSession struct {
 	compactor *compact.Compactor
 	// prompt is the session's system prompt (system_prompt.go).
 	prompt promptState
+	// signIns are the sign-ins shown (signin.go); their own lock.
+	signIns signIns
 }
 
 // isClientServer reports whether the server called name came from the
@@ -108,9 +109,8 @@ type sessionPlace struct {
 
 // takeTurn makes the caller's turn (cancel, turn) the session's running
 // one. A prompt sent while another runs supersedes it: the running turn is
-// cancelled (it ends with stopReason cancelled; acp-go-sdk has already
-// cancelled its context on receipt of the new prompt) and this one starts
-// once it has ended. ok is false when the session is closed (err says
+// cancelled (it ends with stopReason cancelled) and this one starts once
+// it has ended. ok is false when the session is closed (err says
 // so) or ctx ended while waiting (this prompt is cancelled too).
 func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
 	for {
@@ -205,17 +205,6 @@ func (s *liveSession) remember(key, decision string) {
 	}); err != nil {
 		s.logger.Warn("saving a permission decision", "session", s.id, "err", err)
 	}
-}
-
-// setSignIn records the sign-in shown for server (nil: none).
-func (s *liveSession) setSignIn(server string, st *signInState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st == nil {
-		delete(s.signIns, server)
-		return
-	}
-	s.signIns[server] = st
 }
 
 // samplingLimiter returns the server's sampling rate limit in the session

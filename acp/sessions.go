@@ -25,7 +25,7 @@ import (
 // list, close, delete and cancel, and what opening and closing a session
 // does.
 
-// serverSpecs converts the client's mcpServers into specs. The input filter
+// serverSpecs converts the client's mcpServers into specs. Their route
 // has checked them (see normalizeServers): every entry is a stdio, http,
 // sse or acp server with a name, unique in the list.
 func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
@@ -229,7 +229,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	s := &liveSession{
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
 		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
-		waiting: map[string]bool{}, known: make(chan struct{}), signIns: map[string]*signInState{}, pick: pick,
+		waiting: map[string]bool{}, known: make(chan struct{}), pick: pick,
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
 	s.ed.request = client

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -21,6 +22,45 @@ type signInState struct {
 	prompt oauth.Prompt
 	elicit bool // sent as elicitation/create (its id is the prompt's); else a card
 	cardID acpsdk.ToolCallId
+}
+
+// signIns are the sign-ins shown in a session, by server. The zero value
+// has none; safe for concurrent use (its own lock).
+type signIns struct {
+	mu    sync.Mutex
+	shown map[string]*signInState
+}
+
+// set records the sign-in shown for server.
+func (si *signIns) set(server string, st *signInState) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	if si.shown == nil {
+		si.shown = map[string]*signInState{}
+	}
+	si.shown[server] = st
+}
+
+// end removes the sign-in shown for the server of status st when st says
+// it has ended, and returns it with why it failed (nil: it succeeded);
+// ok is false while it goes on (or none was shown).
+func (si *signIns) end(st mcpclient.Status) (shown *signInState, failed error, ok bool) {
+	si.mu.Lock()
+	defer si.mu.Unlock()
+	shown = si.shown[st.Name]
+	switch {
+	case shown == nil:
+		return nil, nil, false
+	case st.SignIn.ID != "" && st.SignIn.ID != shown.prompt.ID:
+		failed = errReplaced
+	case st.SignIn.ID == "" && st.SignInErr != nil:
+		failed = st.SignInErr
+	case st.SignIn.ID == "" && st.State == mcpclient.StateReady:
+	default:
+		return nil, nil, false
+	}
+	delete(si.shown, st.Name)
+	return shown, failed, true
 }
 
 // presentSignIn is the session's mcpclient.Options.SignIn: it shows a
@@ -42,7 +82,7 @@ func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, 
 		st := signInState{prompt: p, cardID: acpsdk.ToolCallId("mcp-signin-" + server + "-" + p.ID)}
 		if _, url := ur.peer.clientElicitation(); url {
 			st.elicit = true
-			s.setSignIn(server, &st)
+			s.signIns.set(server, &st)
 			resp, err := ur.clientElicit(ctx, s, gateway.CallInfo{}, createElicitation{ElicitationID: p.ID, Mode: string(mcpclient.ElicitURL), URL: link, Message: signInMessage(server, p)})
 			switch {
 			case err != nil:
@@ -52,7 +92,7 @@ func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, 
 			}
 			return nil
 		}
-		s.setSignIn(server, &st)
+		s.signIns.set(server, &st)
 		text := signInMessage(server, p) + fmt.Sprintf("\n\n[Sign in to %s](%s)\n\n%s\n\nThe sign-in waits for you; `/mcp login %s` starts it again.", server, link, link, server)
 		ur.peer.update(s, acpsdk.StartToolCall(st.cardID, fmt.Sprintf("Sign in to MCP server %s", server),
 			acpsdk.WithStartKind(acpsdk.ToolKindFetch),
@@ -77,24 +117,8 @@ func signInMessage(server string, p oauth.Prompt) string {
 // is completed or the card marked done. A sign-in replaced by a new one
 // closes its card.
 func (ur *userRequests) signInEvent(s *liveSession, st mcpclient.Status) {
-	s.mu.Lock()
-	shown := s.signIns[st.Name]
-	var failed error
-	finish := false
-	switch {
-	case shown == nil:
-	case st.SignIn.ID != "" && st.SignIn.ID != shown.prompt.ID:
-		failed, finish = errReplaced, true
-	case st.SignIn.ID == "" && st.SignInErr != nil:
-		failed, finish = st.SignInErr, true
-	case st.SignIn.ID == "" && st.State == mcpclient.StateReady:
-		finish = true
-	}
-	if finish {
-		delete(s.signIns, st.Name)
-	}
-	s.mu.Unlock()
-	if !finish {
+	shown, failed, ended := s.signIns.end(st)
+	if !ended {
 		return
 	}
 	if shown.elicit {
