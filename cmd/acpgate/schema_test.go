@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -39,15 +40,53 @@ type schemaSuite struct {
 	total acpschema.Counts
 }
 
-// reporting is m, printing the suite's counts after the tests ran.
+// sentUpdates is every kind of session/update acpgate sends. When the
+// whole suite runs (no -run, no -short), each must have been validated at
+// least once: a kind no test makes acpgate send would escape the check.
+var sentUpdates = []string{
+	"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
+	"available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update",
+}
+
+// reporting is m, printing the suite's counts after the tests ran, and
+// failing the run when the whole suite did not validate every kind of
+// update acpgate sends.
 func (s *schemaSuite) reporting(m interface{ Run() int }) interface{ Run() int } {
 	return runFunc(func() int {
 		code := m.Run()
 		if r := s.report(); r != "" {
 			fmt.Println(r)
 		}
+		if missing := s.unvalidated(); code == 0 && wholeSuite() && len(missing) > 0 {
+			fmt.Printf("acp schema: no test made acpgate send these session updates, so none was validated: %v\n", missing)
+			return 1
+		}
 		return code
 	})
+}
+
+// wholeSuite reports whether the run is the whole suite: no -run, -skip
+// or -short.
+func wholeSuite() bool {
+	for _, name := range []string{"test.run", "test.skip"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return !testing.Short()
+}
+
+// unvalidated returns the kinds of sentUpdates no check has seen.
+func (s *schemaSuite) unvalidated() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, k := range sentUpdates {
+		if s.total.Updates[k] == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // runFunc is a func as a testing.M.
