@@ -69,6 +69,19 @@ func (c clientCalls) SessionUpdate(ctx context.Context, n acpsdk.SessionNotifica
 	return c.notify(ctx, acpsdk.ClientMethodSessionUpdate, n)
 }
 
+// ownNotification is session/update's params (the schema's
+// SessionNotification) whose update is a variant of acpgate's own types.
+type ownNotification struct {
+	SessionID acpsdk.SessionId `json:"sessionId"`
+	Update    any              `json:"update"`
+}
+
+// OwnSessionUpdate sends session/update with u, a variant acp-go-sdk
+// v0.13.0 lacks (updates.go), as session sid's update.
+func (c clientCalls) OwnSessionUpdate(ctx context.Context, sid acpsdk.SessionId, u ownUpdate) error {
+	return c.notify(ctx, acpsdk.ClientMethodSessionUpdate, ownNotification{SessionID: sid, Update: u.variant()})
+}
+
 // RequestPermission sends session/request_permission.
 func (c clientCalls) RequestPermission(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	var r acpsdk.RequestPermissionResponse

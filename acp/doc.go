@@ -55,10 +55,12 @@
 //	sampling.go           an MCP server sends sampling/createMessage
 //	signin.go             OAuth sign-in through the editor; logout
 //	servers.go            server status cards; waiting for connecting servers
+//	notices.go            notices of servers' changes of state (session.notices)
 //	shared.go             servers configured shared: true
 //	sharedsubs.go         resource subscriptions counted across sessions
 //	resources.go          a session's resources: /resources, updates, subscriptions
 //	client.go             peer: session/update, cards, client capabilities
+//	updates.go            the session updates acp-go-sdk lacks: Notice
 //	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
 //	providers.go          providers/list, set, disable: the model endpoint the client sets
 //	workspace.go          the native tools: workspace tools (through the editor or local), update_plan

@@ -74,6 +74,9 @@ type liveSession struct {
 	sampleLimits map[string]*ratelimit.Window
 	// news tells of the changes of the session's servers (servers.go).
 	news serverNews
+	// notices is what the client was last sent notices about, per
+	// server (notices.go).
+	notices serverNotices
 	// pick is the model picker's state (see config_options.go).
 	pick picker
 	// providerGen is the generation of the client's endpoint that

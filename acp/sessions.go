@@ -321,7 +321,9 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 }
 
 // announce sends what a client wants right after a session opens: the
-// slash commands and a card for every server that failed.
+// slash commands, a card for every server that failed, and to a client
+// that takes notices, one for each of the servers it uses that failed or
+// needs sign-in.
 func (a *Agent) announce(s *liveSession) {
 	s.mu.Lock()
 	if !s.announced {
@@ -335,12 +337,14 @@ func (a *Agent) announce(s *liveSession) {
 			a.peer.failureCard(s, st)
 		}
 	}
+	a.peer.notifyServers(s, s.statuses)
 	a.peer.serversInfo(s)
 }
 
 // serverEvent reports servers that fail, at start or after restarts,
-// closes the "still connecting" card of a server that settled, and tells
-// the client the servers' new states.
+// closes the "still connecting" card of a server that settled, sends the
+// notice a change of state calls for, and tells the client the servers'
+// new states.
 func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 	if e.Kind != mcpclient.EventStatus {
 		return
@@ -352,6 +356,7 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 		a.peer.settledCard(s, e.Status)
 	}
 	a.asks.signInEvent(s, e.Status)
+	a.peer.notifyServers(s, statusOf(e.Status))
 	a.peer.serversInfo(s)
 }
 

@@ -110,10 +110,10 @@ func (sh *sharedServers) follow(ctx context.Context) {
 
 // event passes an event of a shared server to every session's tool
 // view (each session offers the shared servers' tools), to those waiting
-// for its servers, to its "still connecting" cards, to its commands (each
-// session offers the shared servers' prompts), and an updated
-// resource to the sessions that follow it (and have no server of that
-// name of their own).
+// for its servers, to its "still connecting" cards and its notices, to
+// its commands (each session offers the shared servers' prompts), and an
+// updated resource to the sessions that follow it (and have no server of
+// that name of their own).
 func (sh *sharedServers) event(e mcpclient.Event) {
 	for _, s := range sh.sessions() {
 		s.sync.OnEvent(e)
@@ -121,10 +121,14 @@ func (sh *sharedServers) event(e mcpclient.Event) {
 		switch e.Kind {
 		case mcpclient.EventStatus:
 			// The "still connecting" card of a shared server a prompt
-			// waited for (peer.waitServers) closes when it settles,
-			// unless the session has a server of its own of that name.
-			if _, own := s.mgr.Status(e.Server); !own && e.Status.State != mcpclient.StateConnecting {
-				sh.peer.settledCard(s, e.Status)
+			// waited for (peer.waitServers) closes when it settles, and
+			// its change of state may call for a notice, unless the
+			// session has a server of its own of that name.
+			if _, own := s.mgr.Status(e.Server); !own {
+				if e.Status.State != mcpclient.StateConnecting {
+					sh.peer.settledCard(s, e.Status)
+				}
+				sh.peer.notifyServers(s, statusOf(e.Status))
 			}
 			sh.cmds.advertiseCommands(s, false)
 		case mcpclient.EventResourcesChanged:

@@ -245,6 +245,13 @@ type agentSetup struct {
 	// cmd, when set, may change the command before it starts (its
 	// credentials, say).
 	cmd func(*exec.Cmd)
+	// session, when set, are the clientCapabilities.session members
+	// ("notices", "compaction") the client advertises in initialize
+	// (sent as raw JSON: acp-go-sdk's types lack them).
+	session []string
+	// updates, when set, records every session/update as acpgate wrote
+	// it (for the kinds acp-go-sdk's client side does not decode).
+	updates *testbin.Updates
 }
 
 // startAgentWith is startAgent with the setup s.
@@ -283,7 +290,11 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 		out = s.stdout(stdout)
 	}
 	var in io.Writer = a.stdin
-	out = io.TeeReader(out, io.MultiWriter(a.stdout, a.replies, check.agent()))
+	seen := []io.Writer{a.stdout, a.replies, check.agent()}
+	if s.updates != nil {
+		seen = append(seen, s.updates)
+	}
+	out = io.TeeReader(out, io.MultiWriter(seen...))
 	if s.pipes != nil {
 		in, out = s.pipes(in, out)
 	}
@@ -302,8 +313,25 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 			t.Logf("acpgate stderr:\n%s", a.stderr.String())
 		}
 	})
-	if s.noInit {
-		return a
+	if !s.noInit {
+		a.initialize(t, s)
+	}
+	return a
+}
+
+// initialize sends initialize with the client capabilities of s: its
+// files and terminals (ws), or, as raw JSON, its session members.
+func (a *agent) initialize(t testing.TB, s agentSetup) {
+	t.Helper()
+	if s.session != nil {
+		caps := map[string]any{}
+		for _, c := range s.session {
+			caps[c] = map[string]any{}
+		}
+		if r := a.call(t, "initialize", map[string]any{"protocolVersion": acpsdk.ProtocolVersionNumber, "clientCapabilities": map[string]any{"session": caps}}); r.Error != nil {
+			t.Fatalf("initialize: %s", r.Raw)
+		}
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -314,7 +342,6 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 	if _, err := a.conn.Initialize(ctx, init); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	return a
 }
 
 // call sends the agent a request as raw JSON, next to the client's
