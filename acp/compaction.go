@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,15 +16,18 @@ import (
 )
 
 // This file is compaction: a session's conversation kept within its
-// model's context window (gateway/compact does the work), the card that
-// tells the user, the session log's record of it, and /compact.
+// model's context window (gateway/compact does the work), what tells the
+// user (a card; to a client that advertised session.compaction,
+// compaction_update from its start and compaction_summary_chunk), the
+// session log's record of it, and /compact.
 //
 // The session log keeps what the user saw and what the model has apart:
-// the card is an update like the others, so session/load replays the
-// conversation as it was with the card where the compaction happened; the
-// compacted history is one recHistory record, which replaces the messages
-// before it when the history is rebuilt (load and resume), so the model
-// goes on from the compacted conversation.
+// a compaction is one recCompaction record, so session/load replays the
+// conversation as it was with the compaction where it happened, in the
+// shape the loading client advertised; the compacted history is one
+// recHistory record, which replaces the messages before it when the
+// history is rebuilt (load and resume), so the model goes on from the
+// compacted conversation.
 
 // recHistory is the record kind of a compacted history (gateway.History).
 const recHistory = "history"
@@ -74,25 +78,95 @@ func (t *turnLog) addHistory(msgs []gateway.Message, history gateway.History) {
 	}
 }
 
-// compacted tells the user of a compaction with a card (recorded, so that
-// session/load replays it where it happened) and sends the new size as a
-// usage_update when the window is known.
+// compactionStarted tells a client that advertised session.compaction
+// that a compaction has started (compaction_update in_progress); the
+// compaction's id is kept until it ends (compacted, compactionFailed).
+// Other clients are shown nothing until it is done (the card).
+func (t *turnLog) compactionStarted() {
+	t.flush()
+	t.compaction = t.tu.peer.nextCard(fmt.Sprintf("compact-%d", time.Now().UnixNano()))
+	if t.tu.peer.sessionCapabilities().compaction {
+		t.tu.peer.updateOwn(t.s, CompactionUpdate{CompactionID: t.compaction, Status: CompactionInProgress})
+	}
+}
+
+// compacted tells the user of a compaction (showCompaction), records it
+// so that session/load replays it where it happened, and sends the new
+// size as a usage_update when the window is known.
 func (t *turnLog) compacted(c *gateway.Compaction) {
 	t.flush()
-	id := t.tu.peer.nextCard(fmt.Sprintf("compact-%d", time.Now().UnixNano()))
-	u := acpsdk.StartToolCall(acpsdk.ToolCallId(id), compactionTitle(c),
+	id := t.compaction
+	if id == "" { // a compactor that did not say it started
+		id = t.tu.peer.nextCard(fmt.Sprintf("compact-%d", time.Now().UnixNano()))
+	}
+	t.compaction = ""
+	meta := map[string]any{"acpgate": map[string]any{"compaction": map[string]any{
+		"turns": c.Turns, "elided": c.Elided, "before": c.Before, "after": c.After, "summaryCalls": c.SummaryCalls,
+	}}}
+	card := acpsdk.StartToolCall(acpsdk.ToolCallId(id), compactionTitle(c),
 		acpsdk.WithStartKind(acpsdk.ToolKindOther),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusCompleted),
 		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(compactionText(c)))}))
-	u.ToolCall.Meta = map[string]any{"acpgate": map[string]any{"compaction": map[string]any{
-		"turns": c.Turns, "elided": c.Elided, "before": c.Before, "after": c.After, "summaryCalls": c.SummaryCalls,
-	}}}
-	t.tu.peer.update(t.s, u)
-	t.record(u)
+	card.ToolCall.Meta = meta
+	rec := compactionRecord{Card: card, Update: CompactionUpdate{CompactionID: id, Status: CompactionCompleted, Meta: meta}, Summary: strings.TrimSpace(c.Summary)}
+	t.persist(recCompaction, rec)
+	t.tu.peer.showCompaction(t.s, rec)
 	if up, ok := t.tu.usageUpdate(t.s, c.Usage); ok {
 		up.Used = c.After
 		t.tu.peer.update(t.s, acpsdk.SessionUpdate{UsageUpdate: &up})
 	}
+}
+
+// compactionFailed ends the compaction under way, if any, that did not
+// change the conversation (err says why): a client that advertised
+// session.compaction is told it failed, or was cancelled (err wraps
+// context.Canceled). Nothing is recorded: the conversation is as it was.
+func (t *turnLog) compactionFailed(err error) {
+	id := t.compaction
+	t.compaction = ""
+	if id == "" || !t.tu.peer.sessionCapabilities().compaction {
+		return
+	}
+	u := CompactionUpdate{CompactionID: id, Status: CompactionFailed}
+	switch {
+	case errors.Is(err, context.Canceled):
+		u.Status = CompactionCancelled
+	case err != nil:
+		u.Error = err.Error()
+	}
+	t.tu.peer.updateOwn(t.s, u)
+}
+
+// recCompaction is the record kind of a compaction shown to the user
+// (compactionRecord). Logs written before it have the card as an update
+// record, replayed as it is.
+const recCompaction = "compaction"
+
+// compactionRecord is a compaction as the session log keeps it: what a
+// client is shown of it either way, for session/load to replay the shape
+// the loading client advertised.
+type compactionRecord struct {
+	// Card is the card of clients without session.compaction.
+	Card acpsdk.SessionUpdate `json:"card"`
+	// Update (completed, with the card's _meta) and Summary (the
+	// summary's text, "" for none) are what the others get.
+	Update  CompactionUpdate `json:"update"`
+	Summary string           `json:"summary,omitempty"`
+}
+
+// showCompaction shows a compaction that is done: the card, or, to a
+// client that advertised session.compaction, the summary as a
+// compaction_summary_chunk and the compaction_update that completes it
+// (after its in_progress, live; on its own, replayed).
+func (pe *peer) showCompaction(s *liveSession, r compactionRecord) {
+	if !pe.sessionCapabilities().compaction {
+		pe.update(s, r.Card)
+		return
+	}
+	if r.Summary != "" {
+		pe.updateOwn(s, CompactionSummaryChunk{CompactionID: r.Update.CompactionID, Content: acpsdk.TextBlock(r.Summary)})
+	}
+	pe.updateOwn(s, r.Update)
 }
 
 // compactionTitle is the card's title: "Conversation compacted: 12 turns
@@ -145,7 +219,11 @@ func (co *commands) compact(ctx context.Context, s *liveSession, t *turnLog, foc
 	if model == nil {
 		return "No model is configured, so there is nothing to summarise with."
 	}
-	c, err := s.compactor.Fit(ctx, gateway.FitRequest{Model: model, Request: gateway.ModelRequest{Messages: history}, Window: window, Force: true, Focus: focus})
+	c, err := s.compactor.Fit(ctx, gateway.FitRequest{Model: model, Request: gateway.ModelRequest{Messages: history}, Window: window, Force: true, Focus: focus,
+		Started: t.compactionStarted})
+	if c == nil || ctx.Err() != nil {
+		t.compactionFailed(errors.Join(ctx.Err(), err)) // if one started
+	}
 	switch {
 	case ctx.Err() != nil:
 		return ""

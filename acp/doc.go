@@ -43,7 +43,7 @@
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context
 //	plan.go               update_plan calls as the session's plan (plan updates)
 //	usage.go              usage_update: context used, cost
-//	compaction.go         the conversation compacted: card, session log record, /compact
+//	compaction.go         the conversation compacted: card or compaction updates, session log record, /compact
 //	mentions.go           resources mentioned in a prompt: read, framed, subscribed
 //	commands.go           /mcp, /tools, /call, /resources, /reload, /context
 //	server_edits.go       /mcp add, remove, restart: a live session's servers changed
@@ -60,7 +60,7 @@
 //	sharedsubs.go         resource subscriptions counted across sessions
 //	resources.go          a session's resources: /resources, updates, subscriptions
 //	client.go             peer: session/update, cards, client capabilities
-//	updates.go            the session updates acp-go-sdk lacks: Notice
+//	updates.go            the session updates acp-go-sdk lacks: Notice, CompactionUpdate, CompactionSummaryChunk
 //	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
 //	providers.go          providers/list, set, disable: the model endpoint the client sets
 //	workspace.go          the native tools: workspace tools (through the editor or local), update_plan

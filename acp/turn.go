@@ -36,6 +36,7 @@ type turns struct {
 const (
 	recUpdate  = "update"  // a session/update to replay (acpsdk.SessionUpdate)
 	recMessage = "message" // a model history message (gateway.Message)
+	// recHistory and recCompaction are compaction.go's.
 )
 
 // Prompt answers session/prompt: slash commands run directly, anything
@@ -175,6 +176,9 @@ type turnLog struct {
 	kind   gateway.EventKind
 	stream *secrets.StreamRedactor // of the current kind; nil without secrets
 	cards  progressCards           // throttles progress updates (progress.go)
+	// compaction is the id of the compaction under way ("": none; see
+	// compaction.go).
+	compaction string
 }
 
 // newTurnLog starts the log of one turn of s.
@@ -214,8 +218,12 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.say(text)
 	case gateway.EventUsage:
 		t.usage(e.Usage)
+	case gateway.EventCompactionStarted:
+		t.compactionStarted()
 	case gateway.EventCompacted:
 		t.compacted(e.Compaction)
+	case gateway.EventCompactionFailed:
+		t.compactionFailed(e.Err)
 	case gateway.EventToolCallStarted:
 		t.flush()
 		t.tu.peer.send(t.s, named(acpsdk.SessionUpdate{ToolCall: toolCallStart(e.Call)}, e.Call))
@@ -331,20 +339,28 @@ func (t *turnLog) persist(kind string, v any) {
 	}
 }
 
-// replay sends a stored session's updates to the client.
+// replay sends a stored session's updates to the client, each
+// compaction in the shape the client advertised (showCompaction).
 func (tu *turns) replay(s *liveSession, records []session.Record) {
 	for _, r := range records {
-		if r.Kind != recUpdate {
-			continue
+		switch r.Kind {
+		case recUpdate:
+			// Checked as the SDK decodes it, sent as stored: the members
+			// its types lack (a tool call's name) are kept.
+			var u acpsdk.SessionUpdate
+			if err := json.Unmarshal(r.Data, &u); err != nil {
+				tu.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
+				continue
+			}
+			tu.peer.send(s, r.Data)
+		case recCompaction:
+			var c compactionRecord
+			if err := json.Unmarshal(r.Data, &c); err != nil {
+				tu.logger.Warn("skipping an unreadable stored compaction", "session", s.id, "err", err)
+				continue
+			}
+			tu.peer.showCompaction(s, c)
 		}
-		// Checked as the SDK decodes it, sent as stored: the members its
-		// types lack (a tool call's name) are kept.
-		var u acpsdk.SessionUpdate
-		if err := json.Unmarshal(r.Data, &u); err != nil {
-			tu.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
-			continue
-		}
-		tu.peer.send(s, r.Data)
 	}
 }
 

@@ -33,6 +33,11 @@ type FitRequest struct {
 	// set, is what the summary should keep above all.
 	Force bool
 	Focus string
+	// Started, when set, is called once, from Fit's goroutine, when Fit
+	// starts compacting: before it changes the conversation or asks
+	// Model for a summary. A Fit that called it returns a Compaction, an
+	// error, or both (never nil and nil).
+	Started func()
 }
 
 // Compaction is a conversation made smaller.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,5 +158,74 @@ func TestContextLengthError(t *testing.T) {
 	_, err = gateway.NewRunner(gateway.RunnerOptions{}).Run(context.Background(), gateway.RunOptions{Model: other.Provider(t, openaicompat.Config{}), Input: userInput("hi")})
 	if err == nil || errors.Is(err, gateway.ErrContextLength) {
 		t.Errorf("a 400 without the code: %v", err)
+	}
+}
+
+// fitFunc is a gateway.Compactor made of its Fit.
+type fitFunc func(ctx context.Context, f gateway.FitRequest) (*gateway.Compaction, error)
+
+func (f fitFunc) Fit(ctx context.Context, r gateway.FitRequest) (*gateway.Compaction, error) {
+	return f(ctx, r)
+}
+
+func (fitFunc) Observe(gateway.ModelRequest, gateway.Usage) {}
+
+// TestRunReportsCompaction: the sink hears when a compaction starts and
+// how it ends: compacted, or failed with the reason (wrapping
+// context.Canceled when the turn was cancelled meanwhile); a compactor
+// that does nothing is not heard of.
+func TestRunReportsCompaction(t *testing.T) {
+	boom := errors.New("boom")
+	done := &gateway.Compaction{Messages: []gateway.Message{{Role: gateway.RoleUser, Content: userInput("compacted")}}, Turns: 1}
+	for _, c := range []struct {
+		name  string
+		fit   func(ctx context.Context, cancel context.CancelFunc, f gateway.FitRequest) (*gateway.Compaction, error)
+		kinds []gateway.EventKind // the compaction events, in order
+		err   error               // what the failure wraps
+	}{
+		{name: "fits", fit: func(context.Context, context.CancelFunc, gateway.FitRequest) (*gateway.Compaction, error) {
+			return nil, nil
+		}},
+		{name: "compacted", fit: func(_ context.Context, _ context.CancelFunc, f gateway.FitRequest) (*gateway.Compaction, error) {
+			f.Started()
+			return done, nil
+		}, kinds: []gateway.EventKind{gateway.EventCompactionStarted, gateway.EventCompacted}},
+		{name: "failed", fit: func(_ context.Context, _ context.CancelFunc, f gateway.FitRequest) (*gateway.Compaction, error) {
+			f.Started()
+			return nil, boom
+		}, kinds: []gateway.EventKind{gateway.EventCompactionStarted, gateway.EventCompactionFailed}, err: boom},
+		{name: "cancelled", fit: func(_ context.Context, cancel context.CancelFunc, f gateway.FitRequest) (*gateway.Compaction, error) {
+			f.Started()
+			cancel()
+			return nil, boom // a model that does not wrap the context's error
+		}, kinds: []gateway.EventKind{gateway.EventCompactionStarted, gateway.EventCompactionFailed}, err: context.Canceled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var ev events
+			first := true
+			compactor := fitFunc(func(ctx context.Context, f gateway.FitRequest) (*gateway.Compaction, error) {
+				if !first {
+					return nil, nil
+				}
+				first = false
+				return c.fit(ctx, cancel, f)
+			})
+			_, _ = gateway.NewRunner(gateway.RunnerOptions{}).Run(ctx, gateway.RunOptions{Model: &scripted{}, Input: userInput("hi"), Sink: ev.sink, Compactor: compactor})
+			var kinds []gateway.EventKind
+			for _, e := range ev.all {
+				switch e.Kind {
+				case gateway.EventCompactionStarted, gateway.EventCompacted, gateway.EventCompactionFailed:
+					kinds = append(kinds, e.Kind)
+				}
+				if e.Kind == gateway.EventCompactionFailed && !errors.Is(e.Err, c.err) {
+					t.Errorf("failure %v, want one wrapping %v", e.Err, c.err)
+				}
+			}
+			if !slices.Equal(kinds, c.kinds) {
+				t.Errorf("events %v, want %v", kinds, c.kinds)
+			}
+		})
 	}
 }

@@ -23,7 +23,12 @@ const (
 	EventToolCallProgress                      // Call, Progress
 	EventToolCallFinished                      // Call, Result, Failed
 	EventUsage                                 // Usage: tokens of one model call
-	EventCompacted                             // Compaction: the conversation was compacted before a model call
+	// EventCompactionStarted: the conversation is being compacted before
+	// a model call (the compactor has started; a summary may take a
+	// while). EventCompacted or EventCompactionFailed follows.
+	EventCompactionStarted
+	EventCompacted        // Compaction: the conversation was compacted before a model call
+	EventCompactionFailed // Err: a compaction that started did not change the conversation
 )
 
 // CallInfo describes a tool call for events and approval.
@@ -66,6 +71,10 @@ type Event struct {
 	Usage    Usage
 	// Compaction is what compacting the conversation did (EventCompacted).
 	Compaction *Compaction
+	// Err is why a compaction failed (EventCompactionFailed); it wraps
+	// the turn context's error when the turn was cancelled or timed out
+	// meanwhile.
+	Err error
 }
 
 // Sink receives a turn's events. The Runner never calls it concurrently and
@@ -316,17 +325,28 @@ func (r *Runner) complete(ctx context.Context, opts *RunOptions, conv *conversat
 
 // fit asks the session's compactor to make req fit (overflowed: the
 // endpoint refused it as too long) and, when it compacted the
-// conversation, takes the result for req and the rest of the turn. A
-// failure is logged: the request goes as it is.
+// conversation, takes the result for req and the rest of the turn. The
+// sink is told when a compaction starts and how it ends. A failure is
+// logged: the request goes as it is.
 func (r *Runner) fit(ctx context.Context, opts *RunOptions, conv *conversation, req *ModelRequest, turn int, overflowed bool, sink Sink) bool {
 	if opts.Compactor == nil {
 		return false
 	}
-	c, err := opts.Compactor.Fit(ctx, FitRequest{Model: opts.Model, Request: *req, Window: opts.ContextWindow, Overflowed: overflowed})
+	started := false
+	c, err := opts.Compactor.Fit(ctx, FitRequest{Model: opts.Model, Request: *req, Window: opts.ContextWindow, Overflowed: overflowed, Started: func() {
+		started = true
+		sink(Event{Kind: EventCompactionStarted})
+	}})
 	if err != nil && ctx.Err() == nil {
 		r.opts.Logger.Warn("compacting the conversation failed", "session", opts.Key, "err", err)
 	}
 	if c == nil {
+		if started {
+			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+				err = errors.Join(cerr, err)
+			}
+			sink(Event{Kind: EventCompactionFailed, Err: err})
+		}
 		return false
 	}
 	conv.base, conv.from, conv.compacted = c.Messages, turn, true

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,8 +13,10 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/testdata/fakellm"
+	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // longRun is a session of acpgate against fakellm with a context window:
@@ -34,6 +37,12 @@ type longRun struct {
 	turns, summaries, short atomic.Int64
 	// summaryTokens sums the summary requests' sizes.
 	summaryTokens atomic.Int64
+
+	// caps are the clientCapabilities.session members the client of the
+	// next start advertises (nil: none); ups records the session
+	// updates of the last start, as acpgate wrote them.
+	caps []string
+	ups  *testbin.Updates
 }
 
 // longSpec is what a longRun runs against.
@@ -42,12 +51,13 @@ type longSpec struct {
 	configured  bool // model.contextWindow says the window (else unknown)
 	resultBytes int
 	answerBytes int
+	caps        []string // clientCapabilities.session members advertised
 }
 
 // startLong starts acpgate and a session for a longRun.
 func startLong(tb testing.TB, spec longSpec) *longRun {
 	tb.Helper()
-	r := &longRun{llm: fakellm.Start(), state: tb.TempDir(), cwd: tb.TempDir()}
+	r := &longRun{llm: fakellm.Start(), state: tb.TempDir(), cwd: tb.TempDir(), caps: spec.caps}
 	tb.Cleanup(r.llm.Close)
 	r.llm.SetWindow(spec.window)
 	answer := strings.Repeat("y", spec.answerBytes)
@@ -89,7 +99,8 @@ func startLong(tb testing.TB, spec longSpec) *longRun {
 
 // start runs acpgate on the run's state, approving every call.
 func (r *longRun) start(tb testing.TB) *agent {
-	a := startAgent(tb, r.state, r.args...)
+	r.ups = testbin.NewUpdates()
+	a := startAgentWith(tb, r.state, agentSetup{session: r.caps, updates: r.ups}, r.args...)
 	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_always" }
 	return a
 }
@@ -241,4 +252,71 @@ func startsWithSummary(reqs []fakellm.Request) (bool, string) {
 	return len(msgs) > 1 && msgs[0].Role == "user" && msgs[0].Content == compact.SummaryNote &&
 		msgs[1].Role == "assistant" && strings.HasPrefix(msgs[1].Content, compact.SummaryHeader) &&
 		strings.Contains(msgs[1].Content, "[marker removed]") && !strings.Contains(mustJSON(msgs), "END_MCP_UNTRUSTED_CONTENT id=0000000000000000"), mustJSON(msgs)
+}
+
+// compactions returns what acpgate wrote (ups) of session sid's
+// compactions: the compaction_update and compaction_summary_chunk
+// updates, and their kinds in the order written.
+func compactions(t *testing.T, ups *testbin.Updates, sid acpsdk.SessionId) (updates []acp.CompactionUpdate, chunks []acp.CompactionSummaryChunk, order []string) {
+	t.Helper()
+	for _, u := range ups.Since(0, string(sid), "compaction_update", "compaction_summary_chunk") {
+		order = append(order, u.Kind)
+		if u.Kind == "compaction_update" {
+			var c acp.CompactionUpdate
+			u.Decode(t, &c)
+			updates = append(updates, c)
+			continue
+		}
+		var c acp.CompactionSummaryChunk
+		u.Decode(t, &c)
+		chunks = append(chunks, c)
+	}
+	return updates, chunks, order
+}
+
+// TestCompactionUpdatesThroughTheBinary: a client that advertised
+// session.compaction is shown /compact as compaction_update in_progress,
+// the summary as a compaction_summary_chunk, then compaction_update
+// completed, all with one id, and no card (every frame passes the ACP
+// schema check). A new acpgate loading the session replays the
+// compaction as the summary chunk and the completed update to such a
+// client, and as the card to one that did not advertise it.
+func TestCompactionUpdatesThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	r := startLong(t, longSpec{window: 100000, configured: true, resultBytes: 500, answerBytes: 20, caps: []string{"compaction"}})
+	for i := range 2 {
+		r.prompt(t, fmt.Sprintf("read part %d", i))
+	}
+	r.prompt(t, "/compact")
+	updates, chunks, order := compactions(t, r.ups, r.sid)
+	if len(r.cards()) != 0 || !slices.Equal(order, []string{"compaction_update", "compaction_summary_chunk", "compaction_update"}) ||
+		updates[0].Status != acp.CompactionInProgress || updates[1].Status != acp.CompactionCompleted {
+		t.Fatalf("cards %q; compaction updates %v: %+v, %+v", r.cards(), order, updates, chunks)
+	}
+	id := updates[0].CompactionID
+	if updates[1].CompactionID != id || chunks[0].CompactionID != id || chunks[0].Content.Text == nil || chunks[0].Content.Text.Text == "" {
+		t.Errorf("updates %+v, chunk %+v", updates, chunks[0])
+	}
+	_ = r.a.stdin.Close()
+	<-r.a.exited
+
+	for _, caps := range [][]string{{"compaction"}, nil} {
+		r.caps = caps
+		r.a = r.start(t)
+		if _, err := r.a.conn.LoadSession(ctx30(t), acpsdk.LoadSessionRequest{SessionId: r.sid, Cwd: r.cwd, McpServers: []acpsdk.McpServer{}}); err != nil {
+			t.Fatal(err)
+		}
+		updates, chunks, order := compactions(t, r.ups, r.sid)
+		cards := r.cards()
+		if caps == nil {
+			if len(cards) != 1 || len(order) != 0 {
+				t.Errorf("load without session.compaction: cards %q, compaction updates %v", cards, order)
+			}
+		} else if len(cards) != 0 || !slices.Equal(order, []string{"compaction_summary_chunk", "compaction_update"}) ||
+			chunks[0].CompactionID != id || updates[0].CompactionID != id || updates[0].Status != acp.CompactionCompleted {
+			t.Errorf("load with session.compaction: cards %q, compaction updates %v: %+v, %+v", cards, order, updates, chunks)
+		}
+		_ = r.a.stdin.Close()
+		<-r.a.exited
+	}
 }

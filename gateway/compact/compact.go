@@ -148,7 +148,7 @@ func (c *Compactor) Fit(ctx context.Context, f gateway.FitRequest) (*gateway.Com
 	if c.bound > 0 && (window == 0 || c.bound < window) {
 		window = c.bound
 	}
-	w := &work{msgs: slices.Clone(f.Request.Messages), size: size, est: c.est, req: f.Request, model: f.Model, focus: f.Focus, neutralize: c.neutralize}
+	w := &work{msgs: slices.Clone(f.Request.Messages), size: size, est: c.est, req: f.Request, model: f.Model, focus: f.Focus, neutralize: c.neutralize, started: f.Started}
 	c.mu.Unlock()
 
 	if !f.Force && !f.Overflowed && (window == 0 || threshold < 0 || size <= share(threshold, window)) {
@@ -196,6 +196,17 @@ type work struct {
 	// window bound learnt from a summary request the endpoint refused.
 	summarised int
 	learnt     int
+	// started is FitRequest.Started, until begin has called it.
+	started func()
+}
+
+// begin says, once, that the compaction starts (FitRequest.Started): it
+// is about to change the conversation or ask for a summary.
+func (w *work) begin() {
+	if w.started != nil {
+		w.started()
+		w.started = nil
+	}
 }
 
 // run compacts: tool results, then a summary, down to the target; or, on
@@ -230,6 +241,7 @@ func (w *work) elide(target int) {
 		if len(body) <= 2*len(note) { // a short result, or a note already
 			continue
 		}
+		w.begin()
 		w.size -= w.est.tokens(len(body) - len(note))
 		m.Result = &gateway.Result{Content: []gateway.Content{{Type: gateway.ContentText, Text: note}}, IsError: m.Result.IsError}
 		w.res.Elided++

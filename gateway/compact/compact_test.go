@@ -533,3 +533,49 @@ func TestUpgradeSummaries(t *testing.T) {
 func neutralize(s string) string {
 	return strings.ReplaceAll(s, "<<<END_MCP_UNTRUSTED_CONTENT", "[marker removed]")
 }
+
+// TestStarted: FitRequest.Started is called once when a compaction
+// starts, before the model is asked for a summary, and not at all when
+// nothing is compacted; a Fit that called it returns a compaction or an
+// error.
+func TestStarted(t *testing.T) {
+	boom := errors.New("boom")
+	for _, c := range []struct {
+		name    string
+		msgs    []gateway.Message
+		window  int
+		force   bool
+		fail    bool // the summary request fails
+		started bool
+	}{
+		{name: "fits", msgs: conversation(4, 4000), window: 8000},
+		{name: "nothing to summarise", msgs: turn(0, 100), force: true},
+		{name: "results shortened", msgs: conversation(6, 4000), window: 7000, started: true},
+		{name: "summarised", msgs: conversation(40, 200), window: 3000, started: true},
+		{name: "summary failed", msgs: conversation(40, 200), window: 3000, fail: true, started: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			m := &model{answer: func(gateway.ModelRequest) (gateway.ModelResponse, error) {
+				if calls != 1 {
+					t.Errorf("a summary request after %d calls of Started", calls)
+				}
+				if c.fail {
+					return gateway.ModelResponse{}, boom
+				}
+				return gateway.ModelResponse{Message: textMsg(gateway.RoleAssistant, "summary")}, nil
+			}}
+			res, err := compact.New(nil).Fit(context.Background(), gateway.FitRequest{Model: m, Request: gateway.ModelRequest{Messages: c.msgs},
+				Window: c.window, Force: c.force, Started: func() { calls++ }})
+			if want := map[bool]int{false: 0, true: 1}[c.started]; calls != want {
+				t.Errorf("Started called %d times, want %d", calls, want)
+			}
+			if calls > 0 && res == nil && err == nil {
+				t.Error("Started was called, and Fit returned neither a compaction nor an error")
+			}
+			if c.fail != errors.Is(err, boom) {
+				t.Errorf("error %v", err)
+			}
+		})
+	}
+}

@@ -103,6 +103,7 @@ func (w *work) summarise(ctx context.Context, at int) error {
 	if at <= 0 {
 		return nil
 	}
+	w.begin()
 	maxTokens := w.summaryTokens()
 	text, err := w.summary(ctx, transcript(w.msgs[:at]), maxTokens)
 	if err != nil {
