@@ -46,6 +46,7 @@ type schemaSuite struct {
 var sentUpdates = []string{
 	"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
 	"available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update",
+	"notice", "compaction_update", "compaction_summary_chunk",
 }
 
 // reporting is m, printing the suite's counts after the tests ran, and
