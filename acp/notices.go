@@ -105,7 +105,7 @@ func (pe *peer) notifyServers(s *liveSession, read func() []mcpclient.Status) {
 		return
 	}
 	s.mu.Lock()
-	announced, closed := s.announced, s.closed
+	announced, closed := s.announced, s.running.isClosed()
 	s.mu.Unlock()
 	if !announced || closed {
 		return

@@ -89,7 +89,7 @@ func (co *commands) advertiseCommands(s *liveSession, force bool) {
 		key.WriteString("\x00")
 	}
 	s.mu.Lock()
-	announced, closed := s.announced, s.closed
+	announced, closed := s.announced, s.running.isClosed()
 	s.mu.Unlock()
 	if !announced || closed {
 		return

@@ -80,7 +80,7 @@ func connectingCardID(server string) acpsdk.ToolCallId {
 // still connecting and its tools are absent.
 func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
 	s.mu.Lock()
-	if s.waiting[st.Name] || s.closed {
+	if s.waiting[st.Name] || s.running.isClosed() {
 		s.mu.Unlock()
 		return
 	}
@@ -116,7 +116,7 @@ func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
 // failureCard shows a failed server in the session as a failed tool call.
 func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 	s.mu.Lock()
-	if s.failed[st.Name] || s.closed || !s.announced {
+	if s.failed[st.Name] || s.running.isClosed() || !s.announced {
 		s.mu.Unlock()
 		return // announce sends the cards of servers failed before it
 	}
@@ -147,7 +147,7 @@ func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 // is never older than the last change.
 func (pe *peer) serversInfo(s *liveSession) {
 	s.mu.Lock()
-	announced, closed := s.announced, s.closed
+	announced, closed := s.announced, s.running.isClosed()
 	s.mu.Unlock()
 	if !announced || closed {
 		return

@@ -55,13 +55,10 @@ type liveSession struct {
 	mode     string
 	always   map[string]string // tool name -> "allow" | "reject"
 	history  gateway.History
-	cancel   context.CancelFunc // of the running turn; nil when idle
-	turn     chan struct{}      // closed when the running turn ends
-	failed   map[string]bool    // servers whose failure card was sent
+	failed   map[string]bool // servers whose failure card was sent
 	// announced is set once the client knows the session (after the
 	// session/new response); failure cards wait for it.
 	announced bool
-	closed    bool
 	// startBy is when the startup budget ends: prompts and /call wait for
 	// servers still connecting until then, no longer.
 	startBy time.Time
@@ -93,6 +90,9 @@ type liveSession struct {
 	prompt promptState
 	// signIns are the sign-ins shown (signin.go); their own lock.
 	signIns signIns
+	// running is the session's running turn, and whether it is closed;
+	// its own lock.
+	running turnSlot
 }
 
 // isClientServer reports whether the server called name came from the
@@ -110,25 +110,35 @@ type sessionPlace struct {
 	dirs []string
 }
 
-// takeTurn makes the caller's turn (cancel, turn) the session's running
-// one. A prompt sent while another runs supersedes it: the running turn is
-// cancelled (it ends with stopReason cancelled) and this one starts once
-// it has ended. ok is false when the session is closed (err says
-// so) or ctx ended while waiting (this prompt is cancelled too).
-func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
+// turnSlot is a session's running turn, one at a time, and whether the
+// session is closed. The zero value is idle and open; safe for concurrent
+// use (its own lock, never held while another is taken).
+type turnSlot struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running turn; nil when idle
+	turn   chan struct{}      // closed when the running turn ends
+	closed bool
+}
+
+// take makes the caller's turn (cancel, turn) the running one. A prompt
+// sent while another runs supersedes it: the running turn is cancelled
+// (it ends with stopReason cancelled) and this one starts once it has
+// ended. ok is false when the session is closed (err says so; id names
+// it) or ctx ended while waiting (this prompt is cancelled too).
+func (ts *turnSlot) take(ctx context.Context, id string, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
 	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return false, invalidParams("session %q is closed", s.id)
+		ts.mu.Lock()
+		if ts.closed {
+			ts.mu.Unlock()
+			return false, invalidParams("session %q is closed", id)
 		}
-		if s.cancel == nil {
-			s.cancel, s.turn = cancel, turn
-			s.mu.Unlock()
+		if ts.cancel == nil {
+			ts.cancel, ts.turn = cancel, turn
+			ts.mu.Unlock()
 			return true, nil
 		}
-		prevCancel, prevTurn := s.cancel, s.turn
-		s.mu.Unlock()
+		prevCancel, prevTurn := ts.cancel, ts.turn
+		ts.mu.Unlock()
 		prevCancel()
 		select {
 		case <-prevTurn:
@@ -136,6 +146,39 @@ func (s *liveSession) takeTurn(ctx context.Context, cancel context.CancelFunc, t
 			return false, nil
 		}
 	}
+}
+
+// end ends the running turn (the caller's, taken with take).
+func (ts *turnSlot) end() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.cancel, ts.turn = nil, nil
+}
+
+// interrupt cancels the running turn, if there is one.
+func (ts *turnSlot) interrupt() {
+	ts.mu.Lock()
+	cancel := ts.cancel
+	ts.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// close marks the session closed (no turn starts from now on) and
+// returns the running turn's cancel and end (nil, nil: none).
+func (ts *turnSlot) close() (context.CancelFunc, chan struct{}) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.closed = true
+	return ts.cancel, ts.turn
+}
+
+// isClosed reports whether the session is closed.
+func (ts *turnSlot) isClosed() bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.closed
 }
 
 // allowed is the session's tool policy: its allow/deny globs.

@@ -557,10 +557,7 @@ func (l *idLocks) lock(ctx context.Context, id string) (unlock func(), err error
 // closeSession tears a session down: turn, servers, tools, store. Servers
 // not gone when ctx ends are killed at once.
 func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
-	s.mu.Lock()
-	s.closed = true
-	cancel, turn := s.cancel, s.turn
-	s.mu.Unlock()
+	cancel, turn := s.running.close()
 	if cancel != nil {
 		cancel()
 		// A turn stuck writing to a client that stopped reading must not
@@ -602,12 +599,7 @@ func (a *Agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	cancel := s.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
+	s.running.interrupt()
 	return nil
 }
 

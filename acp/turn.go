@@ -22,7 +22,7 @@ import (
 // commands), else the model with the session's tools (the gateway's
 // Runner), reporting every event as a session/update and recording the
 // turn in the session log. Safe for concurrent use; one turn runs per
-// session at a time (liveSession.takeTurn).
+// session at a time (liveSession.running: turnSlot.take).
 type turns struct {
 	peer    *peer
 	setup   *setup
@@ -52,13 +52,11 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 	turn := make(chan struct{})
-	if ok, err := s.takeTurn(ctx, cancel, turn); !ok {
+	if ok, err := s.running.take(ctx, s.id, cancel, turn); !ok {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, err
 	}
 	defer func() {
-		s.mu.Lock()
-		s.cancel, s.turn = nil, nil
-		s.mu.Unlock()
+		s.running.end()
 		close(turn)
 	}()
 	return acpsdk.PromptResponse{StopReason: stopReason(a.turns.run(ctx, s, p.Prompt))}, nil
