@@ -104,9 +104,7 @@ func (pe *peer) notifyServers(s *liveSession, read func() []mcpclient.Status) {
 	if !pe.sessionCapabilities().notices {
 		return
 	}
-	s.mu.Lock()
-	announced, closed := s.announced, s.running.isClosed()
-	s.mu.Unlock()
+	announced, closed := s.shown.isAnnounced(), s.running.isClosed()
 	if !announced || closed {
 		return
 	}

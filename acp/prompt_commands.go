@@ -88,9 +88,7 @@ func (co *commands) advertiseCommands(s *liveSession, force bool) {
 		}
 		key.WriteString("\x00")
 	}
-	s.mu.Lock()
-	announced, closed := s.announced, s.running.isClosed()
-	s.mu.Unlock()
+	announced, closed := s.shown.isAnnounced(), s.running.isClosed()
 	if !announced || closed {
 		return
 	}

@@ -79,13 +79,9 @@ func connectingCardID(server string) acpsdk.ToolCallId {
 // connectingCard shows, once per connection attempt, that a server is
 // still connecting and its tools are absent.
 func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
-	s.mu.Lock()
-	if s.waiting[st.Name] || s.running.isClosed() {
-		s.mu.Unlock()
+	if s.running.isClosed() || !s.shown.openConnecting(st.Name) {
 		return
 	}
-	s.waiting[st.Name] = true
-	s.mu.Unlock()
 	text := fmt.Sprintf("MCP server %s has been connecting since %s; its tools are not available until it is ready.",
 		st.Name, st.Since.Format("15:04:05"))
 	pe.update(s, acpsdk.StartToolCall(connectingCardID(st.Name), fmt.Sprintf("MCP server %s is still connecting", st.Name),
@@ -98,11 +94,7 @@ func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
 // settledCard closes the "still connecting" card of a server that is now
 // ready (completed) or not (failed).
 func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
-	s.mu.Lock()
-	open := s.waiting[st.Name]
-	delete(s.waiting, st.Name)
-	s.mu.Unlock()
-	if !open {
+	if !s.shown.closeConnecting(st.Name) {
 		return
 	}
 	status, text := acpsdk.ToolCallStatusCompleted, fmt.Sprintf("MCP server %s is ready: %d tools.", st.Name, st.Tools)
@@ -115,13 +107,9 @@ func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
 
 // failureCard shows a failed server in the session as a failed tool call.
 func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
-	s.mu.Lock()
-	if s.failed[st.Name] || s.running.isClosed() || !s.announced {
-		s.mu.Unlock()
+	if s.running.isClosed() || !s.shown.markFailed(st.Name) {
 		return // announce sends the cards of servers failed before it
 	}
-	s.failed[st.Name] = true
-	s.mu.Unlock()
 	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
 	if st.WasReady || errors.Is(st.Err, mcpclient.ErrGaveUp) {
 		title = fmt.Sprintf("MCP server %s failed", st.Name)
@@ -146,9 +134,7 @@ func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 // serialised and each carries the state at its sending, so the last one
 // is never older than the last change.
 func (pe *peer) serversInfo(s *liveSession) {
-	s.mu.Lock()
-	announced, closed := s.announced, s.running.isClosed()
-	s.mu.Unlock()
+	announced, closed := s.shown.isAnnounced(), s.running.isClosed()
 	if !announced || closed {
 		return
 	}
@@ -211,4 +197,91 @@ func (n *serverNews) tell(meta func() map[string]any, send func(map[string]any))
 		n.told = key
 		send(m)
 	}
+}
+
+// serverCards is what the client has been shown of a session's servers:
+// whether it knows the session yet, the "still connecting" cards open,
+// the servers whose failure card was sent. The zero value knows nothing
+// yet; safe for concurrent use (its own lock).
+type serverCards struct {
+	mu        sync.Mutex
+	announced bool            // the client knows the session (announce)
+	known     chan struct{}   // closed at announce; made on first use
+	waiting   map[string]bool // servers whose "still connecting" card is open
+	failed    map[string]bool // servers whose failure card was sent
+}
+
+// announce records that the client knows the session; first reports
+// whether this is the first time.
+func (sc *serverCards) announce() (first bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.announced {
+		return false
+	}
+	sc.announced = true
+	if sc.known == nil {
+		sc.known = make(chan struct{})
+	}
+	close(sc.known)
+	return true
+}
+
+// isAnnounced reports whether the client knows the session.
+func (sc *serverCards) isAnnounced() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.announced
+}
+
+// knownCh is closed once the client knows the session (sign-in prompts
+// wait for it).
+func (sc *serverCards) knownCh() <-chan struct{} {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.known == nil {
+		sc.known = make(chan struct{})
+	}
+	return sc.known
+}
+
+// openConnecting records server's "still connecting" card as open; false
+// if it already was.
+func (sc *serverCards) openConnecting(server string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.waiting[server] {
+		return false
+	}
+	if sc.waiting == nil {
+		sc.waiting = map[string]bool{}
+	}
+	sc.waiting[server] = true
+	return true
+}
+
+// closeConnecting records server's "still connecting" card as closed;
+// false if none was open.
+func (sc *serverCards) closeConnecting(server string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	open := sc.waiting[server]
+	delete(sc.waiting, server)
+	return open
+}
+
+// markFailed records that server's failure card is sent: false when it
+// was already, or the client does not know the session yet (announce
+// sends the cards of servers failed before it).
+func (sc *serverCards) markFailed(server string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.failed[server] || !sc.announced {
+		return false
+	}
+	if sc.failed == nil {
+		sc.failed = map[string]bool{}
+	}
+	sc.failed[server] = true
+	return true
 }

@@ -55,18 +55,9 @@ type liveSession struct {
 	mode     string
 	always   map[string]string // tool name -> "allow" | "reject"
 	history  gateway.History
-	failed   map[string]bool // servers whose failure card was sent
-	// announced is set once the client knows the session (after the
-	// session/new response); failure cards wait for it.
-	announced bool
 	// startBy is when the startup budget ends: prompts and /call wait for
 	// servers still connecting until then, no longer.
 	startBy time.Time
-	// waiting holds the servers whose "still connecting" card is open.
-	waiting map[string]bool
-	// known is closed once the client knows the session (announce):
-	// sign-in prompts wait for it.
-	known chan struct{}
 	// sampleLimits holds the servers' sampling rate limits.
 	sampleLimits map[string]*ratelimit.Window
 	// news tells of the changes of the session's servers (servers.go).
@@ -93,6 +84,9 @@ type liveSession struct {
 	// running is the session's running turn, and whether it is closed;
 	// its own lock.
 	running turnSlot
+	// shown is what the client has been shown of the session's servers
+	// (servers.go); its own lock.
+	shown serverCards
 }
 
 // isClientServer reports whether the server called name came from the

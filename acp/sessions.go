@@ -228,8 +228,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	model, gen := a.setup.provider(ctx, sc, pick.chosen)
 	s := &liveSession{
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
-		mode: meta.Mode, always: map[string]string{}, history: history, failed: map[string]bool{},
-		waiting: map[string]bool{}, known: make(chan struct{}), pick: pick,
+		mode: meta.Mode, always: map[string]string{}, history: history, pick: pick,
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
 	s.ed.request = client
@@ -325,12 +324,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 // that takes notices, one for each of the servers it uses that failed or
 // needs sign-in.
 func (a *Agent) announce(s *liveSession) {
-	s.mu.Lock()
-	if !s.announced {
-		close(s.known)
-	}
-	s.announced = true
-	s.mu.Unlock()
+	s.shown.announce()
 	a.cmds.advertiseCommands(s, true)
 	for _, st := range s.mgr.Statuses() {
 		if st.State == mcpclient.StateFailed {

@@ -71,7 +71,7 @@ func (si *signIns) end(st mcpclient.Status) (shown *signInState, failed error, o
 func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, server string, p oauth.Prompt) error {
 	return func(ctx context.Context, server string, p oauth.Prompt) error {
 		select {
-		case <-s.known:
+		case <-s.shown.knownCh():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
