@@ -285,9 +285,8 @@ func (co *commands) reload(ctx context.Context, s *liveSession) string {
 	if err != nil {
 		return fmt.Sprintf("Reload failed: %v", err)
 	}
-	s.mu.Lock()
-	specs := co.setup.merge(s.ed.edits.configured(sc.servers), s.client)
-	s.mu.Unlock()
+	edits, client := s.ed.current()
+	specs := co.setup.merge(edits.configured(sc.servers), client)
 	sc.applyLimits(&mcpclient.Options{}, specs) // timeouts; other limits stay
 	restarted, err := s.mgr.Reconfigure(ctx, specs)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -29,18 +30,84 @@ const extraServerEdits = "mcpEdits"
 // serverEdits is what /mcp add and /mcp remove changed in a session's
 // servers: the servers added (in the form a client passes them) and the
 // names removed (from the request's servers or the configured ones).
-// A value; the session's copy is guarded by liveSession.mu.
+// A value; the session's copy is its editState's.
 type serverEdits struct {
 	Added   []acpsdk.McpServer `json:"added,omitempty"`
 	Removed []string           `json:"removed,omitempty"`
 }
 
 // editState is a session's serverEdits, the servers its request passed
-// (before the edits) and the changes the model has not been told of yet.
+// (before the edits) and with the edits (client), and the changes the
+// model has not been told of yet. The zero value has none; safe for
+// concurrent use (its own lock, never held while another is taken).
 type editState struct {
+	mu      sync.Mutex
 	edits   serverEdits
 	request []mcpclient.ServerSpec
+	client  []mcpclient.ServerSpec // request with the edits
 	untold  []string
+}
+
+// start sets the servers the request passed and the edits restored for
+// them (an error leaves the request's servers unedited).
+func (es *editState) start(request []mcpclient.ServerSpec, edits serverEdits) error {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.request, es.client = request, request
+	edited, err := edits.client(request)
+	if err != nil {
+		return err
+	}
+	es.edits, es.client = edits, edited
+	return nil
+}
+
+// current returns the edits and the client's servers with them.
+func (es *editState) current() (serverEdits, []mcpclient.ServerSpec) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return es.edits, es.client
+}
+
+// apply makes edits the session's, returning the client's servers with
+// them; an error changes nothing.
+func (es *editState) apply(edits serverEdits) ([]mcpclient.ServerSpec, error) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	client, err := edits.client(es.request)
+	if err != nil {
+		return nil, err
+	}
+	es.edits, es.client = edits, client
+	return client, nil
+}
+
+// fromClient reports whether the server called name came from the client
+// (its request or /mcp add) rather than the configuration.
+func (es *editState) fromClient(name string) bool {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	return slices.ContainsFunc(es.client, func(c mcpclient.ServerSpec) bool { return c.Name == name })
+}
+
+// tell queues note for the model's next turn.
+func (es *editState) tell(note string) {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	es.untold = append(es.untold, note)
+}
+
+// takeUntold returns, and forgets, what the model has not been told of the
+// session's servers, as text to put before the user's input ("": none).
+func (es *editState) takeUntold() string {
+	es.mu.Lock()
+	defer es.mu.Unlock()
+	if len(es.untold) == 0 {
+		return ""
+	}
+	note := "[acpgate: the MCP servers of this session changed since your last turn: " + strings.Join(es.untold, " ") + " The tools you have are the current ones.]"
+	es.untold = nil
+	return note
 }
 
 // restoreEdits reads the serverEdits stored in m (none: the zero value).
@@ -223,10 +290,8 @@ func (co *commands) addServer(ctx context.Context, s *liveSession, arg string) s
 	if _, ok := s.mgr.Status(name); ok || co.isShared(s, name) {
 		return fmt.Sprintf("This session already has an MCP server called %s; `/mcp remove %s` first, or choose another name.", name, name)
 	}
-	s.mu.Lock()
-	before := s.ed.edits
+	before, _ := s.ed.current()
 	edits := before.add(server)
-	s.mu.Unlock()
 	if err := co.setEdits(ctx, s, edits); err != nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
@@ -248,9 +313,8 @@ func (co *commands) removeServer(ctx context.Context, s *liveSession, name strin
 	if msg, ok := co.ownServer(s, "remove", name); !ok {
 		return msg
 	}
-	s.mu.Lock()
-	edits := s.ed.edits.remove(name)
-	s.mu.Unlock()
+	current, _ := s.ed.current()
+	edits := current.remove(name)
 	if err := co.setEdits(ctx, s, edits); err != nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
@@ -306,14 +370,12 @@ func (co *commands) isShared(s *liveSession, name string) bool {
 // edits. A reconfiguration cut short by the budget is not an error: the
 // servers go on connecting.
 func (co *commands) setEdits(ctx context.Context, s *liveSession, edits serverEdits) error {
-	s.mu.Lock()
-	client, err := edits.client(s.ed.request)
+	client, err := s.ed.apply(edits)
 	if err != nil {
-		s.mu.Unlock()
 		return err
 	}
-	s.client, s.ed.edits = client, edits
-	specs := co.setup.merge(edits.configured(s.cfg.servers), s.client)
+	s.mu.Lock()
+	specs := co.setup.merge(edits.configured(s.cfg.servers), client)
 	s.cfg.applyLimits(&mcpclient.Options{}, specs)
 	s.mu.Unlock()
 	if err := s.store.UpdateMeta(func(m *session.Meta) {
@@ -347,23 +409,7 @@ func (co *commands) serverLine(s *liveSession, name string) string {
 }
 
 // tell queues note for the model's next turn in session s.
-func (co *commands) tell(s *liveSession, note string) {
-	s.mu.Lock()
-	s.ed.untold = append(s.ed.untold, note)
-	s.mu.Unlock()
-}
-
-// untold returns, and forgets, what session s's model has not been told
-// of its servers, as content to put before the user's input (nil: none).
-// Called with s.mu held.
-func (s *liveSession) untold() string {
-	if len(s.ed.untold) == 0 {
-		return ""
-	}
-	note := "[acpgate: the MCP servers of this session changed since your last turn: " + strings.Join(s.ed.untold, " ") + " The tools you have are the current ones.]"
-	s.ed.untold = nil
-	return note
-}
+func (co *commands) tell(s *liveSession, note string) { s.ed.tell(note) }
 
 // startupBudget is how long what needs a session's servers waits for them
 // to connect.

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +41,6 @@ type liveSession struct {
 	// keeps (_meta.systemPrompt; the zero value: none). Fixed while open.
 	clientPrompt sysprompt.ClientPrompt
 
-	client []mcpclient.ServerSpec // the servers the client passed, with ed's changes (under mu)
 	// shared is the agent's shared servers (nil: none) and subs counts
 	// the sessions' subscriptions on them.
 	shared *mcpclient.Manager
@@ -73,7 +71,8 @@ type liveSession struct {
 	// res is what the session knows of its mentioned resources and its
 	// advertised commands (resources.go).
 	res resourceState
-	// ed is what /mcp add and remove changed (server_edits.go).
+	// ed is what /mcp add and remove changed (server_edits.go); its own
+	// lock.
 	ed editState
 	// compactor keeps history within the model's window (compaction.go).
 	compactor *compact.Compactor
@@ -91,11 +90,7 @@ type liveSession struct {
 
 // isClientServer reports whether the server called name came from the
 // client (its request or /mcp add) rather than the configuration.
-func (s *liveSession) isClientServer(name string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.ContainsFunc(s.client, func(c mcpclient.ServerSpec) bool { return c.Name == name })
-}
+func (s *liveSession) isClientServer(name string) bool { return s.ed.fromClient(name) }
 
 // sessionPlace is where a session works: its cwd and the additional
 // directories the client gave (both absolute).

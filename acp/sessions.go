@@ -227,19 +227,21 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	pick := restorePicker(meta)
 	model, gen := a.setup.provider(ctx, sc, pick.chosen)
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, client: client, cfg: sc, provider: model, providerGen: gen,
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, cfg: sc, provider: model, providerGen: gen,
 		mode: meta.Mode, always: map[string]string{}, history: history, pick: pick,
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
-	s.ed.request = client
-	if edits, err := restoreEdits(meta); err != nil {
-		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
-	} else if edited, err := edits.client(client); err != nil {
-		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
+	edits, err := restoreEdits(meta)
+	if err == nil {
+		err = s.ed.start(client, edits)
 	} else {
-		s.ed.edits, s.client = edits, edited
+		_ = s.ed.start(client, serverEdits{})
 	}
-	specs := a.setup.merge(s.ed.edits.configured(sc.servers), s.client)
+	if err != nil {
+		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
+	}
+	edits, edited := s.ed.current()
+	specs := a.setup.merge(edits.configured(sc.servers), edited)
 	if s.mode != modeAuto {
 		s.mode = modeAsk
 	}

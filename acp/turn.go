@@ -95,7 +95,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
 	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.setup.model(ctx, s), System: tu.setup.turnSystem(ctx, s)}
 	s.mu.Lock()
-	if note := s.untold(); note != "" {
+	if note := s.ed.takeUntold(); note != "" {
 		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
 	}
 	run.History = append(s.history[:len(s.history):len(s.history)], prior...)
