@@ -292,14 +292,12 @@ func (co *commands) reload(ctx context.Context, s *liveSession) string {
 	if err != nil {
 		return fmt.Sprintf("Reload failed: %v", err)
 	}
+	model, gen := co.setup.provider(ctx, sc, s.pick.choice())
 	s.mu.Lock()
-	chosen := s.pick.chosen
-	s.mu.Unlock()
-	model, gen := co.setup.provider(ctx, sc, chosen)
-	s.mu.Lock()
-	s.cfg, s.provider, s.providerGen = sc, model, gen
+	s.cfg = sc
 	s.resetPrompt()
 	s.mu.Unlock()
+	s.pick.setProvider(model, gen)
 	s.sync.SetOptions(sc.bridgeOptions(co.setup.bridgeBase(s.id)))
 	if len(restarted) == 0 {
 		return "Configuration reloaded; no server changed."

@@ -212,8 +212,9 @@ func plural(n int, one, many string) string {
 // compact is /compact [focus]: every turn but the last summarised now,
 // with focus passed to the summary.
 func (co *commands) compact(ctx context.Context, s *liveSession, t *turnLog, focus string) string {
+	model, _ := s.pick.model()
 	s.mu.Lock()
-	model, history := s.provider, s.history
+	history := s.history
 	_, window, _ := s.current(co.setup)
 	s.mu.Unlock()
 	if model == nil {

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -48,20 +50,32 @@ const (
 	extraCost  = "cost"
 )
 
-// picker is a session's model picker state, guarded by liveSession.mu.
+// picker is a session's model choice: the model picked, the model built
+// for it (the provider, and the generation of the client's endpoint it
+// was built for), what the endpoint listed, and the session's cost. The
+// zero value has none of them; safe for concurrent use (its own lock,
+// taken after the session's mutex when both are, never before).
 type picker struct {
+	mu sync.Mutex
 	// chosen is the model picked with session/set_config_option ("": the
 	// configured one).
 	chosen string
+	// provider is the model, built for the configuration and chosen; nil:
+	// none. gen is the generation of the client's endpoint it was built
+	// for (see setup.model).
+	provider gateway.Provider
+	gen      uint64
 	// listed is what the session's endpoint listed when it opened.
 	listed []gateway.ModelInfo
 	// cost is the cost of the session's priced responses, by currency.
 	cost map[string]float64
 }
 
-// restorePicker reads the picker state saved with a session.
-func restorePicker(m session.Meta) picker {
-	p := picker{cost: map[string]float64{}}
+// restore sets the choice and the cost saved with a session (m).
+func (p *picker) restore(m session.Meta) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cost = map[string]float64{}
 	p.chosen, _ = m.Extra[extraModel].(string)
 	if costs, ok := m.Extra[extraCost].(map[string]any); ok {
 		for cur, v := range costs {
@@ -70,17 +84,86 @@ func restorePicker(m session.Meta) picker {
 			}
 		}
 	}
-	return p
 }
 
-// current returns the session's model name ("" when none is configured)
-// and what is known of it: the context window (the configuration's, else
-// the one the endpoint lists) and the pricing. The caller holds s.mu.
-func (s *liveSession) current(su *setup) (name string, window int, pricing *config.Pricing) {
-	set := su.settings(s.cfg)
+// choice returns the model picked ("": the configured one).
+func (p *picker) choice() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.chosen
+}
+
+// choose records the model picked and the provider built for it (gen: the
+// endpoint's generation it was built for).
+func (p *picker) choose(chosen string, provider gateway.Provider, gen uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chosen, p.provider, p.gen = chosen, provider, gen
+}
+
+// setProvider records the provider built for the choice as it is (a new
+// configuration: /reload).
+func (p *picker) setProvider(provider gateway.Provider, gen uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.provider, p.gen = provider, gen
+}
+
+// model returns the provider (nil: none) and the generation it was built
+// for.
+func (p *picker) model() (gateway.Provider, uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.provider, p.gen
+}
+
+// rebuilt replaces the provider built for generation built by provider
+// (for gen) and returns it, unless it was rebuilt meanwhile (/reload, the
+// model picker): then it returns that one.
+func (p *picker) rebuilt(built uint64, provider gateway.Provider, gen uint64) gateway.Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gen != built {
+		return p.provider
+	}
+	p.provider, p.gen = provider, gen
+	return provider
+}
+
+// setListed records what the endpoint lists.
+func (p *picker) setListed(models []gateway.ModelInfo) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.listed = models
+}
+
+// addCost adds amount in currency cur to the session's cost, and returns
+// the new total in cur.
+func (p *picker) addCost(cur string, amount float64) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cost == nil {
+		p.cost = map[string]float64{}
+	}
+	p.cost[cur] += amount
+	return p.cost[cur]
+}
+
+// costs returns a copy of the session's cost by currency.
+func (p *picker) costs() map[string]float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.cost)
+}
+
+// current is the session's current model as picker p knows it, with set the
+// configuration's model settings (see liveSession.current).
+func (p *picker) current(set config.Model) (name string, window int, pricing *config.Pricing) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	name, window, pricing = set.Model, set.ContextWindow, set.Pricing
-	if s.pick.chosen != "" && s.pick.chosen != set.Model {
-		name, pricing = s.pick.chosen, nil // the configured price is another model's
+	if p.chosen != "" && p.chosen != set.Model {
+		name, pricing = p.chosen, nil // the configured price is another model's
 	}
 	// A choice's own window and price, where it says them, are the ones of
 	// its model (the configured model may be among the choices too).
@@ -93,10 +176,24 @@ func (s *liveSession) current(su *setup) (name string, window int, pricing *conf
 			pricing = c.Pricing
 		}
 	}
-	if i := slices.IndexFunc(s.pick.listed, func(m gateway.ModelInfo) bool { return m.ID == name }); window <= 0 && i >= 0 {
-		window = s.pick.listed[i].ContextWindow
+	if i := slices.IndexFunc(p.listed, func(m gateway.ModelInfo) bool { return m.ID == name }); window <= 0 && i >= 0 {
+		window = p.listed[i].ContextWindow
 	}
 	return name, window, pricing
+}
+
+// listedModels returns what the endpoint listed.
+func (p *picker) listedModels() []gateway.ModelInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.listed
+}
+
+// current returns the session's model name ("" when none is configured)
+// and what is known of it: the context window (the configuration's, else
+// the one the endpoint lists) and the pricing. The caller holds s.mu.
+func (s *liveSession) current(su *setup) (name string, window int, pricing *config.Pricing) {
+	return s.pick.current(su.settings(s.cfg))
 }
 
 // modelValues returns the model picker's entries: the configured model,
@@ -123,7 +220,7 @@ func (s *liveSession) modelValues(su *setup) []acpsdk.SessionConfigSelectOption 
 	for _, c := range set.Choices {
 		add(c.ID, c.Name, c.Description)
 	}
-	for _, m := range s.pick.listed {
+	for _, m := range s.pick.listedModels() {
 		add(m.ID, m.Name, m.Description)
 	}
 	// The configured model's entry carries its description even when it
@@ -226,9 +323,7 @@ func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 		chosen = "" // back to the configured model: follows the configuration again
 	}
 	model, gen := a.setup.provider(ctx, sc, chosen)
-	s.mu.Lock()
-	s.pick.chosen, s.provider, s.providerGen = chosen, model, gen
-	s.mu.Unlock()
+	s.pick.choose(chosen, model, gen)
 	if err := s.store.UpdateMeta(func(m *session.Meta) {
 		delete(m.Extra, extraModel)
 		if chosen != "" {

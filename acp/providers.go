@@ -96,20 +96,15 @@ func endpointURL(m config.Model) string {
 // turn in progress finishes on the model it started with.
 func (su *setup) model(ctx context.Context, s *liveSession) gateway.Provider {
 	gen, _, _ := su.endpoint.state()
-	s.mu.Lock()
-	p, built, sc, chosen := s.provider, s.providerGen, s.cfg, s.pick.chosen
-	s.mu.Unlock()
+	p, built := s.pick.model()
 	if built == gen {
 		return p
 	}
-	p, gen = su.provider(ctx, sc, chosen)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.providerGen != built {
-		return s.provider // rebuilt meanwhile (/reload, the model picker)
-	}
-	s.provider, s.providerGen = p, gen
-	return p
+	sc := s.cfg
+	s.mu.Unlock()
+	p, gen = su.provider(ctx, sc, s.pick.choice())
+	return s.pick.rebuilt(built, p, gen)
 }
 
 // canRoute reports whether the agent builds its sessions' models from

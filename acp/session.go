@@ -47,12 +47,11 @@ type liveSession struct {
 	subs   *sharedSubs
 	logger *slog.Logger
 
-	mu       sync.Mutex
-	cfg      sessionConfig    // what the configuration says (replaced by /reload)
-	provider gateway.Provider // the model, chosen by cfg.model; nil: none
-	mode     string
-	always   map[string]string // tool name -> "allow" | "reject"
-	history  gateway.History
+	mu      sync.Mutex
+	cfg     sessionConfig // what the configuration says (replaced by /reload)
+	mode    string
+	always  map[string]string // tool name -> "allow" | "reject"
+	history gateway.History
 	// startBy is when the startup budget ends: prompts and /call wait for
 	// servers still connecting until then, no longer.
 	startBy time.Time
@@ -63,11 +62,9 @@ type liveSession struct {
 	// notices is what the client was last sent notices about, per
 	// server (notices.go).
 	notices serverNotices
-	// pick is the model picker's state (see config_options.go).
+	// pick is the model choice and the model built for it
+	// (config_options.go); its own lock.
 	pick picker
-	// providerGen is the generation of the client's endpoint that
-	// provider was built for (see setup.model).
-	providerGen uint64
 	// res is what the session knows of its mentioned resources and its
 	// advertised commands (resources.go).
 	res resourceState

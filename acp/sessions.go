@@ -224,13 +224,13 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	cwd := place.cwd
 	listed := a.setup.listModels(ctx, sc) // meanwhile, bounded
-	pick := restorePicker(meta)
-	model, gen := a.setup.provider(ctx, sc, pick.chosen)
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, cfg: sc, provider: model, providerGen: gen,
-		mode: meta.Mode, always: map[string]string{}, history: history, pick: pick,
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, cfg: sc,
+		mode: meta.Mode, always: map[string]string{}, history: history,
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
+	s.pick.restore(meta)
+	s.pick.setProvider(a.setup.provider(ctx, sc, s.pick.choice()))
 	edits, err := restoreEdits(meta)
 	if err == nil {
 		err = s.ed.start(client, edits)
@@ -282,9 +282,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	// them within the startup budget (peer.waitServers).
 	mgr.Launch()
 	models := <-listed
-	s.mu.Lock()
-	s.pick.listed = models
-	s.mu.Unlock()
+	s.pick.setListed(models)
 	return s, nil
 }
 
@@ -315,7 +313,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 	requests := serverRequests{u: a.asks, s: s}
 	mo.Elicitor, mo.Roots = requests, requests
 	mo.Tunnel = a.tunnel
-	if s.provider != nil {
+	if p, _ := s.pick.model(); p != nil {
 		mo.Sampler = requests
 	}
 	return mo

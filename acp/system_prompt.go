@@ -66,10 +66,7 @@ func configInstructions(eff config.Effective) []sysprompt.Instructions {
 // when s has no model (the turn is answered without one, and nothing is
 // read for it).
 func (su *setup) turnSystem(ctx context.Context, s *liveSession) string {
-	s.mu.Lock()
-	none := s.provider == nil
-	s.mu.Unlock()
-	if none {
+	if p, _ := s.pick.model(); p == nil {
 		return ""
 	}
 	return su.systemPrompt(ctx, s).Text

@@ -23,10 +23,10 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	var cost *acpsdk.Cost
 	if pricing != nil {
 		cur := pricing.CurrencyCode()
-		s.pick.cost[cur] += pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.setup.settings(s.cfg).ResolvedProvider())
-		cost = &acpsdk.Cost{Amount: s.pick.cost[cur], Currency: cur}
+		total := s.pick.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.setup.settings(s.cfg).ResolvedProvider()))
+		cost = &acpsdk.Cost{Amount: total, Currency: cur}
 	}
-	costs := costMeta(s.pick.cost)
+	costs := costMeta(s.pick.costs())
 	s.mu.Unlock()
 	if cost != nil {
 		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
