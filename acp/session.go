@@ -47,8 +47,11 @@ type liveSession struct {
 	subs   *sharedSubs
 	logger *slog.Logger
 
+	// Guarded by mu: what the configuration says (replaced by /reload),
+	// the mode and "always" decisions, the history, the startup budget's
+	// end, the sampling limits and the system prompt.
 	mu      sync.Mutex
-	cfg     sessionConfig // what the configuration says (replaced by /reload)
+	cfg     sessionConfig
 	mode    string
 	always  map[string]string // tool name -> "allow" | "reject"
 	history gateway.History
@@ -57,32 +60,21 @@ type liveSession struct {
 	startBy time.Time
 	// sampleLimits holds the servers' sampling rate limits.
 	sampleLimits map[string]*ratelimit.Window
-	// news tells of the changes of the session's servers (servers.go).
-	news serverNews
-	// notices is what the client was last sent notices about, per
-	// server (notices.go).
-	notices serverNotices
-	// pick is the model choice and the model built for it
-	// (config_options.go); its own lock.
-	pick picker
-	// res is what the session knows of its mentioned resources and its
-	// advertised commands (resources.go).
-	res resourceState
-	// ed is what /mcp add and remove changed (server_edits.go); its own
-	// lock.
-	ed editState
-	// compactor keeps history within the model's window (compaction.go).
-	compactor *compact.Compactor
 	// prompt is the session's system prompt (system_prompt.go).
 	prompt promptState
-	// signIns are the sign-ins shown (signin.go); their own lock.
-	signIns signIns
-	// running is the session's running turn, and whether it is closed;
-	// its own lock.
-	running turnSlot
-	// shown is what the client has been shown of the session's servers
-	// (servers.go); its own lock.
-	shown serverCards
+
+	// The session's parts, each with its own lock (taken after mu when
+	// both are, never before) and its own methods:
+	running turnSlot      // the running turn; closed (session.go)
+	shown   serverCards   // what the client was shown of the servers (servers.go)
+	news    serverNews    // the servers' changes, told to the client (servers.go)
+	notices serverNotices // the notices sent, per server (notices.go)
+	signIns signIns       // the sign-ins shown (signin.go)
+	pick    picker        // the model choice and the model built for it (config_options.go)
+	ed      editState     // what /mcp add and remove changed (server_edits.go)
+	res     resourceState // mentioned resources, advertised commands (resources.go)
+	// compactor keeps history within the model's window (compaction.go).
+	compactor *compact.Compactor
 }
 
 // isClientServer reports whether the server called name came from the
