@@ -186,7 +186,13 @@ func noticesOfRestarts(t *testing.T, opted bool) {
 	from := h.fc.rec.len()
 	h.prompt(sid, "/call mcp__crashy__crash {}")
 	h.fc.rec.waitFor(t, from, sid, "failure card", isCard("mcp-server-failed-crashy", acpsdk.ToolCallStatusFailed))
-	h.waitServerState(from, sid, "crashy", "failed") // sent after the notice
+	h.waitServerState(from, sid, "crashy", "failed")
+	if opted {
+		// The servers' state may reach the client (session_info_update,
+		// from another event's report) before the failed event's notice:
+		// the notice is waited for, so that the close does not overtake it.
+		ups.WaitFor(t, 0, string(sid), "the failed notice", noticeIs(acp.NoticeError, "MCP server crashy failed"))
+	}
 	h.closeSession(sid)
 	var want []wantNotice
 	if opted {
