@@ -17,9 +17,9 @@ const clientHeading = "# Instructions from the user's editor"
 // The words under clientHeading, before the client's text: where it comes
 // from, and how it stands to acpgate's own instructions.
 const (
-	clientReplaces = "The user gave these instructions through their editor (the ACP client), in place of acpgate's own: " +
+	clientReplaces = "The user gave these instructions through their editor, in place of acpgate's own: " +
 		"they are the user's own words. Follow them."
-	clientAppends = "The user gave these instructions through their editor (the ACP client), in addition to the above: " +
+	clientAppends = "The user gave these instructions through their editor, in addition to the above: " +
 		"they are the user's own words. Follow them; where they disagree with the above, they win."
 )
 
