@@ -345,17 +345,14 @@ type clientSession struct {
 func sessionCapabilitiesOf(params json.RawMessage) clientSession {
 	var p struct {
 		ClientCapabilities struct {
-			Session map[string]json.RawMessage `json:"session"`
+			Session json.RawMessage `json:"session"`
 		} `json:"clientCapabilities"`
 	}
-	if json.Unmarshal(params, &p) != nil {
-		var lenient struct {
-			ClientCapabilities map[string]json.RawMessage `json:"clientCapabilities"`
-		}
-		_ = json.Unmarshal(params, &lenient)
-		_ = json.Unmarshal(lenient.ClientCapabilities["session"], &p.ClientCapabilities.Session)
+	var session map[string]json.RawMessage
+	if json.Unmarshal(params, &p) == nil && kindOf(p.ClientCapabilities.Session) == "object" {
+		_ = json.Unmarshal(p.ClientCapabilities.Session, &session)
 	}
-	object := func(name string) bool { return kindOf(p.ClientCapabilities.Session[name]) == "object" }
+	object := func(name string) bool { return kindOf(session[name]) == "object" }
 	return clientSession{notices: object("notices"), compaction: object("compaction")}
 }
 

@@ -30,6 +30,14 @@ func (c clientCalls) call(ctx context.Context, method string, params, result any
 	return clientError(c.conn.Call(ctx, method, params, result))
 }
 
+// ask sends the request method of c with params and returns its result
+// decoded as R.
+func ask[R any](ctx context.Context, c clientCalls, method string, params any) (R, error) {
+	var r R
+	err := c.call(ctx, method, params, &r)
+	return r, err
+}
+
 // notify sends a notification, unless ctx has ended.
 func (c clientCalls) notify(ctx context.Context, method string, params any) error {
 	if err := ctx.Err(); err != nil {
@@ -69,38 +77,18 @@ func (c clientCalls) SessionUpdate(ctx context.Context, n acpsdk.SessionNotifica
 	return c.notify(ctx, acpsdk.ClientMethodSessionUpdate, n)
 }
 
-// ownNotification is session/update's params (the schema's
-// SessionNotification) whose update is a variant of acpgate's own types.
-type ownNotification struct {
-	SessionID acpsdk.SessionId `json:"sessionId"`
-	Update    any              `json:"update"`
-}
-
-// OwnSessionUpdate sends session/update with u, a variant acp-go-sdk
-// v0.13.0 lacks (updates.go), as session sid's update.
-func (c clientCalls) OwnSessionUpdate(ctx context.Context, sid acpsdk.SessionId, u ownUpdate) error {
-	return c.notify(ctx, acpsdk.ClientMethodSessionUpdate, ownNotification{SessionID: sid, Update: u.variant()})
-}
-
-// RequestPermission sends session/request_permission.
-func (c clientCalls) RequestPermission(ctx context.Context, p acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
-	var r acpsdk.RequestPermissionResponse
-	return r, c.call(ctx, acpsdk.ClientMethodSessionRequestPermission, p, &r)
-}
-
 // permissionRequest is session/request_permission's params with the tool
 // call's name (ToolCallUpdate.name), which acp-go-sdk v0.13.0's type
-// lacks.
+// lacks (a card's tool call has none: toolUpdate with no name).
 type permissionRequest struct {
 	SessionID string                    `json:"sessionId"`
 	ToolCall  toolUpdate                `json:"toolCall"`
 	Options   []acpsdk.PermissionOption `json:"options"`
 }
 
-// RequestToolPermission sends session/request_permission for a tool call.
-func (c clientCalls) RequestToolPermission(ctx context.Context, p permissionRequest) (acpsdk.RequestPermissionResponse, error) {
-	var r acpsdk.RequestPermissionResponse
-	return r, c.call(ctx, acpsdk.ClientMethodSessionRequestPermission, p, &r)
+// RequestPermission sends session/request_permission.
+func (c clientCalls) RequestPermission(ctx context.Context, p permissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	return ask[acpsdk.RequestPermissionResponse](ctx, c, acpsdk.ClientMethodSessionRequestPermission, p)
 }
 
 // createElicitation is elicitation/create's params as the schema has
@@ -119,8 +107,7 @@ type createElicitation struct {
 
 // CreateElicitation sends elicitation/create.
 func (c clientCalls) CreateElicitation(ctx context.Context, p createElicitation) (acpsdk.UnstableCreateElicitationResponse, error) {
-	var r acpsdk.UnstableCreateElicitationResponse
-	return r, c.call(ctx, acpsdk.ClientMethodElicitationCreate, p, &r)
+	return ask[acpsdk.UnstableCreateElicitationResponse](ctx, c, acpsdk.ClientMethodElicitationCreate, p)
 }
 
 // CompleteElicitation sends elicitation/complete.
@@ -130,42 +117,35 @@ func (c clientCalls) CompleteElicitation(ctx context.Context, n acpsdk.UnstableC
 
 // ReadTextFile sends fs/read_text_file.
 func (c clientCalls) ReadTextFile(ctx context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
-	var r acpsdk.ReadTextFileResponse
-	return r, c.call(ctx, acpsdk.ClientMethodFsReadTextFile, p, &r)
+	return ask[acpsdk.ReadTextFileResponse](ctx, c, acpsdk.ClientMethodFsReadTextFile, p)
 }
 
 // WriteTextFile sends fs/write_text_file.
 func (c clientCalls) WriteTextFile(ctx context.Context, p acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
-	var r acpsdk.WriteTextFileResponse
-	return r, c.call(ctx, acpsdk.ClientMethodFsWriteTextFile, p, &r)
+	return ask[acpsdk.WriteTextFileResponse](ctx, c, acpsdk.ClientMethodFsWriteTextFile, p)
 }
 
 // CreateTerminal sends terminal/create.
 func (c clientCalls) CreateTerminal(ctx context.Context, p acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
-	var r acpsdk.CreateTerminalResponse
-	return r, c.call(ctx, acpsdk.ClientMethodTerminalCreate, p, &r)
+	return ask[acpsdk.CreateTerminalResponse](ctx, c, acpsdk.ClientMethodTerminalCreate, p)
 }
 
 // TerminalOutput sends terminal/output.
 func (c clientCalls) TerminalOutput(ctx context.Context, p acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
-	var r acpsdk.TerminalOutputResponse
-	return r, c.call(ctx, acpsdk.ClientMethodTerminalOutput, p, &r)
+	return ask[acpsdk.TerminalOutputResponse](ctx, c, acpsdk.ClientMethodTerminalOutput, p)
 }
 
 // WaitForTerminalExit sends terminal/wait_for_exit.
 func (c clientCalls) WaitForTerminalExit(ctx context.Context, p acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
-	var r acpsdk.WaitForTerminalExitResponse
-	return r, c.call(ctx, acpsdk.ClientMethodTerminalWaitForExit, p, &r)
+	return ask[acpsdk.WaitForTerminalExitResponse](ctx, c, acpsdk.ClientMethodTerminalWaitForExit, p)
 }
 
 // KillTerminal sends terminal/kill.
 func (c clientCalls) KillTerminal(ctx context.Context, p acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
-	var r acpsdk.KillTerminalResponse
-	return r, c.call(ctx, acpsdk.ClientMethodTerminalKill, p, &r)
+	return ask[acpsdk.KillTerminalResponse](ctx, c, acpsdk.ClientMethodTerminalKill, p)
 }
 
 // ReleaseTerminal sends terminal/release.
 func (c clientCalls) ReleaseTerminal(ctx context.Context, p acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
-	var r acpsdk.ReleaseTerminalResponse
-	return r, c.call(ctx, acpsdk.ClientMethodTerminalRelease, p, &r)
+	return ask[acpsdk.ReleaseTerminalResponse](ctx, c, acpsdk.ClientMethodTerminalRelease, p)
 }

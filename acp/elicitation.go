@@ -134,10 +134,10 @@ func (ur *userRequests) askChoice(ctx context.Context, s *liveSession, call gate
 		}
 		options = append(options, acpsdk.PermissionOption{OptionId: "decline", Name: "Decline", Kind: acpsdk.PermissionOptionKindRejectOnce})
 	}
-	resp, err := ur.peer.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(s.id),
-		ToolCall: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(id), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
-			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}},
+	resp, err := ur.peer.conn.RequestPermission(ctx, permissionRequest{
+		SessionID: s.id,
+		ToolCall: toolUpdate{update: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(id), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}}},
 		Options: options,
 	})
 	res := mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}

@@ -57,7 +57,7 @@ func (pm *permissions) approve(ctx context.Context, s permissionSession, call ga
 	if toolTitle == "" {
 		toolTitle = tool.Name
 	}
-	resp, err := pm.peer.conn.RequestToolPermission(ctx, permissionRequest{
+	resp, err := pm.peer.conn.RequestPermission(ctx, permissionRequest{
 		SessionID: s.sessionID(),
 		ToolCall: named(acpsdk.ToolCallUpdate{
 			ToolCallId: acpsdk.ToolCallId(call.ID), Title: acpsdk.Ptr(call.Title), Kind: &kind,

@@ -89,10 +89,10 @@ func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclien
 
 // approveSampling asks the user whether the server may use the model.
 func (ur *userRequests) approveSampling(ctx context.Context, s *liveSession, server, card, title, preview string) bool {
-	resp, err := ur.peer.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
-		SessionId: acpsdk.SessionId(s.id),
-		ToolCall: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(card), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
-			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(preview))}},
+	resp, err := ur.peer.conn.RequestPermission(ctx, permissionRequest{
+		SessionID: s.id,
+		ToolCall: toolUpdate{update: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(card), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
+			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(preview))}}},
 		Options: []acpsdk.PermissionOption{
 			{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
 			{OptionId: optAllowAlways, Name: "Always allow " + server + " to use the model", Kind: acpsdk.PermissionOptionKindAllowAlways},

@@ -104,8 +104,4 @@ func (c CompactionSummaryChunk) variant() any {
 // updateOwn sends one session/update whose update is u, as update does
 // with acp-go-sdk's: failures are logged (the client is gone), resolved
 // secrets are redacted.
-func (pe *peer) updateOwn(s *liveSession, u ownUpdate) {
-	if err := pe.conn.OwnSessionUpdate(s.ctx, acpsdk.SessionId(s.id), u); err != nil {
-		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
-	}
-}
+func (pe *peer) updateOwn(s *liveSession, u ownUpdate) { pe.send(s, u.variant()) }

@@ -326,22 +326,34 @@ func TestCancelRequestAndThen(t *testing.T) {
 // answer have been handled.
 func TestCallWaitsForEarlierNotifications(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
+	release, marked := make(chan struct{}), make(chan struct{})
 	var seen atomic.Bool
-	c, p := pair(t, jsonrpc.Options{Handler: func(ctx context.Context, r *jsonrpc.Request) (any, error) {
-		<-release
-		seen.Store(true)
-		return nil, nil
-	}})
+	c, p := pair(t, jsonrpc.Options{
+		// "marker", sent after the answer, is read (on the reading
+		// goroutine) only once the answer has been handed to the call.
+		Preempt: func(r *jsonrpc.Request) bool {
+			if r.Method == "marker" {
+				close(marked)
+				return true
+			}
+			return false
+		},
+		Handler: func(ctx context.Context, r *jsonrpc.Request) (any, error) {
+			<-release
+			seen.Store(true)
+			return nil, nil
+		},
+	})
 	done := make(chan error, 1)
 	go func() { done <- c.Call(context.Background(), "ask", nil, nil) }()
 	m := p.next(t)
 	id, _ := json.Marshal(m["id"])
-	p.send(t, `{"jsonrpc":"2.0","method":"progress"}`, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, id))
+	p.send(t, `{"jsonrpc":"2.0","method":"progress"}`, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, id), `{"jsonrpc":"2.0","method":"marker"}`)
+	<-marked
 	select {
 	case err := <-done:
 		t.Fatalf("the call returned (%v) before the notification sent before its answer was handled", err)
-	case <-time.After(50 * time.Millisecond): // a window for a wrong early return, not a timing assertion
+	default:
 	}
 	close(release)
 	if err := <-done; err != nil || !seen.Load() {
