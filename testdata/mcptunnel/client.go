@@ -185,9 +185,16 @@ func (c *Client) take(line []byte) bool {
 		c.mu.Lock()
 		c.active[string(m.ID)] = cancel
 		c.mu.Unlock()
+		// Recorded here, on the reading goroutine, so that Events keeps
+		// the order the agent wrote its requests in.
+		var p messageParams
+		perr := json.Unmarshal(m.Params, &p)
+		if perr == nil {
+			c.record(Event{Kind: "message", Server: p.ServerID, ID: p.RequestID, Method: p.Method})
+		}
 		go func() {
 			defer cancel()
-			r := c.message(ctx, m.Params)
+			r := c.message(ctx, p, perr, m.Params)
 			c.mu.Lock()
 			delete(c.active, string(m.ID))
 			c.mu.Unlock()
@@ -229,10 +236,10 @@ type messageParams struct {
 }
 
 // message serves the agent's mcp/message: the answer carries the inner
-// MCP result or error; an ACP error is a binding failure only.
-func (c *Client) message(ctx context.Context, raw json.RawMessage) rpcResponse {
-	var p messageParams
-	if err := json.Unmarshal(raw, &p); err != nil || p.ServerID == "" || p.RequestID == "" || p.Method == "" {
+// MCP result or error; an ACP error is a binding failure only. p is the
+// request's params as take decoded them from raw (perr the decoding's error).
+func (c *Client) message(ctx context.Context, p messageParams, perr error, raw json.RawMessage) rpcResponse {
+	if perr != nil || p.ServerID == "" || p.RequestID == "" || p.Method == "" {
 		return rpcResponse{err: &Error{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("mcp/message needs serverId, requestId and method: %s", raw)}}
 	}
 	c.mu.Lock()
@@ -240,7 +247,6 @@ func (c *Client) message(ctx context.Context, raw json.RawMessage) rpcResponse {
 	c.seq++
 	sessionID := fmt.Sprintf("req-%d", c.seq)
 	c.mu.Unlock()
-	c.record(Event{Kind: "message", Server: p.ServerID, ID: p.RequestID, Method: p.Method})
 	switch {
 	case !ok:
 		return rpcResponse{err: &Error{Code: CodeUnknownServer, Message: "unknown serverId " + strconv.Quote(p.ServerID)}}
