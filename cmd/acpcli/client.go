@@ -31,13 +31,14 @@ type cliClient struct {
 	mode    permissionMode
 	lines   *lineReader
 	barrier *updateBarrier
+	servers *serverWatch // the MCP servers' states acpgate reports
 
 	mu     sync.Mutex
 	cancel chan struct{} // closed once the current turn is being cancelled
 }
 
 func newCLIClient(r *renderer, mode permissionMode, lines *lineReader, barrier *updateBarrier) *cliClient {
-	return &cliClient{r: r, mode: mode, lines: lines, barrier: barrier, cancel: make(chan struct{})}
+	return &cliClient{r: r, mode: mode, lines: lines, barrier: barrier, servers: newServerWatch(), cancel: make(chan struct{})}
 }
 
 // beginTurn resets the cancellation state for a new prompt turn.
@@ -68,6 +69,9 @@ func (c *cliClient) cancelled() <-chan struct{} {
 // SessionUpdate renders a session/update notification.
 func (c *cliClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	c.r.Update(n.Update)
+	if u := n.Update.SessionInfoUpdate; u != nil && u.Meta != nil {
+		c.servers.report(u.Meta, false)
+	}
 	c.barrier.done()
 	return nil
 }

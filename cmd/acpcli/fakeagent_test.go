@@ -16,6 +16,8 @@ import (
 // (see TestMain). Further environment variables steer it:
 //
 //	ACPCLI_FAKE_MODE=die       exit with status 7 in the middle of a prompt
+//	ACPCLI_FAKE_MODE=servers   report MCP servers in _meta: connecting, then ready
+//	ACPCLI_FAKE_MODE=servers-stuck  report them connecting, and never ready
 //	ACPCLI_FAKE_RECORD=prefix  copy its stdin to prefix.in and stdout to prefix.out
 //
 // On a prompt it thinks, echoes the prompt text, starts a tool call, asks
@@ -68,7 +70,26 @@ func (a *fakeAgent) Initialize(context.Context, acp.InitializeRequest) (acp.Init
 }
 
 func (a *fakeAgent) NewSession(context.Context, acp.NewSessionRequest) (acp.NewSessionResponse, error) {
-	return acp.NewSessionResponse{SessionId: "sess-1"}, nil
+	resp := acp.NewSessionResponse{SessionId: "sess-1"}
+	if a.mode != "servers" && a.mode != "servers-stuck" {
+		return resp, nil
+	}
+	// As acpgate does: the response reports the servers connecting, a
+	// session_info_update what they became.
+	servers := func(state string, tools int) map[string]any {
+		return map[string]any{"acpgate": map[string]any{"mcpServers": []any{
+			map[string]any{"name": "demo", "transport": "stdio", "state": state, "tools": tools},
+			map[string]any{"name": "web", "transport": "http", "state": "failed", "tools": 0, "error": "refused\x1b[31m"},
+		}}}
+	}
+	resp.Meta = servers("connecting", 0)
+	if a.mode == "servers" {
+		go func() {
+			_ = a.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: "sess-1",
+				Update: acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{SessionUpdate: "session_info_update", Meta: servers("ready", 3)}}})
+		}()
+	}
+	return resp, nil
 }
 
 func (a *fakeAgent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {

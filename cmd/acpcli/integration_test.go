@@ -108,6 +108,29 @@ func TestIntegration(t *testing.T) {
 	t.Run("load", func(t *testing.T) { testLoad(t, &cli{t: t, bin: c.bin, agent: c.agent}) })
 	t.Run("errors", func(t *testing.T) { testErrors(t, &cli{t: t, bin: c.bin, agent: c.agent}) })
 	t.Run("sigint", func(t *testing.T) { testSIGINT(t, &cli{t: t, bin: c.bin, agent: c.agent}) })
+	t.Run("servers", func(t *testing.T) { testServers(t, &cli{t: t, bin: c.bin, agent: c.agent}) })
+}
+
+// testServers: the servers an agent reports connecting are waited for
+// before the first prompt and their states printed (escapes from a
+// server's error made harmless); --wait-servers bounds the wait.
+func testServers(t *testing.T, c *cli) {
+	r := c.run("", []string{"ACPCLI_FAKE_MODE=servers"}, "--yes", "hi")
+	if r.code != 0 {
+		t.Fatalf("exit code %d, want 0", r.code)
+	}
+	ready := "MCP server demo (stdio): ready, 3 tools\nMCP server web (http): failed, 0 tools — refused [31m\n"
+	if i, j := strings.Index(r.stderr, ready), strings.Index(r.stderr, "thinking: pondering"); i < 0 || j < i {
+		t.Errorf("stderr does not give the ready servers before the turn:\n%s", r.stderr)
+	}
+	r = c.run("", []string{"ACPCLI_FAKE_MODE=servers-stuck"}, "--yes", "--wait-servers", "50ms", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, "MCP server demo (stdio): connecting, 0 tools") {
+		t.Errorf("exit %d; a server never ready is not reported connecting after --wait-servers:\n%s", r.code, r.stderr)
+	}
+	r = c.run("", nil, "--yes", "hi")
+	if strings.Contains(r.stderr, "MCP server") {
+		t.Errorf("an agent that reports no servers got a servers line:\n%s", r.stderr)
+	}
 }
 
 // testYes: a one-shot prompt with --yes and MCP servers; checks the output,

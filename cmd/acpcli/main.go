@@ -59,15 +59,18 @@ const agentShutdownGrace = 10 * time.Second
 
 // options is the parsed command line.
 type options struct {
-	agent    []string
-	servers  []acp.McpServer
-	cwd      string
-	yes      bool
-	load     string
-	json     bool
-	timeout  time.Duration
-	prompt   string // the positional arguments joined; "" means read stdin
-	stdinTTY bool
+	agent   []string
+	servers []acp.McpServer
+	cwd     string
+	yes     bool
+	load    string
+	json    bool
+	timeout time.Duration
+	// waitServers: how long to wait for the MCP servers acpgate reports
+	// as connecting before the first prompt (0: not at all).
+	waitServers time.Duration
+	prompt      string // the positional arguments joined; "" means read stdin
+	stdinTTY    bool
 }
 
 func main() {
@@ -192,6 +195,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	load := fs.String("load", "", "session/load the session with this `id` instead of session/new")
 	jsonOut := fs.Bool("json", false, "print each session/update's params as a JSON line, then {\"stopReason\": ...} per turn")
 	timeout := fs.Duration("timeout", 0, "overall time limit, e.g. 2m (0: none)")
+	waitServers := fs.Duration("wait-servers", 30*time.Second, "before the first prompt, wait this long for the MCP servers acpgate reports as connecting, then print their states (0: do not wait)")
 	fs.Func("mcp", "stdio MCP server `name='command args'` (repeatable)", func(v string) error {
 		s, err := parseStdioFlag(v)
 		if err == nil {
@@ -224,7 +228,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		}
 		return options{}, err
 	}
-	opts := options{servers: servers, yes: *yes, load: *load, json: *jsonOut, timeout: *timeout}
+	opts := options{servers: servers, yes: *yes, load: *load, json: *jsonOut, timeout: *timeout, waitServers: *waitServers}
 	if opts.servers == nil {
 		opts.servers = []acp.McpServer{}
 	}
@@ -241,6 +245,9 @@ func finishOptions(opts *options, agentCmd, cwd string, rest []string) error {
 	}
 	if opts.timeout < 0 {
 		return errors.New("--timeout must not be negative")
+	}
+	if opts.waitServers < 0 {
+		return errors.New("--wait-servers must not be negative")
 	}
 	if len(rest) > 0 {
 		opts.prompt = strings.TrimSpace(strings.Join(rest, " "))

@@ -200,6 +200,7 @@ func (a *app) start(ctx context.Context) error {
 	a.sid = resp.SessionId
 	a.r.Notef("session: %s", a.sid)
 	a.describeModes(resp.Modes)
+	a.waitServers(ctx, resp.Meta)
 	return nil
 }
 
@@ -216,7 +217,22 @@ func (a *app) loadSession(ctx context.Context) error {
 	}
 	a.r.Notef("session: %s", a.sid)
 	a.describeModes(resp.Modes)
+	a.waitServers(ctx, resp.Meta)
 	return nil
+}
+
+// waitServers waits (up to --wait-servers) for the MCP servers the agent
+// reports as connecting in meta and its session_info_updates, then prints
+// each server's state. An agent that reports none is not waited for.
+func (a *app) waitServers(ctx context.Context, meta any) {
+	a.client.servers.report(meta, true)
+	list, known := a.client.servers.wait(ctx, a.opts.waitServers)
+	if !known {
+		return
+	}
+	for _, line := range describe(list) {
+		a.r.Notef("%s", line)
+	}
 }
 
 // describeAgent prints who the agent is and warns about capabilities the
