@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -324,10 +325,11 @@ func TestConnectingCard(t *testing.T) {
 		_, ups := h.prompt(sid, "/mcp")
 		return strings.Contains(agentText(ups), "**fast** (stdio): ready")
 	})
-	for _, tool := range m.requests()[0].Tools {
-		if strings.HasPrefix(tool.Name, "mcp__slow__") {
-			t.Errorf("the model got %s before its server was ready", tool.Name)
-		}
+	if names := offered(m); !slices.Contains(names, "update_plan") {
+		t.Fatalf("the model was not offered the native update_plan either: %v", names)
+	}
+	if slow := toolNamesWith(m.requests()[0], "mcp__slow__"); len(slow) > 0 {
+		t.Errorf("the model got %v before its server was ready", slow)
 	}
 	_, ups = h.prompt(sid, "/tools echo")
 	if text := agentText(ups); !strings.Contains(text, "`mcp__fast__echo` (read)") || !strings.Contains(text, "(slow is connecting; its tools are not listed yet)") {

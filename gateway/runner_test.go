@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -223,10 +224,15 @@ func TestRunFailingToolApprovalAndPolicy(t *testing.T) {
 			t.Errorf("call %d: %+v, want failure mentioning %q", i, msgs[i].Result, want)
 		}
 	}
+	var offered []string
 	for _, tl := range srv.Requests()[0].Tools {
-		if tl.Name == "forbidden" {
-			t.Error("a denied tool was offered to the model")
-		}
+		offered = append(offered, tl.Name)
+	}
+	if !slices.Contains(offered, "boom") || !slices.Contains(offered, "guarded") {
+		t.Fatalf("offered %v, want boom and guarded among them", offered)
+	}
+	if slices.Contains(offered, "forbidden") {
+		t.Error("a denied tool was offered to the model")
 	}
 	if n := len(ev.kinds(gateway.EventToolCallRunning)); n != 1 {
 		t.Errorf("%d calls ran, want 1", n)

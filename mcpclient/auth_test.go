@@ -266,6 +266,7 @@ func TestHungTokenEndpoint(t *testing.T) {
 		first <- err
 	}()
 	<-hung
+	oauthtest.MustSeeFlight(t, oauth.FlightFrames())
 	if got := text(t, call(t, m, "local", "echo", map[string]any{"text": "meanwhile"})); got != "meanwhile" {
 		t.Fatalf("the other server answered %q while the token endpoint hangs", got)
 	}
@@ -282,7 +283,7 @@ func TestHungTokenEndpoint(t *testing.T) {
 	}
 	mustReady(t, m, "remote")
 
-	testbin.WaitFor(t, "the refresh's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines() == 0 })
+	testbin.WaitFor(t, "the refresh's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines(oauth.FlightFrames()) == 0 })
 	if n := len(s.Requests("token")); n != 2 {
 		t.Fatalf("%d token requests, want the sign-in's and one refresh for both calls", n)
 	}

@@ -64,6 +64,7 @@ func TestHungTokenEndpoint(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { first <- postWithin(c, s.MCPURL(), 100*time.Millisecond) }()
 	<-hung
+	oauthtest.MustSeeFlight(t, oauth.FlightFrames())
 	// Joins the flight under way: no second token request.
 	mustNameTokenEndpoint(t, "a request joining the flight", postWithin(c, s.MCPURL(), 100*time.Millisecond), s)
 	err := <-first
@@ -71,7 +72,7 @@ func TestHungTokenEndpoint(t *testing.T) {
 
 	// The flight gives up at its bound (the answer's headers): nothing
 	// stays blocked, on either side.
-	testbin.WaitFor(t, "the flight's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines() == 0 })
+	testbin.WaitFor(t, "the flight's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines(oauth.FlightFrames()) == 0 })
 	if got := grantTypes(s); !slices.Equal(got, []string{"authorization_code", "refresh_token"}) {
 		t.Fatalf("token requests %v, want one refresh for both requests", got)
 	}
@@ -96,15 +97,19 @@ func TestTokenFlightBound(t *testing.T) {
 	mustNeedAuth(t, c, s)
 	signIn(t, c)
 	s.Revoke()
-	_, release := s.HangToken()
+	hung, release := s.HangToken()
 	defer release()
-	err := postWithin(c, s.MCPURL(), 20*time.Second)
+	res := make(chan error, 1)
+	go func() { res <- postWithin(c, s.MCPURL(), 20*time.Second) }()
+	<-hung
+	oauthtest.MustSeeFlight(t, oauth.FlightFrames())
+	err := <-res
 	mustNameTokenEndpoint(t, "a request outlasting the flight", err, s)
 	var fe *oauth.Error
 	if !errors.As(err, &fe) || fe.Step != oauth.StepRefresh || !errors.Is(err, oauth.ErrTokenEndpoint) {
 		t.Fatalf("%v: want the refresh step's error", err)
 	}
-	testbin.WaitFor(t, "the flight's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines() == 0 })
+	testbin.WaitFor(t, "the flight's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines(oauth.FlightFrames()) == 0 })
 }
 
 // Close ends the flight under way (its waiters fail at once) and no new
@@ -120,13 +125,14 @@ func TestCloseEndsTokenFlight(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- postWithin(c, s.MCPURL(), time.Minute) }()
 	<-hung
+	oauthtest.MustSeeFlight(t, oauth.FlightFrames())
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("request waiting for a closed Client's flight: %v", err)
 	}
-	testbin.WaitFor(t, "the flight's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines() == 0 })
+	testbin.WaitFor(t, "the flight's end", func() bool { return s.Hanging() == 0 && oauthtest.FlightGoroutines(oauth.FlightFrames()) == 0 })
 	if err := postWithin(c, s.MCPURL(), time.Minute); !errors.Is(err, oauth.ErrClosed) {
 		t.Fatalf("refresh after Close: %v", err)
 	}
