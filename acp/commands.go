@@ -5,19 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // This file is the slash commands: /mcp (with login and logout; add,
 // remove and restart are in server_edits.go), /tools, /call, /resources,
-// /reload and /context (system_prompt.go).
+// /reload, /compact (compaction.go) and /context (system_prompt.go). They
+// see a session only through commandSession.
 
 // commands runs the slash commands of a prompt (/mcp, /tools, /call,
 // /resources, /reload) and the MCP servers' prompts as commands
@@ -33,6 +36,93 @@ type commands struct {
 	slashes []slash
 }
 
+// commandSession is what the slash commands need of a session, and all
+// they see of it: *liveSession implements it (command_session.go). Every
+// method is safe for concurrent use (the session's other requests and its
+// servers' events go on while a command runs) and takes the session's
+// locks it needs itself; none is called with a lock held, and those that
+// wait hold no lock while waiting and end with ctx. su and pe, where a
+// method takes them, are the agent's setup and peer: what the session's
+// configuration is read through, and the connection its cards go to.
+type commandSession interface {
+	// sessionID is the session's id. Fixed.
+	sessionID() string
+
+	// ownStatuses is the state of the session's own servers (not the
+	// shared ones), in their order.
+	ownStatuses() []mcpclient.Status
+	// serverStatus is the state of the session's server called name: its
+	// own, else a shared one it sees (shared says which); ok is false when
+	// it has none.
+	serverStatus(name string) (st mcpclient.Status, shared, ok bool)
+	// waitServers waits for the servers still connecting, within the
+	// session's startup budget, showing a card on pe for those still
+	// connecting when it ends; with found, only until found reports true
+	// (checked after each of the servers' events).
+	waitServers(ctx context.Context, pe *peer, found func() bool)
+	// login signs in to the session's own server called server, waiting
+	// for the sign-in or ctx (the sign-in then goes on).
+	login(ctx context.Context, server string) error
+	// logout removes the stored tokens of the session's own server.
+	logout(ctx context.Context, server string) error
+	// restartServer restarts the session's own server called name and
+	// waits for it within the startup budget; a restart the budget cuts
+	// short is no error (the server goes on connecting).
+	// mcpclient.ErrUnknownServer: the session has no such server.
+	restartServer(ctx context.Context, su *setup, name string) error
+	// edits is what /mcp add and remove changed in the session's servers:
+	// a value, to change with serverEdits.add and remove.
+	edits() serverEdits
+	// applyEdits makes edits the session's servers: it stores them with
+	// the session, starts and stops servers and waits for the new ones
+	// within the startup budget (a wait the budget cuts short is no
+	// error). Edits that do not apply change nothing; an error
+	// reconfiguring the servers leaves the edits applied.
+	applyEdits(ctx context.Context, su *setup, edits serverEdits) error
+	// tellModel queues note about the session's servers for the model's
+	// next turn.
+	tellModel(note string)
+
+	// tools is the tools the session offers now that match filter
+	// (gateway.Toolset.Filter) and its policy allows.
+	tools(filter string) []gateway.Tool
+	// offersTool reports whether the session offers a tool called name
+	// now.
+	offersTool(name string) bool
+	// toolServer is the MCP server of the tool a bridged name stands, or
+	// stood, for: ok is false if it was never a tool of the session.
+	toolServer(name string) (server string, ok bool)
+	// toolAccess is what the session's tool calls go through (its tool
+	// view, policy and approver), to call a tool with. Fixed.
+	toolAccess() gateway.ToolAccess
+
+	// reload reads the configuration again for the session's profile and
+	// applies it: its servers whose settings changed are restarted (their
+	// names returned), its policy, model, bridge options and instructions
+	// replaced. On an error the session keeps its configuration.
+	reload(ctx context.Context, su *setup) (restarted []string, err error)
+	// systemPrompt is the system prompt of the session's next model turn,
+	// and the instructions files it could not read. ctx bounds reading
+	// them (the first time, and after reload).
+	systemPrompt(ctx context.Context, su *setup) (sysprompt.Prompt, []sysprompt.Skipped)
+
+	// historySize is the size of the conversation the model has: its
+	// messages and their bytes as stored.
+	historySize() (messages, bytes int)
+	// compact summarises every turn of the conversation but the last now
+	// with the session's model (focus: what the summary should keep above
+	// all), calling started when the compaction starts; nil when there is
+	// nothing to compact. The history is not changed (turnLog.addHistory
+	// does). errNoModel: the session has no model.
+	compact(ctx context.Context, su *setup, focus string, started func()) (*gateway.Compaction, error)
+
+	// resources is the resources of the session's servers, own and
+	// shared.
+	resources() bridge.ResourceCaller
+	// prompts is the prompts of the session's servers, own and shared.
+	prompts() []mcpclient.ServerResource[mcp.Prompt]
+}
+
 // slash is one slash command: what available_commands_update says of it
 // and what runs it. The registry (commands.slashes) is the one list of
 // them: what is advertised, recognised and run.
@@ -44,13 +134,13 @@ type slash struct {
 	wait bool
 	// run runs the command on arg (the text after its name, trimmed),
 	// writing its answer with say; it returns the turn's stop reason.
-	run func(ctx context.Context, s *liveSession, t *turnLog, arg string, say func(string)) gateway.StopReason
+	run func(ctx context.Context, s commandSession, t *turnLog, arg string, say func(string)) gateway.StopReason
 }
 
 // registry is the slash commands, in the order they are advertised.
 func (co *commands) registry() []slash {
-	text := func(f func(ctx context.Context, s *liveSession, t *turnLog, arg string) string) func(context.Context, *liveSession, *turnLog, string, func(string)) gateway.StopReason {
-		return func(ctx context.Context, s *liveSession, t *turnLog, arg string, say func(string)) gateway.StopReason {
+	text := func(f func(ctx context.Context, s commandSession, t *turnLog, arg string) string) func(context.Context, commandSession, *turnLog, string, func(string)) gateway.StopReason {
+		return func(ctx context.Context, s commandSession, t *turnLog, arg string, say func(string)) gateway.StopReason {
 			say(f(ctx, s, t, arg))
 			return gateway.StopEndTurn
 		}
@@ -59,17 +149,19 @@ func (co *commands) registry() []slash {
 		{name: "mcp", description: "Show this session's MCP servers: transport, state, tools, last error; /mcp add|remove|restart <server> changes them; /mcp login|logout <server> signs in or out",
 			hint: "optional: add NAME -- COMMAND…, add NAME URL, remove NAME, restart NAME, login NAME, logout NAME", run: text(co.mcpCommand)},
 		{name: "tools", description: "List the tools of this session", hint: "optional filter", wait: true,
-			run: text(func(_ context.Context, s *liveSession, _ *turnLog, arg string) string { return co.toolsReport(s, arg) })},
+			run: text(func(_ context.Context, s commandSession, _ *turnLog, arg string) string {
+				return co.toolsReport(s, arg)
+			})},
 		{name: "call", description: "Call a tool directly: /call <tool> <json-arguments>", hint: "<tool> <json-arguments>", run: co.call},
 		{name: "resources", description: "List the resources and resource templates of this session's MCP servers", hint: "optional: server", wait: true,
-			run: text(func(_ context.Context, s *liveSession, _ *turnLog, arg string) string {
+			run: text(func(_ context.Context, s commandSession, _ *turnLog, arg string) string {
 				return co.resourcesReport(s, arg)
 			})},
 		{name: "reload", description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files again",
-			run: text(func(ctx context.Context, s *liveSession, _ *turnLog, _ string) string { return co.reload(ctx, s) })},
+			run: text(func(ctx context.Context, s commandSession, _ *turnLog, _ string) string { return co.reload(ctx, s) })},
 		{name: "compact", description: "Compact the conversation now: the model summarises every turn but the last", hint: "optional: what the summary should keep above all", run: text(co.compact)},
 		{name: "context", description: "Show the system prompt: its sections, their sizes and its text; and the history's size", wait: true,
-			run: text(func(ctx context.Context, s *liveSession, _ *turnLog, _ string) string {
+			run: text(func(ctx context.Context, s commandSession, _ *turnLog, _ string) string {
 				return co.contextReport(ctx, s)
 			})},
 	}
@@ -119,10 +211,10 @@ func cutWord(s string) (word, rest string) {
 
 // command runs slash command c; its output is agent text and, for /call,
 // a tool call.
-func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, c *slash, arg string) gateway.StopReason {
+func (co *commands) command(ctx context.Context, s commandSession, t *turnLog, c *slash, arg string) gateway.StopReason {
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
 	if c.wait {
-		co.peer.waitServers(ctx, s)
+		s.waitServers(ctx, co.peer, nil)
 	}
 	stop := c.run(ctx, s, t, arg, say)
 	if ctx.Err() != nil {
@@ -132,7 +224,7 @@ func (co *commands) command(ctx context.Context, s *liveSession, t *turnLog, c *
 }
 
 // mcpCommand runs /mcp and its subcommands.
-func (co *commands) mcpCommand(ctx context.Context, s *liveSession, _ *turnLog, arg string) string {
+func (co *commands) mcpCommand(ctx context.Context, s commandSession, _ *turnLog, arg string) string {
 	switch sub, server := cutWord(arg); sub {
 	case "login":
 		return co.login(ctx, s, strings.TrimSpace(server))
@@ -149,10 +241,10 @@ func (co *commands) mcpCommand(ctx context.Context, s *liveSession, _ *turnLog, 
 
 // call runs /call <tool> <json-arguments>: the tool call is shown as any
 // other, and what went wrong is said.
-func (co *commands) call(ctx context.Context, s *liveSession, t *turnLog, arg string, say func(string)) gateway.StopReason {
+func (co *commands) call(ctx context.Context, s commandSession, t *turnLog, arg string, say func(string)) gateway.StopReason {
 	name, args := cutWord(arg)
 	// It may belong to a server that is still connecting.
-	co.peer.waitFor(ctx, s, func() bool { _, ok := s.sync.Current().Lookup(name); return ok })
+	s.waitServers(ctx, co.peer, func() bool { return s.offersTool(name) })
 	args = strings.TrimSpace(args)
 	if name == "" {
 		say("Usage: /call <tool> <json-arguments>, for example /call mcp__github__get_me {}. /tools lists the tools.")
@@ -166,7 +258,7 @@ func (co *commands) call(ctx context.Context, s *liveSession, t *turnLog, arg st
 		say(fmt.Sprintf("The arguments for %s must be a JSON object: %v", name, err))
 		return gateway.StopEndTurn
 	}
-	res, err := co.runner.Execute(ctx, s.id, s.access, name, json.RawMessage(args), t.sink)
+	res, err := co.runner.Execute(ctx, s.sessionID(), s.toolAccess(), name, json.RawMessage(args), t.sink)
 	// A tool whose server went away is not offered; a call that failed
 	// because it went away (its tool still in the session's view when
 	// the call began) says so too.
@@ -194,15 +286,12 @@ func (co *commands) call(ctx context.Context, s *liveSession, t *turnLog, arg st
 // serverAway says why the tool a bridged name stood for is not offered
 // now: its server is restarting, connecting or failed. "" if the name was
 // never a tool of this session or its server is ready.
-func (co *commands) serverAway(s *liveSession, name string) string {
-	t, ok := s.sync.Known(name)
+func (co *commands) serverAway(s commandSession, name string) string {
+	server, ok := s.toolServer(name)
 	if !ok {
 		return ""
 	}
-	st, ok := s.mgr.Status(t.Server)
-	if !ok && s.shared != nil {
-		st, ok = s.shared.Status(t.Server)
-	}
+	st, _, ok := s.serverStatus(server)
 	if !ok || st.State == mcpclient.StateReady {
 		return ""
 	}
@@ -217,8 +306,8 @@ func (co *commands) serverAway(s *liveSession, name string) string {
 }
 
 // mcpReport describes each server of the session.
-func (co *commands) mcpReport(s *liveSession) string {
-	statuses := s.mgr.Statuses()
+func (co *commands) mcpReport(s commandSession) string {
+	statuses := s.ownStatuses()
 	if len(statuses) == 0 {
 		return "This session has no MCP servers. Pass them in mcpServers when the session is created."
 	}
@@ -252,8 +341,8 @@ func (co *commands) mcpReport(s *liveSession) string {
 }
 
 // toolsReport lists the session's tools matching filter.
-func (co *commands) toolsReport(s *liveSession, filter string) string {
-	tools := slices.DeleteFunc(s.sync.Current().Filter(filter), func(t gateway.Tool) bool { return !s.allowed(t) })
+func (co *commands) toolsReport(s commandSession, filter string) string {
+	tools := s.tools(filter)
 	if len(tools) == 0 {
 		if filter != "" {
 			return fmt.Sprintf("No tool matches %q.", filter)
@@ -266,7 +355,7 @@ func (co *commands) toolsReport(s *liveSession, filter string) string {
 		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
 		fmt.Fprintf(&b, "\n- `%s` (%s) %s", t.Name, t.Kind, desc)
 	}
-	for _, st := range s.mgr.Statuses() {
+	for _, st := range s.ownStatuses() {
 		if st.State == mcpclient.StateConnecting || st.State == mcpclient.StateRestarting {
 			fmt.Fprintf(&b, "\n\n(%s is %s; its tools are not listed yet)", st.Name, st.State)
 		}
@@ -274,32 +363,14 @@ func (co *commands) toolsReport(s *liveSession, filter string) string {
 	return b.String()
 }
 
-// reload applies the current configuration to a session: its configured
-// servers whose spec changed are restarted, its policy, model and bridge
-// options replaced, its tools refreshed.
-func (co *commands) reload(ctx context.Context, s *liveSession) string {
-	s.mu.Lock()
-	profile := s.cfg.profile
-	s.mu.Unlock()
-	sc, err := co.setup.sessionConfigFor(profile)
-	if err != nil {
+// reload is /reload: it applies the current configuration to session s
+// (commandSession.reload) and says which servers were restarted.
+func (co *commands) reload(ctx context.Context, s commandSession) string {
+	restarted, err := s.reload(ctx, co.setup)
+	switch {
+	case err != nil:
 		return fmt.Sprintf("Reload failed: %v", err)
-	}
-	edits, client := s.ed.current()
-	specs := co.setup.merge(edits.configured(sc.servers), client)
-	sc.applyLimits(&mcpclient.Options{}, specs) // timeouts; other limits stay
-	restarted, err := s.mgr.Reconfigure(ctx, specs)
-	if err != nil {
-		return fmt.Sprintf("Reload failed: %v", err)
-	}
-	model, gen := co.setup.provider(ctx, sc, s.pick.choice())
-	s.mu.Lock()
-	s.cfg = sc
-	s.resetPrompt()
-	s.mu.Unlock()
-	s.pick.setProvider(model, gen)
-	s.sync.SetOptions(sc.bridgeOptions(co.setup.bridgeBase(s.id)))
-	if len(restarted) == 0 {
+	case len(restarted) == 0:
 		return "Configuration reloaded; no server changed."
 	}
 	return fmt.Sprintf("Configuration reloaded; restarted: %s.", strings.Join(restarted, ", "))
@@ -308,14 +379,14 @@ func (co *commands) reload(ctx context.Context, s *liveSession) string {
 // login is /mcp login <server>: it signs in (the prompt is shown as a
 // URL elicitation or a card) and waits for the sign-in, or the turn's
 // cancellation (the sign-in then goes on).
-func (co *commands) login(ctx context.Context, s *liveSession, server string) string {
+func (co *commands) login(ctx context.Context, s commandSession, server string) string {
 	if server == "" {
 		return "Usage: /mcp login <server>. /mcp lists the servers and which need a sign-in."
 	}
-	err := s.mgr.Login(ctx, server)
+	err := s.login(ctx, server)
 	switch {
 	case err == nil:
-		st, _ := s.mgr.Status(server)
+		st, _, _ := s.serverStatus(server)
 		return fmt.Sprintf("Signed in to MCP server %s (%s).", server, st.State)
 	case ctx.Err() != nil:
 		return fmt.Sprintf("Stopped waiting; the sign-in to %s goes on until it completes or times out.", server)
@@ -326,11 +397,11 @@ func (co *commands) login(ctx context.Context, s *liveSession, server string) st
 }
 
 // logout is /mcp logout <server>: it removes the server's stored tokens.
-func (co *commands) logout(ctx context.Context, s *liveSession, server string) string {
+func (co *commands) logout(ctx context.Context, s commandSession, server string) string {
 	if server == "" {
 		return "Usage: /mcp logout <server>."
 	}
-	if err := s.mgr.Logout(ctx, server); err != nil {
+	if err := s.logout(ctx, server); err != nil {
 		return fmt.Sprintf("Cannot sign out of %s: %v", server, err)
 	}
 	return fmt.Sprintf("Signed out of MCP server %s: its stored tokens are removed. `/mcp login %s` signs in again.", server, server)

@@ -211,17 +211,11 @@ func plural(n int, one, many string) string {
 
 // compact is /compact [focus]: every turn but the last summarised now,
 // with focus passed to the summary.
-func (co *commands) compact(ctx context.Context, s *liveSession, t *turnLog, focus string) string {
-	model, _ := s.pick.model()
-	s.mu.Lock()
-	history := s.history
-	_, window, _ := s.current(co.setup)
-	s.mu.Unlock()
-	if model == nil {
+func (co *commands) compact(ctx context.Context, s commandSession, t *turnLog, focus string) string {
+	c, err := s.compact(ctx, co.setup, focus, t.compactionStarted)
+	if errors.Is(err, errNoModel) {
 		return "No model is configured, so there is nothing to summarise with."
 	}
-	c, err := s.compactor.Fit(ctx, gateway.FitRequest{Model: model, Request: gateway.ModelRequest{Messages: history}, Window: window, Force: true, Focus: focus,
-		Started: t.compactionStarted})
 	if c == nil || ctx.Err() != nil {
 		t.compactionFailed(errors.Join(ctx.Err(), err)) // if one started
 	}

@@ -33,9 +33,9 @@ func promptCommandName(server, prompt string) string { return server + "." + pro
 
 // promptCommands are the prompts of the session's servers as commands,
 // with their arguments as the input hint, in server and list order.
-func (co *commands) promptCommands(s *liveSession) []acpsdk.AvailableCommand {
+func (co *commands) promptCommands(s commandSession) []acpsdk.AvailableCommand {
 	var out []acpsdk.AvailableCommand
-	for _, p := range s.caller().Prompts() {
+	for _, p := range s.prompts() {
 		desc := strings.TrimSpace(p.Item.Description)
 		if desc == "" {
 			desc = p.Item.Title
@@ -69,13 +69,15 @@ func argumentHint(args []mcp.PromptArgument) string {
 
 // sessionCommands is what available_commands_update advertises to s: the
 // built-in commands and its servers' prompts.
-func (co *commands) sessionCommands(s *liveSession) []acpsdk.AvailableCommand {
+func (co *commands) sessionCommands(s commandSession) []acpsdk.AvailableCommand {
 	return append(co.commandList(), co.promptCommands(s)...)
 }
 
 // advertiseCommands sends available_commands_update when the session's
 // prompt commands differ from those last sent (always when force), once
-// the client knows the session.
+// the client knows the session. It is no command: it takes the whole
+// session, to tell the client of it (peer.update) only once the client
+// knows it and while it is open.
 func (co *commands) advertiseCommands(s *liveSession, force bool) {
 	s.res.advertising.Lock()
 	defer s.res.advertising.Unlock()
@@ -92,11 +94,7 @@ func (co *commands) advertiseCommands(s *liveSession, force bool) {
 	if !announced || closed {
 		return
 	}
-	s.res.mu.Lock()
-	same := s.res.commands == key.String()
-	s.res.commands = key.String()
-	s.res.mu.Unlock()
-	if same && !force {
+	if same := s.res.advertised(key.String()); same && !force {
 		return
 	}
 	co.peer.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})
@@ -112,7 +110,7 @@ type promptCall struct {
 // promptCommand recognises /<server>.<prompt> at the start of the
 // prompt's text, for a prompt of the session's servers (waiting for
 // servers still connecting when the word names none yet).
-func (co *commands) promptCommand(ctx context.Context, s *liveSession, input []gateway.Content) (promptCall, bool) {
+func (co *commands) promptCommand(ctx context.Context, s commandSession, input []gateway.Content) (promptCall, bool) {
 	if len(input) == 0 || input[0].Type != gateway.ContentText {
 		return promptCall{}, false
 	}
@@ -125,7 +123,7 @@ func (co *commands) promptCommand(ctx context.Context, s *liveSession, input []g
 		return promptCall{}, false
 	}
 	find := func() (promptCall, bool) {
-		for _, p := range s.caller().Prompts() {
+		for _, p := range s.prompts() {
 			if promptCommandName(p.Server, p.Item.Name) == word {
 				return promptCall{server: p.Server, prompt: p.Item, rest: strings.TrimSpace(rest)}, true
 			}
@@ -135,7 +133,7 @@ func (co *commands) promptCommand(ctx context.Context, s *liveSession, input []g
 	if pc, ok := find(); ok {
 		return pc, true
 	}
-	co.peer.waitFor(ctx, s, func() bool { _, ok := find(); return ok })
+	s.waitServers(ctx, co.peer, func() bool { _, ok := find(); return ok })
 	return find()
 }
 
@@ -217,7 +215,10 @@ func completeMissing(ctx context.Context, c sessionCaller, pc promptCall, args m
 // runPrompt runs a prompt command: prompts/get with the arguments, then
 // the messages go to the model as the user's turn (the last user message
 // as the input, the ones before it as the conversation's), or, without
-// a model, are shown as agent messages.
+// a model, are shown as agent messages. It takes the whole session, not
+// a commandSession: the model turn (turns.modelTurn) is the session's
+// like any other, with its history, configuration and compactor; and it
+// gets the prompt from the server that has it (sessionCaller.manager).
 func (co *commands) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc promptCall) gateway.StopReason {
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
 	name := "/" + promptCommandName(pc.server, pc.prompt.Name)

@@ -146,6 +146,16 @@ func (r *resourceState) updated(k resourceKey) {
 	r.changed[k] = true
 }
 
+// advertised records key as the commands last advertised, and reports
+// whether they were already.
+func (r *resourceState) advertised(key string) (same bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	same = r.commands == key
+	r.commands = key
+	return same
+}
+
 // takeChanged returns the resources changed since the last call, in
 // order, and forgets them.
 func (r *resourceState) takeChanged() []resourceKey {
@@ -188,14 +198,13 @@ func (a *Agent) resourceEvent(s *liveSession, e mcpclient.Event) {
 
 // resourcesReport is /resources [server]: the resources and templates of
 // the session's servers (of server alone when given).
-func (co *commands) resourcesReport(s *liveSession, server string) string {
-	c := s.caller()
+func (co *commands) resourcesReport(s commandSession, server string) string {
 	if server != "" {
-		if _, ok := c.manager(server).Status(server); !ok {
+		if _, _, ok := s.serverStatus(server); !ok {
 			return fmt.Sprintf("This session has no MCP server %q. /mcp lists its servers.", server)
 		}
 	}
-	list := bridge.ResourceList(c, server)
+	list := bridge.ResourceList(s.resources(), server)
 	switch {
 	case list != "":
 		return "Resources (mention one with @ to give it to the model):\n" + list

@@ -31,7 +31,8 @@ const (
 // the session's (tool names never contain ':').
 func samplingKey(server string) string { return "sampling:" + server }
 
-// errNoModel answers a sampling request of a session without a model.
+// errNoModel answers a sampling request of a session without a model;
+// commandSession.compact returns it too.
 var errNoModel = errors.New("this session has no model")
 
 // sample has session s's model answer an MCP server's sampling request,

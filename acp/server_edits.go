@@ -270,7 +270,7 @@ func checkServer(server acpsdk.McpServer) (acpsdk.McpServer, error) {
 }
 
 // liveEdit is /mcp add, remove or restart of session s.
-func (co *commands) liveEdit(ctx context.Context, s *liveSession, sub, arg string) string {
+func (co *commands) liveEdit(ctx context.Context, s commandSession, sub, arg string) string {
 	switch sub {
 	case "add":
 		return co.addServer(ctx, s, arg)
@@ -281,124 +281,80 @@ func (co *commands) liveEdit(ctx context.Context, s *liveSession, sub, arg strin
 }
 
 // addServer is /mcp add.
-func (co *commands) addServer(ctx context.Context, s *liveSession, arg string) string {
+func (co *commands) addServer(ctx context.Context, s commandSession, arg string) string {
 	server, err := parseAdd(arg)
 	if err != nil {
 		return fmt.Sprintf("Cannot add the server: %v", err)
 	}
 	name := mcpservers.Name(server)
-	if _, ok := s.mgr.Status(name); ok || co.isShared(s, name) {
+	if _, _, ok := s.serverStatus(name); ok {
 		return fmt.Sprintf("This session already has an MCP server called %s; `/mcp remove %s` first, or choose another name.", name, name)
 	}
-	before, _ := s.ed.current()
-	edits := before.add(server)
-	if err := co.setEdits(ctx, s, edits); err != nil {
+	before := s.edits()
+	if err := s.applyEdits(ctx, co.setup, before.add(server)); err != nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
 	// A server that failed at once (it could not start, or it is over
 	// the session's limit) is not kept: the session goes back to its
 	// servers before the add, and the model is told nothing.
-	if st, ok := s.mgr.Status(name); ok && st.State == mcpclient.StateFailed {
-		if err := co.setEdits(ctx, s, before); err != nil {
-			co.setup.logger.Warn("undoing a failed /mcp add", "session", s.id, "server", name, "err", err)
+	if st, shared, ok := s.serverStatus(name); ok && !shared && st.State == mcpclient.StateFailed {
+		if err := s.applyEdits(ctx, co.setup, before); err != nil {
+			co.setup.logger.Warn("undoing a failed /mcp add", "session", s.sessionID(), "server", name, "err", err)
 		}
 		return fmt.Sprintf("Cannot add MCP server %s: %s. It is not kept with the session.", name, st.Error)
 	}
-	co.tell(s, fmt.Sprintf("MCP server %s was added.", bridge.ServerLabel(name)))
+	s.tellModel(fmt.Sprintf("MCP server %s was added.", bridge.ServerLabel(name)))
 	return fmt.Sprintf("Added MCP server %s: %s", name, co.serverLine(s, name))
 }
 
 // removeServer is /mcp remove.
-func (co *commands) removeServer(ctx context.Context, s *liveSession, name string) string {
+func (co *commands) removeServer(ctx context.Context, s commandSession, name string) string {
 	if msg, ok := co.ownServer(s, "remove", name); !ok {
 		return msg
 	}
-	current, _ := s.ed.current()
-	edits := current.remove(name)
-	if err := co.setEdits(ctx, s, edits); err != nil {
+	if err := s.applyEdits(ctx, co.setup, s.edits().remove(name)); err != nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
-	co.tell(s, fmt.Sprintf("MCP server %s was removed.", bridge.ServerLabel(name)))
+	s.tellModel(fmt.Sprintf("MCP server %s was removed.", bridge.ServerLabel(name)))
 	return fmt.Sprintf("Removed MCP server %s from this session; its tools are gone.", name)
 }
 
 // ownServer reports whether name is one of session s's own servers, which
 // /mcp verb can change; when not, it returns what to say.
-func (co *commands) ownServer(s *liveSession, verb, name string) (string, bool) {
-	_, ok := s.mgr.Status(name)
+func (co *commands) ownServer(s commandSession, verb, name string) (string, bool) {
+	_, shared, ok := s.serverStatus(name)
 	switch {
 	case name == "":
 		return fmt.Sprintf("Usage: /mcp %s NAME. /mcp lists the servers.", verb), false
-	case ok:
+	case ok && !shared:
 		return "", true
-	case co.isShared(s, name):
+	case ok:
 		return fmt.Sprintf("MCP server %s is configured with shared: true and serves every session; /mcp %s cannot change it for one session (change the configuration and /reload).", name, verb), false
 	}
 	return fmt.Sprintf("This session has no MCP server called %s. /mcp lists the servers.", name), false
 }
 
 // restartServer is /mcp restart.
-func (co *commands) restartServer(ctx context.Context, s *liveSession, name string) string {
+func (co *commands) restartServer(ctx context.Context, s commandSession, name string) string {
 	if msg, ok := co.ownServer(s, "restart", name); !ok {
 		return msg
 	}
-	wctx, cancel := context.WithTimeout(ctx, co.setup.startupBudget(s))
-	defer cancel()
-	err := s.mgr.Restart(wctx, name)
+	err := s.restartServer(ctx, co.setup, name)
 	switch {
 	case errors.Is(err, mcpclient.ErrUnknownServer):
 		return fmt.Sprintf("This session has no MCP server called %s. /mcp lists the servers.", name)
-	case err != nil && wctx.Err() == nil:
+	case err != nil:
 		return fmt.Sprintf("Cannot restart MCP server %s: %v", name, err)
 	}
-	co.tell(s, fmt.Sprintf("MCP server %s was restarted.", bridge.ServerLabel(name)))
+	s.tellModel(fmt.Sprintf("MCP server %s was restarted.", bridge.ServerLabel(name)))
 	return fmt.Sprintf("Restarted MCP server %s: %s", name, co.serverLine(s, name))
 }
 
-// isShared reports whether the agent has a shared server called name
-// that session s sees.
-func (co *commands) isShared(s *liveSession, name string) bool {
-	if s.shared == nil {
-		return false
-	}
-	_, ok := s.shared.Status(name)
-	return ok
-}
-
-// setEdits makes edits session s's servers: it starts and stops servers
-// (waiting for the new ones within the startup budget) and stores the
-// edits. A reconfiguration cut short by the budget is not an error: the
-// servers go on connecting.
-func (co *commands) setEdits(ctx context.Context, s *liveSession, edits serverEdits) error {
-	client, err := s.ed.apply(edits)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	specs := co.setup.merge(edits.configured(s.cfg.servers), client)
-	s.cfg.applyLimits(&mcpclient.Options{}, specs)
-	s.mu.Unlock()
-	if err := s.store.UpdateMeta(func(m *session.Meta) {
-		delete(m.Extra, extraServerEdits)
-		if len(edits.Added) > 0 || len(edits.Removed) > 0 {
-			m.Extra[extraServerEdits] = edits
-		}
-	}); err != nil {
-		co.setup.logger.Warn("saving the MCP server changes", "session", s.id, "err", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, co.setup.startupBudget(s))
-	defer cancel()
-	if _, err := s.mgr.Reconfigure(wctx, specs); err != nil && wctx.Err() == nil {
-		return err
-	}
-	return nil
-}
-
 // serverLine says how the server called name of session s is now.
-func (co *commands) serverLine(s *liveSession, name string) string {
-	st, ok := s.mgr.Status(name)
+func (co *commands) serverLine(s commandSession, name string) string {
+	st, shared, ok := s.serverStatus(name)
 	switch {
-	case !ok:
+	case !ok || shared:
 		return "gone."
 	case st.State == mcpclient.StateReady:
 		return fmt.Sprintf("ready, %d tools.", st.Tools)
@@ -406,17 +362,6 @@ func (co *commands) serverLine(s *liveSession, name string) string {
 		return fmt.Sprintf("%s: %s.", st.State, st.Error)
 	}
 	return fmt.Sprintf("%s (its tools join when it is ready; /mcp shows it).", st.State)
-}
-
-// tell queues note for the model's next turn in session s.
-func (co *commands) tell(s *liveSession, note string) { s.ed.tell(note) }
-
-// startupBudget is how long what needs a session's servers waits for them
-// to connect.
-func (su *setup) startupBudget(s *liveSession) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return su.budgetFor(s.cfg)
 }
 
 // budgetFor is the startup budget of a session configured as sc.

@@ -180,16 +180,9 @@ func (su *setup) fileReader(s *liveSession, roots []string) sysprompt.ReadFunc {
 
 // contextReport is /context: the system prompt's sections and sizes, the
 // history's size, and the whole prompt.
-func (co *commands) contextReport(ctx context.Context, s *liveSession) string {
-	p := co.setup.systemPrompt(ctx, s)
-	_, skipped := co.setup.instructionFiles(ctx, s)
-	s.mu.Lock()
-	n, stored := len(s.history), 0
-	if n > 0 {
-		history, _ := json.Marshal(s.history)
-		stored = len(history)
-	}
-	s.mu.Unlock()
+func (co *commands) contextReport(ctx context.Context, s commandSession) string {
+	p, skipped := s.systemPrompt(ctx, co.setup)
+	n, stored := s.historySize()
 	var b strings.Builder
 	fmt.Fprintf(&b, "**System prompt**: %s\n", size(len(p.Text)))
 	for _, sec := range p.Sections {
