@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/time/rate"
 
 	"github.com/acpgate/acpgate/mcpclient/lines"
 )
@@ -28,7 +31,7 @@ const maxLogLine = 64 << 10
 // lines, the stray lines on its stdout and its notifications/message. It
 // redacts each line whole before anything cuts it, bounds its length, and
 // rate-limits the lines of one server with a token bucket shared by the
-// three paths: rate lines per second, up to burst at once. While it drops,
+// three paths (x/time/rate): rate lines per second, up to burst at once. While it drops,
 // one record a second says how many lines were dropped. Deciding to drop
 // a line costs a lock and a clock read; a reader over the budget instead
 // skips what it reads in bulk (drop) and waits for the next token (wait)
@@ -39,42 +42,35 @@ type logGate struct {
 	redact func([]byte) []byte // nil: none
 	now    func() time.Time
 	sleep  func(time.Duration) // how wait waits: time.Sleep
-	rate   int64               // tokens per second; <= 0: no limit
-	burst  int64
+	lim    *rate.Limiter       // nil: no limit; read at now()
 
 	mu       sync.Mutex
-	tokens   int64     // in billionths of a token, so refills are exact
-	last     time.Time // when tokens were last refilled
 	dropped  int       // lines dropped since the last report
 	reported time.Time // when the last report of dropped lines was made
 }
 
-// token is one token in logGate.tokens.
-const token = int64(time.Second)
-
-// newLogGate returns a gate writing to logger. rate <= 0 turns the limit
-// off; now is the clock the bucket reads.
-func newLogGate(logger *slog.Logger, redact func([]byte) []byte, rate, burst int, now func() time.Time) *logGate {
-	return &logGate{
-		logger: logger, redact: redact, now: now, sleep: time.Sleep,
-		rate: int64(rate), burst: int64(burst), tokens: int64(burst) * token, last: now(),
+// newLogGate returns a gate writing to logger: perSecond lines a second,
+// burst at once. perSecond <= 0 turns the limit off; now is the clock the
+// bucket reads.
+func newLogGate(logger *slog.Logger, redact func([]byte) []byte, perSecond, burst int, now func() time.Time) *logGate {
+	g := &logGate{logger: logger, redact: redact, now: now, sleep: time.Sleep}
+	if perSecond > 0 {
+		g.lim = rate.NewLimiter(rate.Limit(perSecond), burst)
 	}
+	return g
 }
 
 // allow takes a token for one line and reports whether the line may be
 // logged. A dropped line is only counted: the first drop and then at most
 // one record a second report the count (flush reports what is left).
 func (g *logGate) allow() bool {
-	if g.rate <= 0 {
+	if g.lim == nil {
 		return true
 	}
-	g.mu.Lock()
 	now := g.now()
-	g.refill(now)
-	ok := g.tokens >= token
-	if ok {
-		g.tokens -= token
-	} else {
+	ok := g.lim.AllowN(now, 1)
+	g.mu.Lock()
+	if !ok {
 		g.dropped++
 	}
 	report := g.due(now)
@@ -88,7 +84,7 @@ func (g *logGate) allow() bool {
 // drop counts n lines dropped without asking for tokens: lines a reader
 // over the budget skipped in bulk. It reads the clock once.
 func (g *logGate) drop(n int) {
-	if n <= 0 || g.rate <= 0 {
+	if n <= 0 || g.lim == nil {
 		return
 	}
 	g.mu.Lock()
@@ -110,26 +106,14 @@ const maxWait = 100 * time.Millisecond
 // writing more than the budget finds its pipe full and its writes blocked,
 // instead of acpgate reading lines only to drop them.
 func (g *logGate) wait() {
-	if g.rate <= 0 {
+	if g.lim == nil {
 		return
 	}
-	g.mu.Lock()
-	g.refill(g.now())
-	need := token - g.tokens
-	g.mu.Unlock()
+	need := 1 - g.lim.TokensAt(g.now())
 	if need <= 0 {
 		return
 	}
-	g.sleep(min(time.Duration((need+g.rate-1)/g.rate), maxWait))
-}
-
-// refill adds the tokens earned since last; g.mu is held.
-func (g *logGate) refill(now time.Time) {
-	if dt := now.Sub(g.last); dt > 0 {
-		dt = min(dt, time.Duration(g.burst)*time.Second) // a full bucket; no overflow
-		g.tokens = min(g.burst*token, g.tokens+int64(dt)*g.rate)
-		g.last = now
-	}
+	g.sleep(min(time.Duration(math.Ceil(need/float64(g.lim.Limit())*float64(time.Second))), maxWait))
 }
 
 // due returns the count of dropped lines to report now, if any: the first
@@ -155,7 +139,7 @@ func (g *logGate) flush() {
 }
 
 func (g *logGate) reportDropped(n int) {
-	g.logger.Warn("server output over the log rate limit: lines dropped", "dropped", n, "per_second", g.rate, "burst", g.burst)
+	g.logger.Warn("server output over the log rate limit: lines dropped", "dropped", n, "per_second", float64(g.lim.Limit()), "burst", g.lim.Burst())
 }
 
 // clean returns line redacted (whole) and then cut to at most max bytes at

@@ -1,7 +1,11 @@
 // Package tty tells whether a file is a terminal, for the commands of this
 // module (colour on a terminal, line editing): a terminal is what answers
-// the terminal ioctl, not any character device (/dev/null is one). It also
-// turns a terminal's echo off while a secret is typed.
+// the terminal ioctl, not any character device (/dev/null is one); that is
+// golang.org/x/term's IsTerminal. It also turns a terminal's echo off
+// while a secret is typed, which x/term does not offer as such: its
+// ReadPassword turns the echo off only once it reads, after the question
+// is shown, so a key pasted as the question appears could be echoed;
+// WithoutEcho turns it off before the question.
 package tty
 
 import (
@@ -9,7 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"golang.org/x/term"
 )
+
+// IsTerminal reports whether f is a terminal (a console on Windows).
+func IsTerminal(f *os.File) bool {
+	return term.IsTerminal(int(f.Fd()))
+}
 
 // WithoutEcho runs read with the echo of the terminal f turned off, so
 // that what is typed (a password, an API key) is not shown, and turns it

@@ -8,12 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
-	return err == nil
-}
-
 // noEcho turns the terminal f's echo off (the newline too) and returns
 // what turns it back on.
 func noEcho(f *os.File) (func() error, error) {

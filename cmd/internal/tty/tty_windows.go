@@ -6,12 +6,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// IsTerminal reports whether f is a console.
-func IsTerminal(f *os.File) bool {
-	var mode uint32
-	return windows.GetConsoleMode(windows.Handle(f.Fd()), &mode) == nil
-}
-
 // noEcho turns the console f's echo off and returns what turns it back
 // on.
 func noEcho(f *os.File) (func() error, error) {
