@@ -100,7 +100,7 @@ cross-build:
 # release: make release VERSION=x.y.z — one archive per ACP registry
 # platform, SHA256SUMS and the registry entry (registry/acpgate/) into
 # $(DIST), from the committed sources (a changed tree stamps its commit
-# "-dirty"). See README.md, "Install".
+# "-dirty"). See docs/releases.md, "Making a release".
 release:
 	rm -rf $(DIST)
 	$(GO) run ./cmd/internal/release -go $(GO) -version '$(VERSION)' -url '$(RELEASE_URL)' -repository '$(RELEASE_REPO)' -out $(DIST)

@@ -18,9 +18,9 @@ import (
 // question (a yes/no or choice) or a card; URL elicitations are tracked
 // until the server completes them.
 
-// elicit asks the user what an MCP server of session s asks (see the
-// README, "Questions from MCP servers"): through the client's own
-// elicitation when it has it; else a single yes/no or choice question
+// elicit asks the user what an MCP server of session s asks (see
+// docs/server-requests.md, "Questions (form elicitation)"): through the
+// client's own elicitation when it has it; else a single yes/no or choice question
 // becomes a permission request, and anything else is declined with a card
 // saying so. A URL is shown by the client, or on a card with the link.
 // The call the question belongs to (if known: gateway.CallFrom(ctx))

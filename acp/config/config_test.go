@@ -670,10 +670,10 @@ func TestWorkspaceTools(t *testing.T) {
 	}
 }
 
-// TestREADMEExample: the example of README's "Configuration file" section
-// is valid and draws no warning.
-func TestREADMEExample(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestDocumentedExample: the example of the "Configuration file" section
+// of docs/configuration.md is valid and draws no warning.
+func TestDocumentedExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,7 +681,7 @@ func TestREADMEExample(t *testing.T) {
 	_, block, ok := strings.Cut(section, "```json\n")
 	block, _, ok2 := strings.Cut(block, "```")
 	if !ok || !ok2 {
-		t.Fatal("no JSON example in README's configuration section")
+		t.Fatal("no JSON example in the configuration section of docs/configuration.md")
 	}
 	if _, warnings := mustParse(t, block); len(warnings) > 0 {
 		t.Errorf("warnings: %v", warnings)

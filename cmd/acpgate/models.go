@@ -24,7 +24,7 @@ import (
 // it keeps the endpoints' model lists (GET /models), one per base URL,
 // for the model picker. Its methods are safe for concurrent use.
 //
-// Precedence, field by field (the README states it): the flags and
+// Precedence, field by field (docs/models.md states it): the flags and
 // environment (--provider, --model, --base-url, and the API key of the
 // provider in force: OPENAI_API_KEY or ANTHROPIC_API_KEY) over the
 // session's profile (agents.list[].model) over the file's top-level model.

@@ -1,6 +1,6 @@
 // Command release makes acpgate's release from the module in the current
 // directory (package internal/release): run by make release, see
-// README.md ("Install"). The version and commit are stamped into each
+// docs/releases.md ("Making a release"). The version and commit are stamped into each
 // binary; each archive entry's time is $SOURCE_DATE_EPOCH, else the
 // commit's time. The binary for the machine it runs on is started with
 // --version, which must print "acpgate VERSION (commit COMMIT)".
