@@ -23,11 +23,12 @@ build:
 
 # demo: acpgate launched by acpcli with the test MCP server as a session
 # server; shows /mcp, /tools and a /call (no model needed). It builds only
-# the three binaries it runs, the model SDKs without inlining as the tests
-# build them (TEST_GOFLAGS; the first build's cost, docs/benchmarks.md).
+# the three binaries it runs, acpgate with the nomodels tag: without the
+# model SDKs, which the demo does not use and which are most of a first
+# build (docs/benchmarks.md). make build builds the whole acpgate.
 DEMO_BINS := ./cmd/acpgate ./cmd/acpcli ./testdata/mcpserver
 demo:
-	$(TEST_GOFLAGS) $(GO) build -o $(BIN)/ $(DEMO_BINS)
+	$(GO) build -tags nomodels -o $(BIN)/ $(DEMO_BINS)
 	@state=$$(mktemp -d); \
 	printf '%s\n' '/mcp' '/tools' '/call mcp__demo__add {"a":2,"b":40}' | \
 	  $(BIN)/acpcli --agent "$(BIN)/acpgate --state-dir $$state --log-level warn" \

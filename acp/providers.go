@@ -17,8 +17,6 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/gateway/anthropic"
-	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -84,9 +82,9 @@ func (e *endpoint) apply(m config.Model) config.Model {
 // configured one, else its provider's default.
 func endpointURL(m config.Model) string {
 	if m.ResolvedProvider() == config.ProviderAnthropic {
-		return anthropic.RootURL(m.BaseURL)
+		return gateway.AnthropicRootURL(m.BaseURL)
 	}
-	return cmp.Or(m.BaseURL, openaicompat.DefaultBaseURL)
+	return cmp.Or(m.BaseURL, gateway.OpenAIBaseURL)
 }
 
 // model returns session s's model for a new turn, a prompt command or a

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 
 	"github.com/lmittmann/tint"
@@ -28,8 +29,6 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
-	"github.com/acpgate/acpgate/gateway/anthropic"
-	"github.com/acpgate/acpgate/gateway/openaicompat"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/internal/nodump"
 	"github.com/acpgate/acpgate/session"
@@ -65,7 +64,7 @@ func parseFlags(args []string, getenv func(string) string) (cliConfig, error) {
 	fs.StringVar(&c.logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json")
 	fs.StringVar(&c.model, "model", getenv("ACPGATE_MODEL"), "model name (env ACPGATE_MODEL); none: prompts explain how to configure one")
-	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "model API base URL (env OPENAI_BASE_URL; default "+openaicompat.DefaultBaseURL+", or "+anthropic.DefaultBaseURL+" for anthropic)")
+	fs.StringVar(&c.baseURL, "base-url", getenv("OPENAI_BASE_URL"), "model API base URL (env OPENAI_BASE_URL; default "+gateway.OpenAIBaseURL+", or "+gateway.AnthropicBaseURL+" for anthropic)")
 	fs.Func("provider", "the API the model endpoint speaks: openai (OpenAI-compatible Chat Completions) or anthropic (Anthropic's Messages API); default: the configuration's, else anthropic for a base URL on api.anthropic.com, else openai", func(s string) error {
 		if s != config.ProviderOpenAI && s != config.ProviderAnthropic {
 			return fmt.Errorf("want %s or %s, not %q", config.ProviderOpenAI, config.ProviderAnthropic, s)
@@ -240,6 +239,9 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	// wait for.
 	go models.prefetch(ctx, eff.Model)
 	logger.Info("acpgate starting", "version", version, "state_dir", dir, "config", cfgPath, "profile", c.profile, "model", models.settings(eff.Model).Model)
+	if !modelProviders {
+		logger.Info("built without model providers (the nomodels tag, make demo's build): prompts for a model fail; make build builds them")
+	}
 	opts := acp.Options{
 		Name: "acpgate", Version: version,
 		Store: store, Models: models, Logger: logger,

@@ -14,8 +14,6 @@ import (
 	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/gateway/anthropic"
-	"github.com/acpgate/acpgate/gateway/openaicompat"
 )
 
 // models builds the model providers of sessions (acp.Options.Models): one
@@ -179,30 +177,12 @@ func (m *models) build(ctx context.Context, s config.Model) (gateway.Provider, e
 			return nil, fmt.Errorf("model header %s: the value %w", name, err)
 		}
 	}
-	var p gateway.Provider
-	switch s.ResolvedProvider() {
-	case config.ProviderAnthropic:
-		p, err = anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget})
-	default:
-		p, err = openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
-	}
+	p, err := newProvider(s, apiKey, headers)
 	if err != nil {
 		return nil, fmt.Errorf("model provider: %w", err)
 	}
 	m.logger.Info("model provider ready", "provider", s.ResolvedProvider(), "model", s.Model, "base_url", s.BaseURL)
 	return p, nil
-}
-
-// cacheKeyMode is the provider's prompt_cache_key mode for
-// model.promptCacheKey (nil: the provider's default).
-func cacheKeyMode(set *bool) openaicompat.CacheKeyMode {
-	switch {
-	case set == nil:
-		return openaicompat.CacheKeyAuto
-	case *set:
-		return openaicompat.CacheKeyAlways
-	}
-	return openaicompat.CacheKeyNever
 }
 
 // keyOf is the cache key of s.

@@ -32,8 +32,8 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 )
 
-// DefaultBaseURL is Anthropic's API.
-const DefaultBaseURL = "https://api.anthropic.com"
+// DefaultBaseURL is Anthropic's API (gateway.AnthropicBaseURL).
+const DefaultBaseURL = gateway.AnthropicBaseURL
 
 // Format is the gateway.Native.Provider of this provider's messages.
 const Format = "anthropic"
@@ -111,7 +111,7 @@ func New(cfg Config) (*Provider, error) {
 	case cfg.ThinkingBudget != 0 && cfg.ThinkingBudget < MinThinkingBudget:
 		return nil, fmt.Errorf("anthropic: a thinking budget is at least %d tokens, not %d", MinThinkingBudget, cfg.ThinkingBudget)
 	}
-	cfg.BaseURL = RootURL(cfg.BaseURL)
+	cfg.BaseURL = gateway.AnthropicRootURL(cfg.BaseURL)
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
@@ -134,16 +134,6 @@ func New(cfg Config) (*Provider, error) {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
 	return &Provider{cfg: cfg, client: anthropic.NewClient(opts...)}, nil
-}
-
-// RootURL is the API root of base URL u: DefaultBaseURL for "", and u
-// without trailing slashes and without a final /v1.
-func RootURL(u string) string {
-	if u == "" {
-		return DefaultBaseURL
-	}
-	u = strings.TrimRight(u, "/")
-	return strings.TrimRight(strings.TrimSuffix(u, "/v1"), "/")
 }
 
 // Complete implements gateway.Provider. An answer the API paused

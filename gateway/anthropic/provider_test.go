@@ -347,9 +347,9 @@ func TestNewChecksItsConfig(t *testing.T) {
 			t.Errorf("%+v accepted", cfg)
 		}
 	}
-	for in, want := range map[string]string{"": anthropic.DefaultBaseURL, "https://api.anthropic.com/v1/": "https://api.anthropic.com", "http://127.0.0.1:9/x/": "http://127.0.0.1:9/x"} {
-		if got := anthropic.RootURL(in); got != want {
-			t.Errorf("RootURL(%q) = %q, want %q", in, got, want)
+	for in, want := range map[string]string{"": gateway.AnthropicBaseURL, "https://api.anthropic.com/v1/": "https://api.anthropic.com", "http://127.0.0.1:9/x/": "http://127.0.0.1:9/x"} {
+		if got := gateway.AnthropicRootURL(in); got != want {
+			t.Errorf("AnthropicRootURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 )
 
-// DefaultBaseURL is OpenAI's API.
-const DefaultBaseURL = "https://api.openai.com/v1"
+// DefaultBaseURL is OpenAI's API (gateway.OpenAIBaseURL).
+const DefaultBaseURL = gateway.OpenAIBaseURL
 
 // DefaultMaxRetries is Config.MaxRetries' default; NoRetries turns retries
 // off. As in every option struct of acpgate, zero means the default and

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/gateway/anthropic"
+	"github.com/acpgate/acpgate/gateway"
 )
 
 // This file checks an Anthropic API: its model list (GET /v1/models, the
@@ -32,7 +32,7 @@ func checkAnthropic(ctx context.Context, client *http.Client, baseURL, key strin
 	models := []string{}
 	after := ""
 	for range maxModelPages {
-		u := anthropic.RootURL(baseURL) + "/v1/models?limit=1000"
+		u := gateway.AnthropicRootURL(baseURL) + "/v1/models?limit=1000"
 		if after != "" {
 			u += "&after_id=" + url.QueryEscape(after)
 		}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/gateway/anthropic"
+	"github.com/acpgate/acpgate/gateway"
 )
 
 // The kinds of [EndpointError], for errors.Is.
@@ -65,7 +65,7 @@ func (e *EndpointError) Error() string {
 		return fmt.Sprintf("GET %s: cannot reach the endpoint: %v: check the URL and that the server is running", e.URL, e.Err)
 	case ErrWrongPath:
 		if e.API == config.ProviderAnthropic {
-			return fmt.Sprintf("GET %s: not an Anthropic model list%s%s: check the base URL (the API root, such as %s)", e.URL, status, detail, anthropic.DefaultBaseURL)
+			return fmt.Sprintf("GET %s: not an Anthropic model list%s%s: check the base URL (the API root, such as %s)", e.URL, status, detail, gateway.AnthropicBaseURL)
 		}
 		return fmt.Sprintf("GET %s: not an OpenAI-compatible model list%s%s: check the base URL (it usually ends in /v1)", e.URL, status, detail)
 	}

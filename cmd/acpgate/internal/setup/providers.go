@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/gateway/anthropic"
-	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/gateway"
 )
 
 // Provider is one entry of the catalogue `acpgate setup` offers. It is
@@ -49,8 +48,8 @@ const Custom = "custom"
 // every endpoint acpgate talks to. A new provider is one more entry here.
 func Catalogue() []Provider {
 	return []Provider{
-		{ID: "openai", Name: "OpenAI", BaseURL: openaicompat.DefaultBaseURL, NeedsKey: true, KeyURL: "https://platform.openai.com/api-keys"},
-		{ID: "anthropic", Name: "Anthropic", BaseURL: anthropic.DefaultBaseURL, API: config.ProviderAnthropic, NeedsKey: true, KeyURL: "https://console.anthropic.com/settings/keys"},
+		{ID: "openai", Name: "OpenAI", BaseURL: gateway.OpenAIBaseURL, NeedsKey: true, KeyURL: "https://platform.openai.com/api-keys"},
+		{ID: "anthropic", Name: "Anthropic", BaseURL: gateway.AnthropicBaseURL, API: config.ProviderAnthropic, NeedsKey: true, KeyURL: "https://console.anthropic.com/settings/keys"},
 		{ID: "openrouter", Name: "OpenRouter", BaseURL: "https://openrouter.ai/api/v1", NeedsKey: true, KeyURL: "https://openrouter.ai/keys", KeyPath: "/key"},
 		{ID: "gemini", Name: "Google Gemini", BaseURL: "https://generativelanguage.googleapis.com/v1beta/openai", NeedsKey: true, KeyURL: "https://aistudio.google.com/apikey"},
 		{ID: "ollama", Name: "Ollama", BaseURL: "http://127.0.0.1:11434/v1", Local: true},

@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/gateway/anthropic"
-	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/gateway"
 )
 
 // Show writes what is set up in the configuration file at path: the
@@ -28,9 +27,9 @@ func Show(path string, out io.Writer, getenv func(string) string) error {
 		base, api := m.BaseURL, ""
 		switch {
 		case m.ResolvedProvider() == config.ProviderAnthropic:
-			base, api = anthropic.RootURL(base), config.ProviderAnthropic
+			base, api = gateway.AnthropicRootURL(base), config.ProviderAnthropic
 		case base == "":
-			base = openaicompat.DefaultBaseURL
+			base = gateway.OpenAIBaseURL
 		}
 		fmt.Fprintf(out, "Provider:      %s\nBase URL:      %s\nModel:         %s\n", byURL(Catalogue(), base, api).Name, base, m.Model)
 		key := m.APIKey

@@ -1,0 +1,41 @@
+//go:build !nomodels
+
+package main
+
+import (
+	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/anthropic"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+)
+
+// This file is the one place the binary builds the model SDKs in: a build
+// with the nomodels tag (make demo's) leaves it out for
+// providers_nomodels.go, since the demo needs no model and the SDKs are
+// most of a first build's time (docs/benchmarks.md).
+
+// modelProviders reports whether this build can reach a model.
+const modelProviders = true
+
+// newProvider makes the provider of model settings s, whose API key and
+// headers are resolved already.
+func newProvider(s config.Model, apiKey string, headers map[string]string) (gateway.Provider, error) {
+	switch s.ResolvedProvider() {
+	case config.ProviderAnthropic:
+		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget})
+	default:
+		return openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
+	}
+}
+
+// cacheKeyMode is the provider's prompt_cache_key mode for
+// model.promptCacheKey (nil: the provider's default).
+func cacheKeyMode(set *bool) openaicompat.CacheKeyMode {
+	switch {
+	case set == nil:
+		return openaicompat.CacheKeyAuto
+	case *set:
+		return openaicompat.CacheKeyAlways
+	}
+	return openaicompat.CacheKeyNever
+}
