@@ -61,7 +61,11 @@ type Options struct {
 	// https://github.com/acpgate/acpgate/releases/download/v{version}/{file}.
 	URLTemplate string
 	Out         string   // the output directory, created; it must hold nothing yet
-	Docs        []string // files archived next to the binary under their base names (LICENSE, README.md)
+	// Docs are the files archived beside the binary, each under its path
+	// relative to DocsDir (LICENSE, README.md, docs/configuration.md…),
+	// so that the README's relative links work in the unpacked archive.
+	Docs    []string
+	DocsDir string // the directory Docs are relative to
 	Icon        string   // the registry icon's file
 	// Entry is the registry entry's description: its ID, Name,
 	// Description, Repository, Authors and License; Build fills in the
@@ -102,7 +106,7 @@ func Build(ctx context.Context, opts *Options) ([]Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("icon: %w", err)
 	}
-	docs, err := readDocs(o.Docs)
+	docs, err := readDocs(o.DocsDir, o.Docs)
 	if err != nil {
 		return nil, err
 	}
@@ -201,15 +205,16 @@ func ArchiveURL(template, version, file string) (string, error) {
 	return strings.NewReplacer("{version}", version, "{file}", file).Replace(template), nil
 }
 
-// readDocs reads the files archived next to the binary.
-func readDocs(paths []string) ([]File, error) {
+// readDocs reads the files archived beside the binary: paths, relative
+// to dir, are their names in the archive.
+func readDocs(dir string, paths []string) ([]File, error) {
 	var files []File
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := os.ReadFile(filepath.Join(dir, p))
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, File{Name: filepath.Base(p), Mode: 0o644, Data: data})
+		files = append(files, File{Name: filepath.ToSlash(p), Mode: 0o644, Data: data})
 	}
 	return files, nil
 }

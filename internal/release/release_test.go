@@ -29,14 +29,15 @@ func fakeBuild(_ context.Context, p release.Platform, path string) error {
 }
 
 // testOptions are a release of version 1.2.3 into out with fake binaries
-// and the repository's own LICENSE, README.md and icon.
+// and the repository's own LICENSE, README.md, a docs page and icon.
 func testOptions(out string) *release.Options {
 	return &release.Options{
 		Version:     "1.2.3",
 		Time:        mtime,
 		URLTemplate: "https://github.com/acpgate/acpgate/releases/download/v{version}/{file}",
 		Out:         out,
-		Docs:        []string{"../../LICENSE", "../../README.md"},
+		Docs:        []string{"LICENSE", "README.md", "docs/configuration.md"},
+		DocsDir:     "../..",
 		Icon:        "../../docs/icon.svg",
 		Entry:       registry.Entry{ID: "acpgate", Name: "acpgate", Description: "test", License: "Apache-2.0"},
 		Build:       fakeBuild,
@@ -81,7 +82,7 @@ func TestReleaseArchives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	license, readme := readFile(t, "../../LICENSE"), readFile(t, "../../README.md")
+	license, readme, conf := readFile(t, "../../LICENSE"), readFile(t, "../../README.md"), readFile(t, "../../docs/configuration.md")
 	var lines []string
 	for i, p := range release.Platforms() {
 		a := arts[i]
@@ -94,6 +95,7 @@ func TestReleaseArchives(t *testing.T) {
 			{Name: p.Binary(), Mode: 0o755, Data: []byte("fake acpgate for " + p.Name + "\n")},
 			{Name: "LICENSE", Mode: 0o644, Data: license},
 			{Name: "README.md", Mode: 0o644, Data: readme},
+			{Name: "docs/configuration.md", Mode: 0o644, Data: conf},
 		}
 		if got := unpack(t, a.File, data); !slices.EqualFunc(got, want, func(a, b release.File) bool {
 			return a.Name == b.Name && a.Mode == b.Mode && bytes.Equal(a.Data, b.Data)

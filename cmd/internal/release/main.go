@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -57,6 +58,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	pages, err := filepath.Glob("docs/*.md") // the reference the README links to
+	if err != nil || len(pages) == 0 {
+		return fmt.Errorf("no docs/*.md to archive beside the README (%v)", err)
+	}
 	start := time.Now()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	logger.Info("release", "version", *version, "commit", commit, "time", mtime.UTC().Format(time.RFC3339))
@@ -66,7 +71,8 @@ func run(ctx context.Context, args []string) error {
 		Time:        mtime,
 		URLTemplate: *urlTemplate,
 		Out:         *out,
-		Docs:        []string{"LICENSE", "README.md"},
+		Docs:        append([]string{"LICENSE", "README.md"}, pages...),
+		DocsDir:     ".",
 		Icon:        "docs/icon.svg",
 		Entry: registry.Entry{
 			ID:          "acpgate",
