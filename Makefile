@@ -2,9 +2,6 @@
 GO        ?= go
 BIN       ?= bin
 NPM_DIRS  := testdata/everything testdata/acpnode testdata/conformance
-# go ./... skips testdata/; its Go packages are named here.
-TESTDATA_PKGS := ./testdata/mcpserver ./testdata/testbin ./testdata/fakellm ./testdata/cachekit ./testdata/fakeanthropic ./testdata/minagent ./testdata/wsclient ./testdata/mcptunnel ./testdata/typecheck \
-                 ./testdata/conformance ./testdata/conformance/harness ./testdata/conformance/run
 STATICCHECK_VERSION := v0.8.2
 # release: RELEASE_REPO is the repository named in the registry entry;
 # RELEASE_URL is where the archives will be downloaded from once they are
@@ -19,14 +16,14 @@ build:
 	$(GO) build ./...
 	$(GO) build -o $(BIN)/acpgate ./cmd/acpgate
 	$(GO) build -o $(BIN)/acpcli ./cmd/acpcli
-	$(GO) build -o $(BIN)/mcpserver ./testdata/mcpserver
+	$(GO) build -o $(BIN)/mcpserver ./internal/fake/mcpserver
 
 # demo: acpgate launched by acpcli with the test MCP server as a session
 # server; shows /mcp, /tools and a /call (no model needed). It builds only
 # the three binaries it runs, acpgate with the nomodels tag: without the
 # model SDKs, which the demo does not use and which are most of a first
 # build (docs/benchmarks.md). make build builds the whole acpgate.
-DEMO_BINS := ./cmd/acpgate ./cmd/acpcli ./testdata/mcpserver
+DEMO_BINS := ./cmd/acpgate ./cmd/acpcli ./internal/fake/mcpserver
 demo:
 	$(GO) build -tags nomodels -o $(BIN)/ $(DEMO_BINS)
 	@state=$$(mktemp -d); \
@@ -52,11 +49,11 @@ npm: $(addsuffix /node_modules/.package-lock.json,$(NPM_DIRS))
 # it, acpgate built with it too; run it before every commit.
 test:
 	@$(MAKE) --no-print-directory -j4 npm cross testbin-plain
-	$(TESTBIN_ENV) $(TEST_GOFLAGS) $(GO) test -count=1 -p 4 -parallel 4 ./... $(TESTDATA_PKGS)
+	$(TESTBIN_ENV) $(TEST_GOFLAGS) $(GO) test -count=1 -p 4 -parallel 4 ./...
 
 race:
 	@$(MAKE) --no-print-directory -j4 npm testbin-race testbin-plain
-	$(TESTBIN_ENV) $(TEST_GOFLAGS) $(GO) test -race -count=1 -p 4 -parallel 4 ./... $(TESTDATA_PKGS)
+	$(TESTBIN_ENV) $(TEST_GOFLAGS) $(GO) test -race -count=1 -p 4 -parallel 4 ./...
 
 # The two model SDKs are compiled without inlining (-l) for the tests and
 # the binaries they start: they are most of a cold build (anthropic-sdk-go
@@ -65,12 +62,13 @@ race:
 # build, make bench and releases compile them as usual.
 TEST_GOFLAGS := GOFLAGS="$(GOFLAGS) -gcflags=github.com/openai/openai-go/v3/...=-l -gcflags=github.com/anthropics/anthropic-sdk-go/v2/...=-l"
 
-# The binaries tests run (testdata/testbin: PrebuiltEnv): acpgate with
-# the race detector for the race-built suite and without it for the plain
-# one and for memory measurements; the fixtures without it.
+# The binaries tests run (internal/testsupport/testbin: PrebuiltEnv):
+# acpgate with the race detector for the race-built suite and without it
+# for the plain one and for memory measurements; the fixtures (under
+# internal/fake and internal/testsupport) without it.
 TESTBIN       := $(CURDIR)/$(BIN)/test
 TESTBIN_ENV   := ACPGATE_TESTBIN=$(TESTBIN)
-TESTBIN_FIXTURES := ./testdata/mcpserver ./testdata/minagent ./testdata/conformance/harness
+TESTBIN_FIXTURES := ./internal/fake/mcpserver ./internal/testsupport/minagent ./internal/testsupport/conformance/harness
 
 testbin-race:
 	$(TEST_GOFLAGS) $(GO) build -race -o $(TESTBIN)/race/ ./cmd/acpgate
@@ -79,20 +77,21 @@ testbin-plain:
 	$(TEST_GOFLAGS) $(GO) build -o $(TESTBIN)/plain/ ./cmd/acpgate $(TESTBIN_FIXTURES)
 
 # conformance: the MCP conformance suite's client scenarios against acpgate
-# (through ACP, testdata/conformance/harness): a table per requirement set
-# (2025-11-25, 2026-07-28, each at its wire; then the other client
-# scenarios); exits 1 when the results differ from the expected failures
-# (testdata/conformance/expected.go). Results: docs/conformance.md.
+# (through ACP, internal/testsupport/conformance/harness): a table per
+# requirement set (2025-11-25, 2026-07-28, each at its wire; then the other
+# client scenarios); exits 1 when the results differ from the expected
+# failures (internal/testsupport/conformance/expected.go). Results:
+# docs/conformance.md.
 conformance: npm
-	$(GO) run ./testdata/conformance/run
+	$(GO) run ./internal/testsupport/conformance/run
 
 # cross: everything type-checks for Windows and macOS too (the process
 # teardown has a job-object and a sysctl implementation there), from
-# source (testdata/typecheck): a cross build would compile the standard
-# library and every dependency again per platform, minutes on a fresh
-# machine. cross-build compiles for both.
+# source (internal/testsupport/typecheck): a cross build would compile the
+# standard library and every dependency again per platform, minutes on a
+# fresh machine. cross-build compiles for both.
 cross:
-	$(GO) run ./testdata/typecheck -targets windows/amd64,darwin/arm64 ./...
+	$(GO) run ./internal/testsupport/typecheck -targets windows/amd64,darwin/arm64 ./...
 
 cross-build:
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
@@ -117,8 +116,8 @@ release-check:
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./... $(TESTDATA_PKGS)
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... $(TESTDATA_PKGS)
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 bench: npm
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -9,10 +9,10 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
-	"github.com/acpgate/acpgate/testdata/fakellm"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
 )
 
 // talker is a model that answers each prompt with size bytes of text and

@@ -11,8 +11,8 @@ import (
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/session"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // compactionKinds are the session updates of a client that advertised

@@ -11,11 +11,11 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
 	"github.com/acpgate/acpgate/session"
-	"github.com/acpgate/acpgate/testdata/fakellm"
 )
 
 // endpointModels is an acp.Models over real OpenAI-compatible providers:

@@ -14,8 +14,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/testdata/fakellm"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // startedPids returns the pids of the "started <pid>" lines of a test

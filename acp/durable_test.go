@@ -14,8 +14,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/session"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // quietClient is an ACP client that ignores updates and refuses every
@@ -123,7 +123,7 @@ func TestCallWrittenBeforeShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Cleanup()
-	server, err := b.Build("./testdata/mcpserver")
+	server, err := b.Build("./internal/fake/mcpserver")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // decodeServers checks a session/new line's params as its route does

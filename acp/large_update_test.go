@@ -11,8 +11,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/secrets"
 )
 
 // awkwardText is a text of n bytes (n > 3 × spliceChunk) with what JSON

@@ -11,8 +11,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/bridge"
+	"github.com/acpgate/acpgate/internal/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )

@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
-	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )

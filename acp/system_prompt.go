@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/acp/clientws"
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/gateway/workspace"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/internal/safefile"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"

@@ -11,8 +11,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/testdata/testbin"
-	"github.com/acpgate/acpgate/testdata/wsclient"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 )
 
 // hostileInstructions are a server's instructions that try to end their

@@ -16,9 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/internal/testsupport/mcptunnel"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/mcptunnel"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // newTunnelHarness is newHarness with the client's side of MCP over ACP

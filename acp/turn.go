@@ -8,9 +8,9 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/plan"
+	"github.com/acpgate/acpgate/internal/secrets"
 	"github.com/acpgate/acpgate/session"
 )
 

@@ -12,9 +12,9 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // TestChunks: streamed thinking and text become agent_thought_chunk and

@@ -2,10 +2,10 @@ package acp
 
 import (
 	"github.com/acpgate/acpgate/acp/clientws"
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/workspace"
+	"github.com/acpgate/acpgate/internal/config"
 )
 
 // This file is the native tools every session has: the workspace tools

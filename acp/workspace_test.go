@@ -15,10 +15,10 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/testdata/testbin"
-	"github.com/acpgate/acpgate/testdata/wsclient"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 )
 
 // editorCaps is what an editor that offers its files and terminals

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // BenchmarkExecuteLargeResult runs a bridged tool whose result is one

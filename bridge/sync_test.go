@@ -9,14 +9,14 @@ import (
 
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 var serverBin string
 
 func TestMain(m *testing.M) {
-	testbin.Main(m, map[string]*string{"./testdata/mcpserver": &serverBin})
+	testbin.Main(m, map[string]*string{"./internal/fake/mcpserver": &serverBin})
 }
 
 func names(view gateway.ToolView) string {

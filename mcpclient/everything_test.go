@@ -9,8 +9,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // everythingDir holds the pinned @modelcontextprotocol/server-everything

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// serverBin is the test MCP server (testdata/mcpserver), built by TestMain.
+// serverBin is the test MCP server (internal/fake/mcpserver), built by TestMain.
 var serverBin string
 
 func TestMain(m *testing.M) {
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		taskServer()
 		os.Exit(0)
 	}
-	testbin.Main(m, map[string]*string{"./testdata/mcpserver": &serverBin})
+	testbin.Main(m, map[string]*string{"./internal/fake/mcpserver": &serverBin})
 }
 
 // stdio returns a spec running the test server over stdio with args.

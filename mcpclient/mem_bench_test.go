@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // BenchmarkCallToolLarge calls a tool whose result is one 15 MiB text

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // A connection has one ttlMs expiry at a time: list_changed re-listings do

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // groupMembers returns the live (non-zombie) processes in process group pgid.

@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/acpgate/acpgate/internal/testsupport/mcptunnel"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/mcptunnel"
 )
 
 // fakeTunnel is an mcpclient.Tunnel to in-process servers: each

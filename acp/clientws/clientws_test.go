@@ -16,8 +16,8 @@ import (
 	"github.com/acpgate/acpgate/acp/clientws"
 	"github.com/acpgate/acpgate/gateway/workspace"
 	"github.com/acpgate/acpgate/gateway/workspace/workspacetest"
-	"github.com/acpgate/acpgate/testdata/testbin"
-	"github.com/acpgate/acpgate/testdata/wsclient"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 )
 
 // TestThroughClient runs the tools' tests over the client backend, with

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/internal/mcpservers"
 )
 
 // This file is what a line read must be to be handled: a JSON object

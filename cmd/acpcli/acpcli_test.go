@@ -12,9 +12,9 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/internal/mcpservers"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 func TestMCPFlags(t *testing.T) {

@@ -39,8 +39,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/acp/mcpservers"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
+	"github.com/acpgate/acpgate/internal/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/acp/mcpservers"
+	"github.com/acpgate/acpgate/internal/mcpservers"
 )
 
 // exitError carries the exit code a failure maps to.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	acpsdk "github.com/coder/acp-go-sdk"
 	mcpgo "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -92,7 +92,7 @@ func (l *latencies) loop(b *testing.B, op func()) {
 // ways: through acpgate (prompt in; tool_call, in_progress and completed
 // updates and the response out; the call written to the session log,
 // whose fdatasync is group-committed in the background), the same with
-// the store on tmpfs (via=acpgate-tmpfs), through testdata/minagent, the
+// the store on tmpfs (via=acpgate-tmpfs), through internal/testsupport/minagent, the
 // least ACP agent on the same SDKs (via=minagent: the floor), and as a
 // direct mcp-go call to the same stdio server (via=mcp).
 func BenchmarkCall(b *testing.B) {
@@ -279,7 +279,7 @@ func BenchmarkExitConnecting(b *testing.B) {
 
 // BenchmarkStartToInitialize measures process start to the initialize
 // response, in the same run, for acpgate (its usual start: watchdog,
-// store, configuration) and testdata/minagent, the least ACP agent on the same SDKs
+// store, configuration) and internal/testsupport/minagent, the least ACP agent on the same SDKs
 // (via=minagent: the floor; target: acpgate ≤ 1.2 × the floor).
 func BenchmarkStartToInitialize(b *testing.B) {
 	start := func(b *testing.B, bin string, args ...string) {

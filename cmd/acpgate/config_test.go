@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -152,7 +152,7 @@ func TestConfigSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile(filepath.Join("..", "..", "acp", "config", "schema.json"))
+	committed, err := os.ReadFile(filepath.Join("..", "..", "internal", "config", "schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // everythingDist is the dist directory of the pinned reference server

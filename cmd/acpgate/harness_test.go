@@ -16,8 +16,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
-	"github.com/acpgate/acpgate/testdata/wsclient"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 )
 
 // Binaries built once by TestMain.
@@ -26,7 +26,7 @@ var agentBin, serverBin, minAgentBin string
 // TestMain builds the binaries, runs the tests and prints what the ACP
 // schema check of their connections to acpgate counted (acpSchema).
 func TestMain(m *testing.M) {
-	testbin.Main(acpSchema.reporting(m), map[string]*string{"./cmd/acpgate": &agentBin, "./testdata/mcpserver": &serverBin, "./testdata/minagent": &minAgentBin})
+	testbin.Main(acpSchema.reporting(m), map[string]*string{"./cmd/acpgate": &agentBin, "./internal/fake/mcpserver": &serverBin, "./internal/testsupport/minagent": &minAgentBin})
 }
 
 // client is the test's ACP client: it records updates and answers

@@ -26,11 +26,11 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/internal/nodump"
+	"github.com/acpgate/acpgate/internal/secrets"
 	"github.com/acpgate/acpgate/session"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/testdata/mcptunnel"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/mcptunnel"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // TestMCPOverACP runs acpgate with a client that serves an MCP server

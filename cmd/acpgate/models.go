@@ -11,9 +11,9 @@ import (
 	"sync"
 
 	"github.com/acpgate/acpgate/acp"
-	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/secrets"
 )
 
 // models builds the model providers of sessions (acp.Options.Models): one

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/acp/secrets"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/secrets"
 )
 
 // TestModelsCache: one provider per distinct settings, shared; a failure

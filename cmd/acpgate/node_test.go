@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // TestNodeSDKClient drives acpgate with the official TypeScript ACP SDK

@@ -8,7 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // TestNoModelsBuild: acpgate built with the nomodels tag (make demo's

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // BenchmarkKilledAgentCleanup measures the time from SIGKILL of acpgate

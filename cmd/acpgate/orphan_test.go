@@ -17,8 +17,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient/watchdog"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 // stubbornArgs make a server that ignores stdin EOF and SIGTERM and has a

@@ -3,10 +3,10 @@
 package main
 
 import (
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/internal/config"
 )
 
 // This file is the one place the binary builds the model SDKs in: a build

@@ -5,7 +5,7 @@ package main
 import (
 	"errors"
 
-	"github.com/acpgate/acpgate/acp/config"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/gateway"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/internal/acpschema"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // knownSchemaViolations are the ways acpgate's messages are known to break

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // registryInitialize is the initialize request of the ACP registry's auth

@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 
-	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/secrets"
 )
 
 // setupArg is the argument of `acpgate setup`, as the terminal auth

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/testdata/fakellm"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // terminal is `acpgate setup` running on a pseudo-terminal, the test

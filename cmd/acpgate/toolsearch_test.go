@@ -10,8 +10,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/testdata/fakeanthropic"
-	"github.com/acpgate/acpgate/testdata/fakellm"
+	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
 )
 
 // TestToolSearchWith1000Tools: a session whose server has 1000 tools

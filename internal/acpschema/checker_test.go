@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/internal/acpschema"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // loaded is the schema, compiled once for all the tests.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient/proctree"
 	"github.com/acpgate/acpgate/mcpclient/watchdog"
-	"github.com/acpgate/acpgate/testdata/testbin"
 )
 
 const helperEnv = "ACPGATE_WATCHDOG_TEST_HELPER"

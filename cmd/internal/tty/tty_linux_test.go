@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/acpgate/acpgate/cmd/internal/tty"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // TestWithoutEcho: on a pseudo-terminal, what is typed while WithoutEcho

@@ -20,7 +20,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/workspace"
-	"github.com/acpgate/acpgate/testdata/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
 // Backend is the backend under test, made fresh for each test.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
 )
 
 // The kinds of [EndpointError], for errors.Is.

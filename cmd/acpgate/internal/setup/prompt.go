@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
+	"github.com/acpgate/acpgate/internal/secrets"
 )
 
 // This file is the questions setup asks in a terminal.

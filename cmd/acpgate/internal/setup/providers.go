@@ -8,8 +8,8 @@ package setup
 import (
 	"strings"
 
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
 )
 
 // Provider is one entry of the catalogue `acpgate setup` offers. It is

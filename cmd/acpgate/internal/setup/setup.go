@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpgate/acpgate/acp/config"
-	"github.com/acpgate/acpgate/acp/secrets"
 	"github.com/acpgate/acpgate/internal/atomicfile"
+	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/secrets"
 )
 
 // Options is what `acpgate setup` was given. ConfigPath, In, Out and

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/acpgate/acpgate/acp/config"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
 )
 
 // Show writes what is set up in the configuration file at path: the
