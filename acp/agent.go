@@ -97,7 +97,7 @@ type Options struct {
 }
 
 // Agent serves one ACP connection: it is the ACP method surface and owns
-// the session lifecycle (sessions.go, config_options.go), and hands each
+// the session lifecycle (lifecycle.go, config_options.go), and hands each
 // kind of work to the role that does it: the prompt turn (turns), slash
 // commands (commands), tool-call approval (permissions), MCP servers'
 // requests to the user (userRequests), all speaking to the editor through

@@ -36,8 +36,8 @@
 //	wire.go               the writer to the editor: one frame per write, or in pieces; redacted
 //	clientcalls.go        what the agent sends the client (session/update, request_permission, elicitation, fs, terminal)
 //	auth.go               the terminal auth method (acpgate setup); authenticate
-//	sessions.go           session/new, load, resume, fork, list, close, delete, cancel; opening and closing
-//	session.go            liveSession: a session's state and the questions roles ask of it
+//	lifecycle.go          session/new, load, resume, fork, list, close, delete, cancel; opening and closing
+//	live_session.go       liveSession: a session's state and the questions roles ask of it
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context
@@ -46,6 +46,7 @@
 //	compaction.go         the conversation compacted: card or compaction updates, session log record, /compact
 //	mentions.go           resources mentioned in a prompt: read, framed, subscribed
 //	commands.go           /mcp, /tools, /call, /resources, /reload, /context
+//	command_session.go    commandSession: what slash commands see of a session, as *liveSession gives it
 //	server_edits.go       /mcp add, remove, restart: a live session's servers changed
 //	prompt_commands.go    MCP prompts as slash commands
 //	permission.go         the editor is asked to approve a tool call
@@ -59,7 +60,7 @@
 //	shared.go             servers configured shared: true
 //	sharedsubs.go         resource subscriptions counted across sessions
 //	resources.go          a session's resources: /resources, updates, subscriptions
-//	client.go             peer: session/update, cards, client capabilities
+//	peer.go               peer: session/update, cards, client capabilities
 //	updates.go            the session updates acp-go-sdk lacks: Notice, CompactionUpdate, CompactionSummaryChunk
 //	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
 //	providers.go          providers/list, set, disable: the model endpoint the client sets

@@ -65,7 +65,7 @@ type liveSession struct {
 
 	// The session's parts, each with its own lock (taken after mu when
 	// both are, never before) and its own methods:
-	running turnSlot      // the running turn; closed (session.go)
+	running turnSlot      // the running turn; closed (live_session.go)
 	shown   serverCards   // what the client was shown of the servers (servers.go)
 	news    serverNews    // the servers' changes, told to the client (servers.go)
 	notices serverNotices // the notices sent, per server (notices.go)
