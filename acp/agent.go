@@ -26,6 +26,14 @@ import (
 // the first frame to shutdown), the roles it is made of, initialize, and
 // the JSON-RPC errors every method returns.
 
+// DefaultNoModelMessage answers prompts of sessions that have no model
+// when Options.NoModelMessage is "": what to configure, and the slash
+// commands that work without a model.
+const DefaultNoModelMessage = "No model is configured, so I cannot answer prompts yet. " +
+	"Configure an OpenAI-compatible model (a model name, and an API key and base URL if needed) and start a new session. " +
+	"The slash commands work without a model: /mcp shows the MCP servers, /tools lists their tools, " +
+	"and /call <tool> <json-arguments> calls one."
+
 // Options configures the agent. Store is required.
 type Options struct {
 	// Name and Version identify the agent in initialize.
@@ -52,7 +60,8 @@ type Options struct {
 	// instructions every session's system prompt holds (a missing file is
 	// fine); "" for none.
 	UserInstructions string
-	// NoModelMessage answers prompts of sessions that have no model.
+	// NoModelMessage answers prompts of sessions that have no model
+	// (default DefaultNoModelMessage).
 	NoModelMessage string
 	// StartupBudget bounds how long, from a session's opening, what needs
 	// its tools (a prompt, /call, /tools, /resources, a prompt command)
@@ -228,8 +237,12 @@ func newAgent(opts Options, out io.Writer) *Agent {
 		redactor = opts.Secrets.Redactor
 	}
 	a.peer = &peer{out: newLockedWriter(out, redactor), logger: opts.Logger}
+	noModel := opts.NoModelMessage
+	if noModel == "" {
+		noModel = DefaultNoModelMessage
+	}
 	a.runner = gateway.NewRunner(gateway.RunnerOptions{
-		NoModelMessage: opts.NoModelMessage,
+		NoModelMessage: noModel,
 		Logger:         opts.Logger,
 	})
 	a.setup = &setup{opts: &a.opts, logger: opts.Logger, peer: a.peer, endpoint: &endpoint{}}

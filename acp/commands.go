@@ -271,7 +271,9 @@ func (co *commands) call(ctx context.Context, s commandSession, t *turnLog, arg 
 		say(fmt.Sprintf("Cannot call %s now: %s.", name, away))
 	case away != "":
 		say(fmt.Sprintf("%s failed: %s.", name, away))
-	case errors.Is(err, gateway.ErrUnknownTool) || errors.Is(err, gateway.ErrToolDenied):
+	case errors.Is(err, gateway.ErrUnknownTool):
+		say(fmt.Sprintf("Cannot call %s: %v (see /tools)", name, err))
+	case errors.Is(err, gateway.ErrToolDenied):
 		say(fmt.Sprintf("Cannot call %s: %v", name, err))
 	case err != nil:
 		say(fmt.Sprintf("Calling %s failed: %v", name, err))

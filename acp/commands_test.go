@@ -43,7 +43,7 @@ func TestSlashCommands(t *testing.T) {
 		{"call usage", "/call", sid, []string{"Usage: /call <tool> <json-arguments>"}, ""},
 		{"call bad JSON", "/call mcp__alpha__echo {text: hi}", sid, []string{"The arguments for mcp__alpha__echo must be a JSON object"}, ""},
 		{"call array", "/call mcp__alpha__echo [1]", sid, []string{"must be a JSON object"}, ""},
-		{"call unknown tool", "/call mcp__alpha__nope {}", sid, []string{"Cannot call mcp__alpha__nope: unknown tool"}, ""},
+		{"call unknown tool", "/call mcp__alpha__nope {}", sid, []string{`Cannot call mcp__alpha__nope: unknown tool "mcp__alpha__nope" (see /tools)`}, ""},
 		{"call, arguments on a new line", "/call mcp__alpha__echo\n{\"text\": \"nl\"}", sid, nil, "nl"},
 		{"call, no arguments", "/call mcp__alpha__cwd", sid, nil, cwd},
 		{"call failing tool", `/call mcp__alpha__fail {"message": "broken"}`, sid, []string{"mcp__alpha__fail failed."}, "broken"},
@@ -63,6 +63,19 @@ func TestSlashCommands(t *testing.T) {
 				t.Errorf("tool call %q: %q, want %q", id, toolText(ups, id), tc.tool)
 			}
 		})
+	}
+}
+
+// TestNoModelDefault: without a model and without Options.NoModelMessage
+// a prompt is answered with DefaultNoModelMessage, which names the slash
+// commands that work without one.
+func TestNoModelDefault(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, acp.Options{}, nil)
+	sid := h.newSession().SessionId
+	_, ups := h.prompt(sid, "hello")
+	if got := agentText(ups); got != acp.DefaultNoModelMessage || !strings.Contains(got, "/mcp") || !strings.Contains(got, "/tools") || !strings.Contains(got, "/call") {
+		t.Errorf("text %q", got)
 	}
 }
 

@@ -16,13 +16,11 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/acp/clientws"
-	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/gateway/workspace"
 	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/internal/safefile"
-	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
 
@@ -32,13 +30,16 @@ import (
 // server that settles mid-turn changes the next turn's); the
 // instructions files read once, through the editor when it can read
 // files, and again after /reload; the client's _meta.systemPrompt, kept
-// with the session; and /context, which shows it.
+// with the session; and /context, which shows it. What the prompt says of
+// ACP and MCP (acpgate's own instructions, the servers' section) is
+// system_prompt_servers.go's.
 
 // promptState is a session's system prompt: its builder and the
 // instructions files read for it. Guarded by liveSession.mu; the zero
 // value has nothing built or read yet.
 type promptState struct {
 	builder *sysprompt.Builder
+	servers serversPrompt // the servers' section, for builder
 	files   []sysprompt.Instructions
 	skipped []sysprompt.Skipped // files not read, and why
 	loaded  bool                // files is read
@@ -86,37 +87,21 @@ func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Pro
 			in.Tools = append(in.Tools, sysprompt.WorkspaceTool{Name: t.Name, Editor: t.Meta["workspace"] == "client"})
 		}
 	}
+	var servers []promptServer
 	for _, st := range s.statuses() {
 		if state, ok := promptStates[st.State]; ok {
-			in.Servers = append(in.Servers, promptServer(st.Name, state, st.Instructions))
+			servers = append(servers, serverInPrompt(st.Name, state, st.Instructions))
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in.Instructions = append(append(in.Instructions, s.cfg.instructions...), files...)
 	if s.prompt.builder == nil {
-		s.prompt.builder = sysprompt.NewBuilder(s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions, bridge.Neutralize)
+		s.prompt.builder = sysprompt.NewBuilder(promptOptions())
+		s.prompt.servers = serversPrompt{frame: s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions}
 	}
+	in.Sections = s.prompt.servers.sections(servers)
 	return s.prompt.builder.Build(in)
-}
-
-// promptServer is the server called name as the system prompt shows it:
-// its name as a label (bridge.ServerLabel), and the sign-in command when
-// the label is the name the command takes.
-func promptServer(name string, state sysprompt.ServerState, instructions string) sysprompt.Server {
-	out := sysprompt.Server{Name: name, Label: bridge.ServerLabel(name), State: state, Instructions: instructions}
-	if out.Label == name {
-		out.SignIn = "/mcp login " + name
-	}
-	return out
-}
-
-// promptStates is what the prompt says of each server state; closed
-// (disabled) servers are not in it.
-var promptStates = map[mcpclient.State]sysprompt.ServerState{
-	mcpclient.StateReady: sysprompt.ServerReady, mcpclient.StateConnecting: sysprompt.ServerConnecting,
-	mcpclient.StateRestarting: sysprompt.ServerRestarting, mcpclient.StateNeedsAuth: sysprompt.ServerNeedsAuth,
-	mcpclient.StateFailed: sysprompt.ServerFailed,
 }
 
 // shellName is how run_command runs a command line, as "sh -c".

@@ -48,8 +48,8 @@ type CallInfo struct {
 type callKey struct{}
 
 // WithCall returns ctx carrying call: the context a tool's Execute gets,
-// so that what runs on its behalf (an MCP server's question, for one) can
-// name the call.
+// so that what runs on its behalf (a question its tool puts to the user,
+// for one) can name the call.
 func WithCall(ctx context.Context, call CallInfo) context.Context {
 	return context.WithValue(ctx, callKey{}, call)
 }
@@ -167,7 +167,9 @@ type RunnerOptions struct {
 	MaxModelCalls int
 	// System is the system prompt of turns whose RunOptions name none.
 	System string
-	// NoModelMessage is the answer to a prompt when no model is configured.
+	// NoModelMessage is the answer to a prompt when no model is
+	// configured (default DefaultNoModelMessage): the caller's words, which
+	// can say what works without one.
 	NoModelMessage string
 
 	Logger *slog.Logger
@@ -175,9 +177,7 @@ type RunnerOptions struct {
 
 // DefaultNoModelMessage is the answer to a prompt when no model is set up.
 const DefaultNoModelMessage = "No model is configured, so I cannot answer prompts yet. " +
-	"Configure an OpenAI-compatible model (a model name, and an API key and base URL if needed) and start a new session. " +
-	"The slash commands work without a model: /mcp shows the MCP servers, /tools lists their tools, " +
-	"and /call <tool> <json-arguments> calls one."
+	"Configure an OpenAI-compatible model (a model name, and an API key and base URL if needed) and start a new session."
 
 // Runner runs prompt turns with the tools each turn is given. Safe for
 // concurrent use by different sessions; one session should run one turn at
@@ -385,7 +385,7 @@ func (r *Runner) Execute(ctx context.Context, key string, acc ToolAccess, name s
 	tools := acc.current()
 	tool, ok := tools.Lookup(name)
 	if !ok {
-		return Result{}, fmt.Errorf("%w %q (see /tools)", ErrUnknownTool, name)
+		return Result{}, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	if !acc.allowed(tool) {
 		return Result{}, fmt.Errorf("%w: %q is denied by the tool policy", ErrToolDenied, name)

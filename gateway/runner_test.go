@@ -358,8 +358,13 @@ func TestNoModelConfigured(t *testing.T) {
 	if err != nil || res.Stop != gateway.StopEndTurn {
 		t.Fatal(err, res.Stop)
 	}
-	if got := ev.text(gateway.EventText); !strings.Contains(got, "No model is configured") || !strings.Contains(got, "/call") || !strings.Contains(got, "/tools") {
+	if got := ev.text(gateway.EventText); got != gateway.DefaultNoModelMessage {
 		t.Errorf("message %q", got)
+	}
+	var own events
+	r = gateway.NewRunner(gateway.RunnerOptions{NoModelMessage: "Set one up."})
+	if _, err := r.Run(context.Background(), gateway.RunOptions{Input: userInput("hello"), Sink: own.sink}); err != nil || own.text(gateway.EventText) != "Set one up." {
+		t.Errorf("the caller's message: %q, %v", own.text(gateway.EventText), err)
 	}
 }
 

@@ -1,18 +1,16 @@
-// Package sysprompt builds a session's system prompt: what the model is
-// told of acpgate (or what the user's editor says in its place, or adds:
-// client.go) and its environment, of the workspace tools and where they
-// act, of the plan tool, of the instructions of the configuration and of
-// AGENTS.md files (files.go), and of the session's MCP servers and their
-// instructions.
+// Package sysprompt builds a session's system prompt: the agent's own
+// instructions (Options.Intro; or what the user's editor says in their
+// place, or adds: client.go) and its environment, the workspace tools and
+// where they act, the plan tool, the instructions of the configuration
+// and of AGENTS.md files (files.go), then the caller's own sections
+// (Input.Sections: the session's other sources of tools, for one), which
+// the caller writes.
 //
 // The prompt is built from an Input, plain data: the same Input gives the
 // same bytes, and a Builder builds again only when its Input changed, so
 // consecutive requests of a session share a byte-identical prefix, which
 // providers' prompt caches reward. The sections that change least come
-// first: the MCP servers' states change the last section only.
-//
-// Text from MCP servers is never put in as it came: a Builder's Frame
-// (bridge.Options.Instructions) redacts, cuts and frames it.
+// first: the caller's sections, which change most, come last.
 package sysprompt
 
 import (
@@ -28,16 +26,9 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 )
 
-// The bounds of what the prompt holds.
-const (
-	// MaxServerInstructionsBytes bounds one MCP server's instructions,
-	// MaxAllServerInstructionsBytes all of them together.
-	MaxServerInstructionsBytes    = 2 << 10
-	MaxAllServerInstructionsBytes = 8 << 10
-	// MaxInstructionsBytes bounds each instructions text (the
-	// configuration's, each AGENTS.md file).
-	MaxInstructionsBytes = 16 << 10
-)
+// MaxInstructionsBytes bounds each instructions text (the
+// configuration's, each AGENTS.md file, the client's system prompt).
+const MaxInstructionsBytes = 16 << 10
 
 // Input is everything a system prompt says. It is plain data; two Inputs
 // that are equal (same day, same fields) give the same prompt.
@@ -62,11 +53,14 @@ type Input struct {
 	// Instructions are the configuration's and the AGENTS.md files',
 	// most general first.
 	Instructions []Instructions
-	// Servers are the session's MCP servers, in the order shown.
-	Servers []Server
 	// Client is the system prompt the client gave for the session (the
 	// zero value: none).
 	Client ClientPrompt
+	// Sections are the caller's own sections, after the others, in
+	// order: their texts go in as they are (the caller frames and bounds
+	// what it puts in them), and their Names must differ from the
+	// Builder's own (SectionAgent ... SectionInstructions).
+	Sections []Section
 }
 
 // ClientPrompt is a system prompt the client (the user's editor) gave for
@@ -91,8 +85,8 @@ func (c ClientPrompt) none() bool { return strings.TrimSpace(c.Text) == "" }
 // WorkspaceTool is one workspace tool and where it acts.
 type WorkspaceTool struct {
 	Name string
-	// Editor is set when it acts through the editor (ACP fs/* and
-	// terminal/*), unset when it acts on this machine directly.
+	// Editor is set when it acts through the editor (the client's file
+	// and terminal methods), unset when it acts on this machine directly.
 	Editor bool
 }
 
@@ -104,46 +98,25 @@ type Instructions struct {
 	Text   string
 }
 
-// ServerState is what the prompt says of an MCP server's state.
-type ServerState string
-
-// The server states the prompt knows.
-const (
-	ServerReady      ServerState = "ready"
-	ServerConnecting ServerState = "connecting"
-	ServerRestarting ServerState = "reconnecting"
-	ServerNeedsAuth  ServerState = "needs sign-in"
-	ServerFailed     ServerState = "failed"
-)
-
-// Server is one MCP server of the session.
-type Server struct {
-	// Name is the server's name, the key its instructions are framed
-	// under (FrameFunc); it never enters the prompt's text.
-	Name string
-	// Label is the server's name as the prompt shows it, already made one
-	// safe line by the caller (bridge.ServerLabel): the prompt writes it
-	// as it is.
-	Label string
-	State ServerState
-	// SignIn says how the user signs in to a server that needs it ("":
-	// the prompt only says the user must).
-	SignIn string
-	// Instructions are the server's own text (its initialize result's),
-	// raw: the Builder's Frame prepares it. Only a ready server's are
-	// used.
-	Instructions string
-}
-
 // Section is one part of a prompt.
 type Section struct {
-	// Name is the section's short name: "acpgate", "workspace", "plan",
-	// "instructions" or "servers".
+	// Name is the section's short name: one of the Builder's own
+	// (SectionAgent, SectionWorkspace, SectionPlan, SectionInstructions)
+	// or a caller's (Input.Sections).
 	Name string
-	// Title is what /context calls it.
+	// Title is what a report of the prompt's sections calls it.
 	Title string
-	Text  string
+	// Text is the section's text, its heading included.
+	Text string
 }
+
+// The Names of the Builder's own sections, in their order.
+const (
+	SectionAgent        = "acpgate"
+	SectionWorkspace    = "workspace"
+	SectionPlan         = "plan"
+	SectionInstructions = "instructions"
+)
 
 // Prompt is a built system prompt: its sections, in order, and the whole
 // text (the sections' texts joined by blank lines). A value; do not
@@ -172,35 +145,44 @@ type ClientPart struct {
 // Tokens estimates how many tokens n bytes of text are: n/4, rounded up.
 func Tokens(n int) int { return (n + 3) / 4 }
 
-// FrameFunc prepares an MCP server's instructions text for the model: at
-// most max bytes of it, redacted, and framed as the server's unless the
-// server is trusted (bridge.Options.Instructions). "" leaves them out.
-type FrameFunc func(server, text string, max int) string
-
 // NeutralizeFunc makes text that enters the prompt unframed (the
-// instructions) unable to end or forge a frame: it replaces look-alikes
-// of frame markers (bridge.Neutralize).
+// instructions, the client's system prompt) unable to end or forge a
+// frame the caller puts around untrusted text: it replaces look-alikes of
+// its frame markers.
 type NeutralizeFunc func(text string) string
+
+// Options are what a Builder says the same way in every prompt it builds:
+// the caller's words, and how it keeps text from forging a frame.
+type Options struct {
+	// Intro is the agent's own instructions: the opening paragraphs of
+	// the first section, which a client's system prompt replaces or
+	// follows (ClientPrompt). "" opens the prompt with the client's system
+	// prompt, or the environment.
+	Intro string
+	// NoWorkspaceTools is what the workspace section says under its
+	// heading when the session has no workspace tools.
+	NoWorkspaceTools string
+	// Neutralize neutralises the instructions texts and the client's
+	// system prompt (nil: they go in as they are).
+	Neutralize NeutralizeFunc
+}
 
 // Builder builds the system prompts of one session, again only when what
 // they say changed. Safe for concurrent use.
 type Builder struct {
-	frame      FrameFunc
-	neutralize NeutralizeFunc
+	opts Options
 
 	mu     sync.Mutex
 	last   *Input
 	prompt Prompt
 }
 
-// NewBuilder returns a Builder framing the servers' instructions with
-// frame (nil leaves every server's instructions out) and neutralising the
-// instructions texts with neutralize (nil: as they are).
-func NewBuilder(frame FrameFunc, neutralize NeutralizeFunc) *Builder {
-	if neutralize == nil {
-		neutralize = func(text string) string { return text }
+// NewBuilder returns a Builder that says what opts says.
+func NewBuilder(opts Options) *Builder {
+	if opts.Neutralize == nil {
+		opts.Neutralize = func(text string) string { return text }
 	}
-	return &Builder{frame: frame, neutralize: neutralize}
+	return &Builder{opts: opts}
 }
 
 // Build returns the prompt for in: the last one built when in equals the
@@ -212,8 +194,8 @@ func (b *Builder) Build(in Input) Prompt {
 		return b.prompt
 	}
 	in.Dirs, in.Tools = slices.Clone(in.Dirs), slices.Clone(in.Tools)
-	in.Instructions, in.Servers = slices.Clone(in.Instructions), slices.Clone(in.Servers)
-	b.last, b.prompt = &in, build(&in, b.frame, b.neutralize)
+	in.Instructions, in.Sections = slices.Clone(in.Instructions), slices.Clone(in.Sections)
+	b.last, b.prompt = &in, build(&in, &b.opts)
 	return b.prompt
 }
 
@@ -231,25 +213,23 @@ func (in *Input) day() string { return in.Date.Format("2006-01-02") }
 func (in *Input) equal(o *Input) bool {
 	return in.day() == o.day() && in.OS == o.OS && in.Arch == o.Arch && in.Shell == o.Shell && in.Cwd == o.Cwd &&
 		slices.Equal(in.Dirs, o.Dirs) && slices.Equal(in.Tools, o.Tools) && in.Plan == o.Plan &&
-		slices.Equal(in.Instructions, o.Instructions) && slices.Equal(in.Servers, o.Servers) && in.Client == o.Client
+		slices.Equal(in.Instructions, o.Instructions) && in.Client == o.Client && slices.Equal(in.Sections, o.Sections)
 }
 
 // build writes the prompt of in.
-func build(in *Input, frame FrameFunc, neutralize NeutralizeFunc) Prompt {
-	client := clientPart(in.Client, neutralize)
+func build(in *Input, opts *Options) Prompt {
+	client := clientPart(in.Client, opts.Neutralize)
 	sections := []Section{
-		{Name: "acpgate", Title: "acpgate and the environment", Text: agentSection(in, client)},
-		{Name: "workspace", Title: "Workspace tools", Text: workspaceSection(in)},
+		{Name: SectionAgent, Title: "acpgate and the environment", Text: agentSection(in, opts.Intro, client)},
+		{Name: SectionWorkspace, Title: "Workspace tools", Text: workspaceSection(in, opts.NoWorkspaceTools)},
 	}
 	if in.Plan {
-		sections = append(sections, Section{Name: "plan", Title: "Plans", Text: planSection})
+		sections = append(sections, Section{Name: SectionPlan, Title: "Plans", Text: planSection})
 	}
 	if len(in.Instructions) > 0 {
-		sections = append(sections, Section{Name: "instructions", Title: "Instructions", Text: instructionsSection(in.Instructions, neutralize)})
+		sections = append(sections, Section{Name: SectionInstructions, Title: "Instructions", Text: instructionsSection(in.Instructions, opts.Neutralize)})
 	}
-	if len(in.Servers) > 0 {
-		sections = append(sections, Section{Name: "servers", Title: "MCP servers", Text: serversSection(in.Servers, frame)})
-	}
+	sections = append(sections, in.Sections...)
 	texts := make([]string, len(sections))
 	for i, s := range sections {
 		texts[i] = s.Text
@@ -261,22 +241,13 @@ func build(in *Input, frame FrameFunc, neutralize NeutralizeFunc) Prompt {
 	return p
 }
 
-// agentInstructions are acpgate's own instructions: the opening
-// paragraphs of the prompt, which a client's system prompt replaces or
-// follows.
-const agentInstructions = "You are acpgate, an AI agent working for the user in their code editor through the Agent Client Protocol (ACP). " +
-	"The user writes to you in the editor and sees your answers, your tool calls and their results there; " +
-	"the editor may ask the user to approve a tool call before it runs, and the user may reject it. " +
-	"Your tools are acpgate's own and those of the session's MCP servers.\n" +
-	"Do what the user asks, with your tools rather than by guessing; be concise, and say briefly what you did and what is left."
-
-// agentSection is acpgate's own instructions, or client (the client's
-// system prompt as clientPart writes it) in their place or after them,
-// then the environment.
-func agentSection(in *Input, client string) string {
+// agentSection is the agent's own instructions (intro), or client (the
+// client's system prompt as clientPart writes it) in their place or after
+// them, then the environment.
+func agentSection(in *Input, intro, client string) string {
 	var b strings.Builder
-	if client == "" || in.Client.Append {
-		b.WriteString(agentInstructions + "\n\n")
+	if (client == "" || in.Client.Append) && intro != "" {
+		b.WriteString(intro + "\n\n")
 	}
 	if client != "" {
 		b.WriteString(client + "\n\n")
@@ -306,12 +277,12 @@ func oneLine(path string) string {
 }
 
 // workspaceSection says which workspace tools there are, where they act
-// and how to use them well.
-func workspaceSection(in *Input) string {
+// and how to use them well; noTools is what it says when there are none.
+func workspaceSection(in *Input, noTools string) string {
 	var b strings.Builder
 	b.WriteString("# Workspace tools\n")
 	if len(in.Tools) == 0 {
-		b.WriteString("This session has no workspace tools: you cannot read or change files or run commands yourself, except with MCP tools that do.")
+		b.WriteString(noTools)
 		return b.String()
 	}
 	has := func(name string) bool {
@@ -364,48 +335,6 @@ func instructionsSection(list []Instructions, neutralize NeutralizeFunc) string 
 	for _, in := range list {
 		text := gateway.CapText(strings.TrimSpace(in.Text), 0, MaxInstructionsBytes, "instructions")
 		fmt.Fprintf(&b, "\n\n## From %s\n%s", oneLine(in.Source), neutralize(text))
-	}
-	return b.String()
-}
-
-// serversSection lists the servers and their states, then the ready
-// servers' instructions, framed, within the bounds.
-func serversSection(servers []Server, frame FrameFunc) string {
-	var b strings.Builder
-	b.WriteString("# MCP servers\nThe session's MCP servers; their tools are among yours while they are ready.")
-	for _, s := range servers {
-		fmt.Fprintf(&b, "\n- %s: %s", s.Label, s.State)
-		switch s.State {
-		case ServerNeedsAuth:
-			b.WriteString(" (its tools come once the user signs in")
-			if s.SignIn != "" {
-				fmt.Fprintf(&b, ": %s", s.SignIn)
-			}
-			b.WriteString(")")
-		case ServerFailed:
-			b.WriteString(" (its tools are unavailable; /mcp shows why)")
-		case ServerConnecting, ServerRestarting:
-			b.WriteString(" (its tools are not available yet)")
-		}
-	}
-	if frame == nil {
-		return b.String()
-	}
-	left := MaxAllServerInstructionsBytes
-	for _, s := range servers {
-		text := strings.TrimSpace(s.Instructions)
-		if s.State != ServerReady || text == "" {
-			continue
-		}
-		if left <= 0 {
-			fmt.Fprintf(&b, "\n\n[The instructions of the MCP server %s are left out: the servers' instructions are limited to %d bytes in all.]", s.Label, MaxAllServerInstructionsBytes)
-			continue
-		}
-		limit := min(MaxServerInstructionsBytes, left)
-		if framed := frame(s.Name, text, limit); framed != "" {
-			fmt.Fprintf(&b, "\n\n## Instructions of the MCP server %s\n%s", s.Label, framed)
-		}
-		left -= min(len(text), limit)
 	}
 	return b.String()
 }
