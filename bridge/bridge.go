@@ -126,6 +126,7 @@ func convertTool(c Caller, f *framer, name string, st mcpclient.ServerTool, cach
 	kind, ask := classify(st.Tool)
 	return gateway.Tool{
 		Name:        name,
+		ShortName:   sanitize(tool),
 		Title:       title(server, st.Tool),
 		Description: f.description(server, st.Tool),
 		InputSchema: cachedSchema(st.Tool, cache),

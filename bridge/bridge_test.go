@@ -79,6 +79,7 @@ func TestToolsSchemaAndKinds(t *testing.T) {
 		{Server: "s", Tool: mcp.Tool{Name: "write", RawInputSchema: json.RawMessage(`{"type":"object","properties":{}}`), Annotations: mcp.ToolAnnotation{DestructiveHint: &no}}},
 		{Server: "s", Tool: mcp.Tool{Name: "run", RawInputSchema: json.RawMessage(`{"type":"object","properties":{}}`), Annotations: mcp.ToolAnnotation{OpenWorldHint: &no}}},
 		{Server: "s", Tool: mcp.Tool{Name: "plain", InputSchema: mcp.ToolInputSchema{Type: "object", Properties: map[string]any{"q": map[string]any{"type": "string"}}}}},
+		{Server: "s", Tool: mcp.Tool{Name: "get.item", RawInputSchema: json.RawMessage(`{"type":"object"}`)}},
 	}}
 	tools, targets := bridge.Tools(c, nil)
 	byName := map[string]gateway.Tool{}
@@ -89,8 +90,11 @@ func TestToolsSchemaAndKinds(t *testing.T) {
 	if string(r.InputSchema) != rich {
 		t.Errorf("rich schema changed: %s", r.InputSchema)
 	}
-	if r.Title != "s: rich" || !strings.HasPrefix(r.Description, "[MCP server s; untrusted description] ") || r.Meta["server"] != "s" || r.Meta["mcpTool"] != "rich" {
+	if r.Title != "s: rich" || !strings.HasPrefix(r.Description, "[MCP server s; untrusted description] ") || r.Meta["server"] != "s" || r.Meta["mcpTool"] != "rich" || r.ShortName != "rich" {
 		t.Errorf("rich: %+v", r)
+	}
+	if got := byName["mcp__s__get_item"].ShortName; got != "get_item" {
+		t.Errorf("short name of get.item: %q, want the tool's name as the bridged name spells it", got)
 	}
 	var untyped map[string]any
 	_ = json.Unmarshal(byName["mcp__s__untyped"].InputSchema, &untyped)

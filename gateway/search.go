@@ -12,7 +12,7 @@ import (
 )
 
 // SearchToolName is the name of the tool the model gets instead of a
-// session's MCP tools when they are too many (see RunOptions.SearchThreshold).
+// session's extra tools when they are too many (see RunOptions.SearchThreshold).
 const SearchToolName = "search_tools"
 
 // CallToolName is the name of the tool through which, in tool search, the
@@ -60,7 +60,7 @@ type DeferredToolser interface {
 //
 // With few tools (see deferring) the request carries every tool the
 // policy allows. With more, a provider that loads deferred tools itself
-// (DeferredToolser) is given every tool the policy allows, the MCP ones
+// (DeferredToolser) is given every tool the policy allows, the extra ones
 // marked Deferred, and the model calls the tools its search finds by
 // their names; any other provider gets the native tools, search_tools
 // and call_tool: the model finds tools with search_tools, whose result
@@ -145,7 +145,7 @@ func (ts *Toolset) searchIndex(deferred []Tool) *toolsearch.Index {
 	}
 	docs := make([]toolsearch.Doc, len(deferred))
 	for i, t := range deferred {
-		docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, Schema: t.InputSchema}
+		docs[i] = toolsearch.Doc{Name: t.Name, ShortName: t.ShortName, Title: t.Title, Description: t.Description, Schema: t.InputSchema}
 	}
 	ts.search = &searchMemo{names: names, index: toolsearch.New(docs)}
 	return ts.search.index

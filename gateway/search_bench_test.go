@@ -12,10 +12,11 @@ import (
 	"github.com/acpgate/acpgate/gateway/toolsearch"
 )
 
-// realTools loads the tool lists of four real MCP servers (the snapshots
-// the ranking test uses) and deals them out to servers MCP servers of
-// perServer tools each, named as the bridge names them: realistic names,
-// descriptions and schemas, servers*perServer tools in all.
+// realTools loads the tool lists of four real tool servers (the snapshots
+// the ranking test uses) and deals them out to servers servers of
+// perServer tools each, named as a session's tools from servers are
+// (ext__<server>__<tool>): realistic names, descriptions and schemas,
+// servers*perServer tools in all.
 func realTools(b *testing.B, servers, perServer int) []gateway.Tool {
 	b.Helper()
 	type def struct {
@@ -39,7 +40,7 @@ func realTools(b *testing.B, servers, perServer int) []gateway.Tool {
 	for s := range servers {
 		for i := range perServer {
 			d := defs[(s*perServer+i)%len(defs)]
-			t := namedTool(fmt.Sprintf("mcp__srv%02d__%s_%d", s, d.Name, i))
+			t := namedTool(fmt.Sprintf("ext__srv%02d__%s_%d", s, d.Name, i))
 			t.Description, t.InputSchema = d.Description, d.InputSchema
 			out = append(out, t)
 		}
@@ -86,7 +87,7 @@ func BenchmarkToolDefinitionBytes(b *testing.B) {
 			r := gateway.NewRunner(gateway.RunnerOptions{})
 			var total, requests int
 			for b.Loop() {
-				model := &definitionBytes{found: "mcp__srv00__create_issue_" + createIssueIndex(b, tools)}
+				model := &definitionBytes{found: "ext__srv00__create_issue_" + createIssueIndex(b, tools)}
 				if _, err := r.Run(context.Background(), gateway.RunOptions{Model: model, Input: userInput("go"), ToolAccess: acc, SearchThreshold: mode.threshold}); err != nil {
 					b.Fatal(err)
 				}
@@ -102,7 +103,7 @@ func BenchmarkToolDefinitionBytes(b *testing.B) {
 func createIssueIndex(b *testing.B, tools []gateway.Tool) string {
 	for _, t := range tools[:50] {
 		var i int
-		if _, err := fmt.Sscanf(t.Name, "mcp__srv00__create_issue_%d", &i); err == nil {
+		if _, err := fmt.Sscanf(t.Name, "ext__srv00__create_issue_%d", &i); err == nil {
 			return fmt.Sprint(i)
 		}
 	}

@@ -26,14 +26,14 @@ func (d *deferring) Complete(ctx context.Context, req gateway.ModelRequest, onDe
 
 // TestToolSearchDeferredToProvider: above the threshold, a provider that
 // searches deferred tools itself is given every tool the policy allows —
-// the native ones as they are, the MCP ones marked Deferred — in the same
+// the native ones as they are, the extra ones marked Deferred — in the same
 // order on every request, and no search_tools or call_tool; the model
 // calls a tool it found by its name, through the tool's own policy,
 // approval and card. Below the threshold nothing is deferred.
 func TestToolSearchDeferredToProvider(t *testing.T) {
 	var called []string
 	native := namedTool("read_file")
-	denied := "mcp__srv__tool_8"
+	denied := "ext__srv__tool_8"
 	var approved []string
 	acc := gateway.ToolAccess{
 		Tools:  gateway.NewToolset([]gateway.Tool{native}, manyTools(1000, &called)),
@@ -44,7 +44,7 @@ func TestToolSearchDeferredToProvider(t *testing.T) {
 		},
 	}
 	model := &deferring{scripted: scripted{answers: []gateway.ModelResponse{
-		calls(gateway.ToolCall{ID: "c1", Name: "mcp__srv__tool_7", Arguments: json.RawMessage(`{"x":1}`)}),
+		calls(gateway.ToolCall{ID: "c1", Name: "ext__srv__tool_7", Arguments: json.RawMessage(`{"x":1}`)}),
 		calls(gateway.ToolCall{ID: "c2", Name: denied, Arguments: json.RawMessage(`{}`)}),
 	}}}
 	ev := &events{}
@@ -60,12 +60,12 @@ func TestToolSearchDeferredToProvider(t *testing.T) {
 		t.Fatalf("%d requests, want 4", len(model.specs))
 	}
 	first := model.specs[0]
-	if len(first) != 1000 || first[0].Name != "read_file" || first[0].Deferred || first[1].Name != "mcp__srv__tool_0" {
+	if len(first) != 1000 || first[0].Name != "read_file" || first[0].Deferred || first[1].Name != "ext__srv__tool_0" {
 		t.Fatalf("offered %d tools, starting %+v", len(first), first[:2])
 	}
 	for _, s := range first[1:] {
 		if !s.Deferred || s.Name == denied || s.Name == gateway.SearchToolName || s.Name == gateway.CallToolName {
-			t.Fatalf("offered %+v: want every allowed MCP tool deferred, and no acpgate search", s)
+			t.Fatalf("offered %+v: want every allowed extra tool deferred, and no acpgate search", s)
 		}
 	}
 	for i, specs := range model.specs {
@@ -75,10 +75,10 @@ func TestToolSearchDeferredToProvider(t *testing.T) {
 			t.Fatalf("request %d offered other tools than the first", i+1)
 		}
 	}
-	if !slices.Equal(called, []string{"mcp__srv__tool_7"}) || !slices.Equal(approved, []string{"mcp__srv__tool_7/mcp__srv__tool_7"}) {
+	if !slices.Equal(called, []string{"ext__srv__tool_7"}) || !slices.Equal(approved, []string{"ext__srv__tool_7/ext__srv__tool_7"}) {
 		t.Fatalf("called %v, approved %v; want tool_7 by its name", called, approved)
 	}
-	if c := ev.kinds(gateway.EventToolCallStarted)[0].Call; c.Name != "mcp__srv__tool_7" || c.Title != "title of mcp__srv__tool_7" {
+	if c := ev.kinds(gateway.EventToolCallStarted)[0].Call; c.Name != "ext__srv__tool_7" || c.Title != "title of ext__srv__tool_7" {
 		t.Fatalf("card %+v, want tool_7's", c)
 	}
 	for _, m := range res.Messages {

@@ -36,13 +36,15 @@ func calls(cs ...gateway.ToolCall) gateway.ModelResponse {
 	return gateway.ModelResponse{Message: gateway.Message{ToolCalls: cs}, Stop: gateway.StopToolUse}
 }
 
-// manyTools returns n MCP-like tools; tool i is "mcp__srv__tool_i" about
-// topic i, and records its calls in called.
+// manyTools returns n extra tools as a tool server's; tool i is
+// "ext__srv__tool_i" (short name "tool_i") about topic i, and records its
+// calls in called.
 func manyTools(n int, called *[]string) []gateway.Tool {
 	out := make([]gateway.Tool, n)
 	for i := range out {
-		name := fmt.Sprintf("mcp__srv__tool_%d", i)
+		name := fmt.Sprintf("ext__srv__tool_%d", i)
 		t := namedTool(name)
+		t.ShortName = fmt.Sprintf("tool_%d", i)
 		t.Description = fmt.Sprintf("Handles topic%d requests.", i)
 		t.Execute = func(context.Context, json.RawMessage, func(gateway.Progress)) (gateway.Result, error) {
 			*called = append(*called, name)
@@ -65,7 +67,7 @@ func TestToolSearchDefersTools(t *testing.T) {
 	var called []string
 	native := namedTool("read_file")
 	all := manyTools(1000, &called)
-	denied := "mcp__srv__tool_8"
+	denied := "ext__srv__tool_8"
 	var approved []string
 	acc := gateway.ToolAccess{
 		Tools:  gateway.NewToolset([]gateway.Tool{native}, all),
@@ -82,10 +84,10 @@ func TestToolSearchDefersTools(t *testing.T) {
 	}
 	model := &scripted{answers: []gateway.ModelResponse{
 		calls(gateway.ToolCall{ID: "s1", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"topic7 requests","limit":3}`)}),
-		calls(via("c1", `{"name":"mcp__srv__tool_7","arguments":{"x":1}}`)),
-		calls(gateway.ToolCall{ID: "s2", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"mcp__srv__tool_8"}`)}),
-		calls(via("c2", `{"name":"mcp__srv__tool_8"}`), via("c3", `{"arguments":{}}`), via("c4", `{"name":"mcp__srv__tool_9","arguments":"{\"y\":2}"}`)),
-		calls(gateway.ToolCall{ID: "c5", Name: "mcp__srv__tool_10", Arguments: json.RawMessage(`{}`)}),
+		calls(via("c1", `{"name":"ext__srv__tool_7","arguments":{"x":1}}`)),
+		calls(gateway.ToolCall{ID: "s2", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"ext__srv__tool_8"}`)}),
+		calls(via("c2", `{"name":"ext__srv__tool_8"}`), via("c3", `{"arguments":{}}`), via("c4", `{"name":"ext__srv__tool_9","arguments":"{\"y\":2}"}`)),
+		calls(gateway.ToolCall{ID: "c5", Name: "ext__srv__tool_10", Arguments: json.RawMessage(`{}`)}),
 	}}
 	ev := &events{}
 	r := gateway.NewRunner(gateway.RunnerOptions{})
@@ -105,10 +107,10 @@ func TestToolSearchDefersTools(t *testing.T) {
 			t.Fatalf("request %d offered %v, want %v", i+1, offered, want)
 		}
 	}
-	if !slices.Equal(called, []string{"mcp__srv__tool_7", "mcp__srv__tool_9", "mcp__srv__tool_10"}) {
+	if !slices.Equal(called, []string{"ext__srv__tool_7", "ext__srv__tool_9", "ext__srv__tool_10"}) {
 		t.Fatalf("called %v, want tool_7, tool_9 and tool_10", called)
 	}
-	if want := []string{"mcp__srv__tool_7/mcp__srv__tool_7", "mcp__srv__tool_9/mcp__srv__tool_9", "mcp__srv__tool_10/mcp__srv__tool_10"}; !slices.Equal(approved, want) {
+	if want := []string{"ext__srv__tool_7/ext__srv__tool_7", "ext__srv__tool_9/ext__srv__tool_9", "ext__srv__tool_10/ext__srv__tool_10"}; !slices.Equal(approved, want) {
 		t.Fatalf("approved %v, want %v", approved, want)
 	}
 	outputs := map[string]string{}
@@ -117,7 +119,7 @@ func TestToolSearchDefersTools(t *testing.T) {
 			outputs[m.ToolCallID] = resultText(*m.Result)
 		}
 	}
-	if found := outputs["s1"]; !strings.Contains(found, "## mcp__srv__tool_7\nHandles topic7 requests.\nParameters: {\"type\":\"object\",\"properties\":{}}\n") {
+	if found := outputs["s1"]; !strings.Contains(found, "## ext__srv__tool_7\nHandles topic7 requests.\nParameters: {\"type\":\"object\",\"properties\":{}}\n") {
 		t.Fatalf("search result %q: want tool_7 with its description and parameters", found)
 	}
 	if strings.Contains(outputs["s2"], "## "+denied) || !strings.Contains(outputs["c2"], "not allowed by policy") {
@@ -130,10 +132,10 @@ func TestToolSearchDefersTools(t *testing.T) {
 	if len(started) != 7 || started[0].Call.Kind != gateway.KindSearch {
 		t.Fatalf("cards %v: want a search card first", started)
 	}
-	if c := started[1].Call; c.ID != "c1" || c.Name != "mcp__srv__tool_7" || c.Title != "title of mcp__srv__tool_7" || string(c.RawInput) != `{"x":1}` {
+	if c := started[1].Call; c.ID != "c1" || c.Name != "ext__srv__tool_7" || c.Title != "title of ext__srv__tool_7" || string(c.RawInput) != `{"x":1}` {
 		t.Fatalf("card of the call through call_tool: %+v, want tool_7's", c)
 	}
-	if c := started[5].Call; c.ID != "c4" || c.Name != "mcp__srv__tool_9" || string(c.RawInput) != `{"y":2}` {
+	if c := started[5].Call; c.ID != "c4" || c.Name != "ext__srv__tool_9" || string(c.RawInput) != `{"y":2}` {
 		t.Fatalf("card of the call with quoted arguments: %+v, want tool_9's with the object", c)
 	}
 
@@ -215,13 +217,37 @@ func TestToolSearchIndexFollowsPolicy(t *testing.T) {
 		t.Fatal("no search result")
 		return ""
 	}
-	if got := found("mcp__srv__tool_7"); strings.Contains(got, "## mcp__srv__tool_7\n") {
+	if got := found("ext__srv__tool_7"); strings.Contains(got, "## ext__srv__tool_7\n") {
 		t.Fatalf("with tool_7 denied the search found it: %q", got)
 	}
-	if got := found(""); !strings.Contains(got, "## mcp__srv__tool_7\n") {
+	if got := found(""); !strings.Contains(got, "## ext__srv__tool_7\n") {
 		t.Fatalf("after the policy allowed tool_7 the search found %q, want tool_7", got)
 	}
-	if got := found("mcp__srv__tool_7"); strings.Contains(got, "## mcp__srv__tool_7\n") {
+	if got := found("ext__srv__tool_7"); strings.Contains(got, "## ext__srv__tool_7\n") {
 		t.Fatalf("after the policy denied tool_7 again the search found it: %q", got)
 	}
+}
+
+// TestToolSearchShortName: a search for a tool's ShortName (case aside)
+// finds that tool first, though by its words another tool matches better.
+func TestToolSearchShortName(t *testing.T) {
+	var called []string
+	get, getAll := namedTool("ext__db__get"), namedTool("ext__db__get_all")
+	get.ShortName, get.Description = "get", "Fetches one record."
+	getAll.Description = "Get them all: get every record, get the lot."
+	acc := gateway.ToolAccess{Tools: gateway.NewToolset(nil, append(manyTools(100, &called), getAll, get))}
+	search := calls(gateway.ToolCall{ID: "s", Name: gateway.SearchToolName, Arguments: json.RawMessage(`{"query":"GET","limit":1}`)})
+	res, err := gateway.NewRunner(gateway.RunnerOptions{}).Run(context.Background(), gateway.RunOptions{Model: &scripted{answers: []gateway.ModelResponse{search}}, Input: userInput("go"), ToolAccess: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Messages {
+		if m.Result != nil {
+			if got := resultText(*m.Result); !strings.Contains(got, "## ext__db__get\n") {
+				t.Errorf("the search for GET found %q", got)
+			}
+			return
+		}
+	}
+	t.Fatal("no search result")
 }

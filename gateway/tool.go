@@ -1,9 +1,9 @@
 // Package gateway is the agent runtime: tool sets (Toolset, ToolView), the
 // model loop (Runner), the model Providers, the conversation History and
 // the Compactor that keeps it within the model's window (gateway/compact). It
-// knows nothing of MCP or ACP: each session passes its tools and its policy
-// and approval decisions to the Runner (ToolAccess); events leave through a
-// Sink.
+// knows nothing of where tools come from nor of the protocol its client
+// speaks: each session passes its tools and its policy and approval
+// decisions to the Runner (ToolAccess); events leave through a Sink.
 package gateway
 
 import (
@@ -60,8 +60,13 @@ type Tool struct {
 	// still decides without asking. It implies AskApproval.
 	AskInAuto bool
 	// Meta is extra information about the tool for the caller's events
-	// (for example the MCP server and tool it bridges to).
+	// (for example the server and tool it stands for).
 	Meta map[string]any
+	// ShortName, if set, is the tool's name without what sets it apart
+	// from other sources' tools (a server's tool: its name at the server,
+	// as Name spells it). A tool search for it, as for Name, finds the
+	// tool first.
+	ShortName string
 	// Preview, if set, returns what the user should see of a call before
 	// it runs (the change it would make, as a diff): it is shown with the
 	// call when the call is announced, so also while the user is asked.
@@ -86,7 +91,7 @@ type Progress struct {
 	Total    float64 // 0 when unknown
 	Message  string
 	// Status is the state of a long-running call as its tool reports it
-	// (an MCP task's "working", "input_required", ...); "" when it has none.
+	// (its task's "working", "input_required", ...); "" when it has none.
 	Status string
 	// TaskID names the call's task on its server, when it runs as one.
 	TaskID string
@@ -144,7 +149,7 @@ type Result struct {
 	// IsError marks a failed call.
 	IsError bool `json:"isError,omitempty"`
 	// ForModel is what the model is given. If empty, the text of Content
-	// is used. (The bridge frames untrusted content here.)
+	// is used. (A tool from elsewhere frames untrusted content here.)
 	ForModel string `json:"forModel,omitempty"`
 }
 

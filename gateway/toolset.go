@@ -19,8 +19,8 @@ type Toolset struct {
 	search   *searchMemo // the last tool search index built over these tools
 }
 
-// NewToolset returns the set of native tools followed by extra ones (a
-// session's MCP tools), in order. An extra tool whose name is a native
+// NewToolset returns the set of native tools followed by extra ones (the
+// tools a session gets from elsewhere, its tool servers'), in order. An extra tool whose name is a native
 // tool's, or an earlier extra tool's, is left out: native tools are never
 // shadowed.
 func NewToolset(native, extra []Tool) *Toolset {
@@ -47,7 +47,8 @@ func (ts *Toolset) Native() []Tool {
 	return ts.tools[:ts.native:ts.native]
 }
 
-// Extra returns the tools after the native ones (a session's MCP tools).
+// Extra returns the tools after the native ones (a session's tools from
+// elsewhere).
 // The slice is shared: do not modify it.
 func (ts *Toolset) Extra() []Tool {
 	if ts == nil {
@@ -103,8 +104,8 @@ func (ts *Toolset) Filter(substr string) []Tool {
 
 // ToolView gives the tools a session offers now. The Runner calls Current
 // once per model call (the tools offered, and the tools the answer's calls
-// are looked up in), so a view that changes (bridge.Sync) reaches the next
-// model call. Current must be cheap and safe for concurrent use.
+// are looked up in), so a view that changes (as the session's tool
+// servers come and go) reaches the next model call. Current must be cheap and safe for concurrent use.
 type ToolView interface {
 	Current() *Toolset
 }

@@ -62,8 +62,8 @@ func TestHistoryRoundTrip(t *testing.T) {
 	h := gateway.History{
 		{Role: gateway.RoleUser, Content: []gateway.Content{{Type: gateway.ContentText, Text: "hi"}, {Type: gateway.ContentImage, Data: "aGk=", MIMEType: "image/png"}}},
 		{Role: gateway.RoleAssistant, Thinking: "hmm", Content: []gateway.Content{{Type: gateway.ContentText, Text: "calling"}},
-			ToolCalls: []gateway.ToolCall{{ID: "c1", Name: "mcp__s__echo", Arguments: json.RawMessage(`{"text":"x","n":[1,2.5]}`)}}},
-		{Role: gateway.RoleTool, ToolCallID: "c1", ToolName: "mcp__s__echo", Result: &gateway.Result{
+			ToolCalls: []gateway.ToolCall{{ID: "c1", Name: "ext__s__echo", Arguments: json.RawMessage(`{"text":"x","n":[1,2.5]}`)}}},
+		{Role: gateway.RoleTool, ToolCallID: "c1", ToolName: "ext__s__echo", Result: &gateway.Result{
 			Content:    []gateway.Content{{Type: gateway.ContentText, Text: "x"}, {Type: gateway.ContentResourceLink, URI: "file:///a", Name: "a", Size: &size}},
 			Structured: json.RawMessage(`{"k":true}`), IsError: true, ForModel: "<<<framed>>>"}},
 		{Role: gateway.RoleAssistant, Content: []gateway.Content{{Type: gateway.ContentText, Text: "done ✓"}}},

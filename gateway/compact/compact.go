@@ -59,7 +59,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Neutralize makes the summary, which the model wrote after reading
 	// tool results and other untrusted text, unable to end or forge a
-	// frame (bridge.Neutralize); nil leaves it as it is.
+	// frame (the caller's frames around untrusted text); nil leaves it as
+	// it is.
 	Neutralize func(string) string
 }
 

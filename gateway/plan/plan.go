@@ -1,8 +1,8 @@
 // Package plan is the update_plan tool: the model keeps a task list, its
 // plan, that the editor shows the user. Each call gives the whole list;
 // the tool checks it and returns it as its result's structured content
-// ({"entries": [...]}), which the session turns into its plan update (ACP's
-// session/update "plan"; see Entries). The tool changes nothing outside
+// ({"entries": [...]}), which the session turns into the plan update it
+// sends the client (see Entries). The tool changes nothing outside
 // the conversation, so it needs no approval; it is a native tool, subject
 // to the session's tool policy like any other.
 package plan
@@ -42,7 +42,7 @@ const (
 	Completed  Status = "completed"
 )
 
-// Entry is one task of a plan. Its JSON is ACP's PlanEntry's.
+// Entry is one task of a plan. Its JSON is a client's plan entry's.
 type Entry struct {
 	Content  string   `json:"content"`
 	Priority Priority `json:"priority"`

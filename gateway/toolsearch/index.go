@@ -17,6 +17,10 @@ import (
 type Doc struct {
 	// Name is the name the model calls; Title is the human title.
 	Name, Title string
+	// ShortName, if set, is another name that finds the tool first (its
+	// name without the prefix that sets it apart from other sources'
+	// tools); it is not indexed otherwise.
+	ShortName string
 	// Description is the tool's description.
 	Description string
 	// Schema is the JSON Schema of its arguments: the names and
@@ -40,7 +44,7 @@ type Index struct {
 	length []float64            // per doc: weighted length
 	df     map[string]int       // documents each term occurs in
 	avgLen float64
-	names  map[string]int // exact names (full and bare) → doc
+	names  map[string]int // exact names (full and short) → doc
 }
 
 // Field weights: a word in a tool's name says more than one in its
@@ -78,9 +82,9 @@ func New(docs []Doc) *Index {
 		ix.length = append(ix.length, n)
 		total += n
 		ix.names[strings.ToLower(d.Name)] = i
-		if bare := bareName(d.Name); bare != "" {
-			if _, taken := ix.names[bare]; !taken {
-				ix.names[bare] = i
+		if short := strings.ToLower(d.ShortName); short != "" {
+			if _, taken := ix.names[short]; !taken {
+				ix.names[short] = i
 			}
 		}
 	}
@@ -94,9 +98,9 @@ func New(docs []Doc) *Index {
 func (ix *Index) Len() int { return len(ix.docs) }
 
 // Search returns at most k tools matching query, best first: a tool whose
-// name (or its name without the mcp__server__ prefix) is the query comes
-// first, then the rest by BM25 score. Tools sharing no term with the
-// query are not returned.
+// name (or its ShortName) is the query, case aside, comes first, then the
+// rest by BM25 score. Tools sharing no term with the query are not
+// returned.
 func (ix *Index) Search(query string, k int) []Hit {
 	var hits []Hit
 	exact, hasExact := ix.names[strings.ToLower(strings.TrimSpace(query))]
@@ -136,20 +140,6 @@ func (ix *Index) Search(query string, k int) []Hit {
 		hits = hits[:k]
 	}
 	return hits
-}
-
-// bareName is a bridged tool's name without its mcp__<server>__ prefix,
-// lowercased; "" for other names.
-func bareName(name string) string {
-	rest, ok := strings.CutPrefix(name, "mcp__")
-	if !ok {
-		return ""
-	}
-	_, tool, ok := strings.Cut(rest, "__")
-	if !ok {
-		return ""
-	}
-	return strings.ToLower(tool)
 }
 
 // schemaText returns the names and descriptions of a schema's top-level
@@ -240,5 +230,5 @@ var stopWords = map[string]bool{
 	"and": true, "or": true, "with": true, "by": true, "is": true, "it": true, "this": true,
 	"that": true, "from": true, "as": true, "be": true, "are": true, "at": true, "if": true,
 	"its": true, "into": true, "can": true, "use": true, "using": true, "tool": true, "will": true,
-	"mcp": true, "me": true, "my": true, "i": true, "you": true, "your": true, "all": true, "any": true,
+	"me": true, "my": true, "i": true, "you": true, "your": true, "all": true, "any": true,
 }

@@ -31,11 +31,11 @@ func TestTermsShareStems(t *testing.T) {
 
 func TestSearchRanks(t *testing.T) {
 	docs := []Doc{
-		{Name: "mcp__github__list_issues", Description: "List issues in a GitHub repository."},
-		{Name: "mcp__github__create_issue", Description: "Create a new issue in a GitHub repository."},
-		{Name: "mcp__fs__read_file", Description: "Read the complete contents of a file.", Schema: json.RawMessage(`{"properties":{"path":{"description":"where the file is"}}}`)},
-		{Name: "mcp__fs__search_files", Description: "Recursively search for files matching a pattern."},
-		{Name: "mcp__memory__create_entities", Description: "Create multiple new entities in the knowledge graph."},
+		{Name: "ext__github__list_issues", ShortName: "list_issues", Description: "List issues in a GitHub repository."},
+		{Name: "ext__github__create_issue", ShortName: "create_issue", Description: "Create a new issue in a GitHub repository."},
+		{Name: "ext__fs__read_file", ShortName: "read_file", Description: "Read the complete contents of a file.", Schema: json.RawMessage(`{"properties":{"path":{"description":"where the file is"}}}`)},
+		{Name: "ext__fs__search_files", ShortName: "search_files", Description: "Recursively search for files matching a pattern."},
+		{Name: "ext__memory__create_entities", ShortName: "create_entities", Description: "Create multiple new entities in the knowledge graph."},
 	}
 	ix := New(docs)
 	cases := []struct {
@@ -48,7 +48,7 @@ func TestSearchRanks(t *testing.T) {
 		{"find files by pattern", 3},
 		{"add entities to the knowledge graph", 4},
 		{"read_file", 2},
-		{"mcp__github__create_issue", 1},
+		{"ext__github__create_issue", 1},
 	}
 	for _, c := range cases {
 		hits := ix.Search(c.query, 3)
@@ -56,8 +56,11 @@ func TestSearchRanks(t *testing.T) {
 			t.Errorf("Search(%q) = %v, want %s first", c.query, hits, docs[c.first].Name)
 		}
 	}
-	if hits := ix.Search("read_file", 3); !math.IsInf(hits[0].Score, 1) {
-		t.Errorf("exact bare name is not ranked as exact: %v", hits)
+	if hits := ix.Search("READ_FILE", 3); !math.IsInf(hits[0].Score, 1) || hits[0].Index != 2 {
+		t.Errorf("exact short name is not ranked as exact: %v", hits)
+	}
+	if hits := New([]Doc{{Name: "ext__fs__read_file"}}).Search("read_file", 1); len(hits) != 1 || math.IsInf(hits[0].Score, 1) {
+		t.Errorf("a name's part found as exact without a ShortName: %v", hits)
 	}
 	if hits := ix.Search("zebra", 3); len(hits) != 0 {
 		t.Errorf("unrelated query matched %v", hits)

@@ -9,12 +9,13 @@ import (
 	"testing"
 )
 
-// TestRankingOnRealServers indexes the tool lists of four real MCP
+// TestRankingOnRealServers indexes the tool lists of four real tool
 // servers (server-everything, server-filesystem, server-memory and the
-// GitHub server, snapshots of their tools/list in testdata) as one
-// session's tools, named as the bridge names them, and checks that a
-// paraphrase of each tool's description ranks that tool in the top 5 for
-// at least 95 % of the queries in testdata/queries.tsv.
+// GitHub server, snapshots of their tool lists in testdata) as one
+// session's tools, named as tools from servers are (ext__<server>__<tool>,
+// the tool's own name its ShortName), and checks that a paraphrase of each
+// tool's description ranks that tool in the top 5 for at least 95 % of the
+// queries in testdata/queries.tsv.
 func TestRankingOnRealServers(t *testing.T) {
 	var docs []Doc
 	index := map[string]int{}
@@ -34,9 +35,9 @@ func TestRankingOnRealServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tl := range list.Tools {
-			name := "mcp__" + server + "__" + tl.Name
+			name := "ext__" + server + "__" + tl.Name
 			index[name] = len(docs)
-			docs = append(docs, Doc{Name: name, Description: tl.Description, Schema: tl.InputSchema})
+			docs = append(docs, Doc{Name: name, ShortName: tl.Name, Description: tl.Description, Schema: tl.InputSchema})
 		}
 	}
 	ix := New(docs)
@@ -56,7 +57,7 @@ func TestRankingOnRealServers(t *testing.T) {
 		if len(parts) != 3 {
 			t.Fatalf("bad line %q", line)
 		}
-		want, ok := index["mcp__"+parts[0]+"__"+parts[1]]
+		want, ok := index["ext__"+parts[0]+"__"+parts[1]]
 		if !ok {
 			t.Fatalf("no tool %s.%s", parts[0], parts[1])
 		}

@@ -1,10 +1,10 @@
 // Package workspace is the gateway's native tools: read_file, write_file,
 // edit_file and run_command, working on a session's directories (its cwd
 // and additional directories) through a backend. Two backends exist: the
-// editor, through the ACP client's fs/* and terminal/* methods (package
-// acp/clientws), so the editor sees unsaved buffers and shows the diffs and
-// terminals; and Local, the local file system and os/exec, for clients
-// that offer neither.
+// editor, through the client's file and terminal methods (implemented
+// outside gateway), so the editor sees unsaved buffers and shows the diffs
+// and terminals; and Local, the local file system and os/exec, for
+// clients that offer neither.
 //
 // The tools apply the same rules whatever the backend: paths are absolute,
 // free of ".." elements, and inside one of the session's directories once

@@ -2,8 +2,9 @@
 
 // Package workspacetest checks that the workspace tools keep their rules
 // over a backend: the same tests run the tools over the local backend
-// (package workspace) and over an ACP client (package acp/clientws), in
-// temporary directories, running real commands (with sh, on Unix).
+// (package workspace) and over the client's backend (implemented outside
+// gateway), in temporary directories, running real commands (with sh, on
+// Unix).
 package workspacetest
 
 import (
