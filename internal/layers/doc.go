@@ -15,9 +15,10 @@
 //   - bridge/... imports nothing of acp;
 //   - session/... imports nothing of acp;
 //   - no package imports test support (internal/testsupport/...,
-//     internal/fake/..., Go packages under testdata/, and helper packages
-//     named ...test such as gateway/workspace/workspacetest) except test
-//     support itself: only tests may.
+//     internal/fake/..., internal/acpschema, Go packages under testdata/,
+//     and helper packages named ...test such as
+//     gateway/workspace/workspacetest) except test support itself: only
+//     tests may.
 //
 // The rules name packages by path prefix relative to the module root
 // ("acp" is acp and every package under acp/), so they hold wherever a

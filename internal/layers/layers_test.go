@@ -32,7 +32,7 @@ var rules = []rule{
 
 // testSupport are the prefixes of the packages only tests may import;
 // a package named ...test (workspacetest, oauthtest) is test support too.
-var testSupport = []string{"internal/testsupport", "internal/fake", "testdata"}
+var testSupport = []string{"internal/testsupport", "internal/fake", "internal/acpschema", "testdata"}
 
 // under reports whether package p is prefix or beneath it.
 func under(p, prefix string) bool {
