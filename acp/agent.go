@@ -116,7 +116,7 @@ type Agent struct {
 	opts   Options
 	logger *slog.Logger
 	peer   *peer
-	setup  *setup
+	conf   *agentConfig
 	runner *gateway.Runner
 	turns  *turns
 	cmds   *commands
@@ -245,17 +245,17 @@ func newAgent(opts Options, out io.Writer) *Agent {
 		NoModelMessage: noModel,
 		Logger:         opts.Logger,
 	})
-	a.setup = &setup{opts: &a.opts, logger: opts.Logger, peer: a.peer, endpoint: &endpoint{}}
+	a.conf = &agentConfig{opts: &a.opts, logger: opts.Logger, peer: a.peer, endpoint: &endpoint{}}
 	a.perms = &permissions{peer: a.peer}
 	a.tunnel = newTunnel(a.peer, opts.Logger)
-	a.asks = &userRequests{peer: a.peer, setup: a.setup, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
-	a.turns = &turns{peer: a.peer, setup: a.setup, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
-	a.cmds = &commands{peer: a.peer, setup: a.setup, runner: a.runner, turns: a.turns}
+	a.asks = &userRequests{peer: a.peer, conf: a.conf, logger: opts.Logger, secrets: opts.Secrets, urls: map[string]urlElicitation{}}
+	a.turns = &turns{peer: a.peer, conf: a.conf, runner: a.runner, logger: opts.Logger, secrets: opts.Secrets}
+	a.cmds = &commands{peer: a.peer, conf: a.conf, runner: a.runner, turns: a.turns}
 	a.cmds.slashes = a.cmds.registry()
 	a.turns.cmds = a.cmds
 	a.auth = &auth{opts: &a.opts, logger: opts.Logger, sessions: a.liveSessions}
-	a.prov = &providers{setup: a.setup, opts: &a.opts, logger: opts.Logger}
-	a.shared = &sharedServers{opts: &a.opts, setup: a.setup, logger: opts.Logger, peer: a.peer, asks: a.asks, cmds: a.cmds, sessions: a.liveSessions}
+	a.prov = &providers{conf: a.conf, opts: &a.opts, logger: opts.Logger}
+	a.shared = &sharedServers{opts: &a.opts, conf: a.conf, logger: opts.Logger, peer: a.peer, asks: a.asks, cmds: a.cmds, sessions: a.liveSessions}
 	a.methods = &dispatcher{table: routes(a), logger: opts.Logger}
 	return a
 }
@@ -385,7 +385,7 @@ type sessionCapabilities struct {
 // decide how
 // MCP servers' questions reach the user (see elicit); providers are
 // advertised when the sessions' models are built from settings
-// (setup.canRoute).
+// (agentConfig.canRoute).
 func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) {
 	var p acpsdk.InitializeRequest
 	if err := decodeParams(raw, &p); err != nil {
@@ -398,7 +398,7 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 	// capability is never advertised without its method.
 	has := a.methods.serves
 	var providers *acpsdk.ProvidersCapabilities
-	if a.setup.canRoute() && has(acpsdk.AgentMethodProvidersList) && has(acpsdk.AgentMethodProvidersSet) && has(acpsdk.AgentMethodProvidersDisable) {
+	if a.conf.canRoute() && has(acpsdk.AgentMethodProvidersList) && has(acpsdk.AgentMethodProvidersSet) && has(acpsdk.AgentMethodProvidersDisable) {
 		providers = &acpsdk.ProvidersCapabilities{}
 	}
 	mcp := mcpCapabilities()

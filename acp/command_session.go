@@ -60,8 +60,8 @@ func (s *liveSession) logout(ctx context.Context, server string) error {
 }
 
 // restartServer implements commandSession.
-func (s *liveSession) restartServer(ctx context.Context, su *setup, name string) error {
-	wctx, cancel := context.WithTimeout(ctx, s.startupBudget(su))
+func (s *liveSession) restartServer(ctx context.Context, cf *agentConfig, name string) error {
+	wctx, cancel := context.WithTimeout(ctx, s.startupBudget(cf))
 	defer cancel()
 	err := s.mgr.Restart(wctx, name)
 	if err != nil && !errors.Is(err, mcpclient.ErrUnknownServer) && wctx.Err() != nil {
@@ -78,13 +78,13 @@ func (s *liveSession) edits() serverEdits {
 
 // applyEdits implements commandSession. A failure to store the edits is
 // logged: the servers are changed all the same.
-func (s *liveSession) applyEdits(ctx context.Context, su *setup, edits serverEdits) error {
+func (s *liveSession) applyEdits(ctx context.Context, cf *agentConfig, edits serverEdits) error {
 	client, err := s.ed.apply(edits)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	specs := su.merge(edits.configured(s.cfg.servers), client)
+	specs := cf.merge(edits.configured(s.cfg.servers), client)
 	s.cfg.applyLimits(&mcpclient.Options{}, specs)
 	s.mu.Unlock()
 	if err := s.store.UpdateMeta(func(m *session.Meta) {
@@ -93,9 +93,9 @@ func (s *liveSession) applyEdits(ctx context.Context, su *setup, edits serverEdi
 			m.Extra[extraServerEdits] = edits
 		}
 	}); err != nil {
-		su.logger.Warn("saving the MCP server changes", "session", s.id, "err", err)
+		cf.logger.Warn("saving the MCP server changes", "session", s.id, "err", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.startupBudget(su))
+	wctx, cancel := context.WithTimeout(ctx, s.startupBudget(cf))
 	defer cancel()
 	if _, err := s.mgr.Reconfigure(wctx, specs); err != nil && wctx.Err() == nil {
 		return err
@@ -107,11 +107,11 @@ func (s *liveSession) applyEdits(ctx context.Context, su *setup, edits serverEdi
 func (s *liveSession) tellModel(note string) { s.ed.tell(note) }
 
 // startupBudget is how long what needs the session's servers waits for
-// them to connect (setup.budgetFor of its configuration).
-func (s *liveSession) startupBudget(su *setup) time.Duration {
+// them to connect (agentConfig.budgetFor of its configuration).
+func (s *liveSession) startupBudget(cf *agentConfig) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return su.budgetFor(s.cfg)
+	return cf.budgetFor(s.cfg)
 }
 
 // tools implements commandSession.
@@ -137,36 +137,36 @@ func (s *liveSession) toolAccess() gateway.ToolAccess { return s.access }
 // reload implements commandSession: the configuration is read and the
 // servers reconfigured without s.mu; the session takes the new
 // configuration (and forgets its system prompt) once they are.
-func (s *liveSession) reload(ctx context.Context, su *setup) ([]string, error) {
+func (s *liveSession) reload(ctx context.Context, cf *agentConfig) ([]string, error) {
 	s.mu.Lock()
 	profile := s.cfg.profile
 	s.mu.Unlock()
-	sc, err := su.sessionConfigFor(profile)
+	sc, err := cf.sessionConfigFor(profile)
 	if err != nil {
 		return nil, err
 	}
 	edits, client := s.ed.current()
-	specs := su.merge(edits.configured(sc.servers), client)
+	specs := cf.merge(edits.configured(sc.servers), client)
 	sc.applyLimits(&mcpclient.Options{}, specs) // timeouts; other limits stay
 	restarted, err := s.mgr.Reconfigure(ctx, specs)
 	if err != nil {
 		return nil, err
 	}
-	model, gen := su.provider(ctx, sc, s.pick.choice())
+	model, gen := cf.provider(ctx, sc, s.pick.choice())
 	s.mu.Lock()
 	s.cfg = sc
 	s.resetPrompt()
 	s.mu.Unlock()
 	s.pick.setProvider(model, gen)
-	s.sync.SetOptions(sc.bridgeOptions(su.bridgeBase(s.id)))
+	s.sync.SetOptions(sc.bridgeOptions(cf.bridgeBase(s.id)))
 	return restarted, nil
 }
 
-// systemPrompt implements commandSession (setup.systemPrompt,
-// setup.instructionFiles).
-func (s *liveSession) systemPrompt(ctx context.Context, su *setup) (sysprompt.Prompt, []sysprompt.Skipped) {
-	p := su.systemPrompt(ctx, s)
-	_, skipped := su.instructionFiles(ctx, s)
+// systemPrompt implements commandSession (agentConfig.systemPrompt,
+// agentConfig.instructionFiles).
+func (s *liveSession) systemPrompt(ctx context.Context, cf *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped) {
+	p := cf.systemPrompt(ctx, s)
+	_, skipped := cf.instructionFiles(ctx, s)
 	return p, skipped
 }
 
@@ -182,16 +182,16 @@ func (s *liveSession) historySize() (messages, bytes int) {
 }
 
 // compact implements commandSession with the session's compactor, the
-// model built for it (not rebuilt: see setup.model) and its context
+// model built for it (not rebuilt: see agentConfig.model) and its context
 // window.
-func (s *liveSession) compact(ctx context.Context, su *setup, focus string, started func()) (*gateway.Compaction, error) {
+func (s *liveSession) compact(ctx context.Context, cf *agentConfig, focus string, started func()) (*gateway.Compaction, error) {
 	model, _ := s.pick.model()
 	if model == nil {
 		return nil, errNoModel
 	}
 	s.mu.Lock()
 	history := s.history
-	_, window, _ := s.current(su)
+	_, window, _ := s.current(cf)
 	s.mu.Unlock()
 	return s.compactor.Fit(ctx, gateway.FitRequest{Model: model, Request: gateway.ModelRequest{Messages: history}, Window: window, Force: true, Focus: focus,
 		Started: started})

@@ -29,7 +29,7 @@ import (
 // use.
 type commands struct {
 	peer   *peer
-	setup  *setup
+	conf   *agentConfig
 	runner *gateway.Runner
 	turns  *turns
 	// slashes is the registry of slash commands (registry); set once.
@@ -41,8 +41,8 @@ type commands struct {
 // method is safe for concurrent use (the session's other requests and its
 // servers' events go on while a command runs) and takes the session's
 // locks it needs itself; none is called with a lock held, and those that
-// wait hold no lock while waiting and end with ctx. su and pe, where a
-// method takes them, are the agent's setup and peer: what the session's
+// wait hold no lock while waiting and end with ctx. cf and pe, where a
+// method takes them, are the agent's agentConfig and peer: what the session's
 // configuration is read through, and the connection its cards go to.
 type commandSession interface {
 	// sessionID is the session's id. Fixed.
@@ -69,7 +69,7 @@ type commandSession interface {
 	// waits for it within the startup budget; a restart the budget cuts
 	// short is no error (the server goes on connecting).
 	// mcpclient.ErrUnknownServer: the session has no such server.
-	restartServer(ctx context.Context, su *setup, name string) error
+	restartServer(ctx context.Context, cf *agentConfig, name string) error
 	// edits is what /mcp add and remove changed in the session's servers:
 	// a value, to change with serverEdits.add and remove.
 	edits() serverEdits
@@ -78,7 +78,7 @@ type commandSession interface {
 	// within the startup budget (a wait the budget cuts short is no
 	// error). Edits that do not apply change nothing; an error
 	// reconfiguring the servers leaves the edits applied.
-	applyEdits(ctx context.Context, su *setup, edits serverEdits) error
+	applyEdits(ctx context.Context, cf *agentConfig, edits serverEdits) error
 	// tellModel queues note about the session's servers for the model's
 	// next turn.
 	tellModel(note string)
@@ -100,11 +100,11 @@ type commandSession interface {
 	// applies it: its servers whose settings changed are restarted (their
 	// names returned), its policy, model, bridge options and instructions
 	// replaced. On an error the session keeps its configuration.
-	reload(ctx context.Context, su *setup) (restarted []string, err error)
+	reload(ctx context.Context, cf *agentConfig) (restarted []string, err error)
 	// systemPrompt is the system prompt of the session's next model turn,
 	// and the instructions files it could not read. ctx bounds reading
 	// them (the first time, and after reload).
-	systemPrompt(ctx context.Context, su *setup) (sysprompt.Prompt, []sysprompt.Skipped)
+	systemPrompt(ctx context.Context, cf *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped)
 
 	// historySize is the size of the conversation the model has: its
 	// messages and their bytes as stored.
@@ -114,7 +114,7 @@ type commandSession interface {
 	// all), calling started when the compaction starts; nil when there is
 	// nothing to compact. The history is not changed (turnLog.addHistory
 	// does). errNoModel: the session has no model.
-	compact(ctx context.Context, su *setup, focus string, started func()) (*gateway.Compaction, error)
+	compact(ctx context.Context, cf *agentConfig, focus string, started func()) (*gateway.Compaction, error)
 
 	// resources is the resources of the session's servers, own and
 	// shared.
@@ -368,7 +368,7 @@ func (co *commands) toolsReport(s commandSession, filter string) string {
 // reload is /reload: it applies the current configuration to session s
 // (commandSession.reload) and says which servers were restarted.
 func (co *commands) reload(ctx context.Context, s commandSession) string {
-	restarted, err := s.reload(ctx, co.setup)
+	restarted, err := s.reload(ctx, co.conf)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("Reload failed: %v", err)

@@ -76,7 +76,7 @@ func (f *fakeSession) login(context.Context, string) error { return mcpclient.Er
 func (f *fakeSession) logout(context.Context, string) error { return mcpclient.ErrNoOAuth }
 
 // restartServer implements commandSession.
-func (f *fakeSession) restartServer(context.Context, *setup, string) error {
+func (f *fakeSession) restartServer(context.Context, *agentConfig, string) error {
 	return mcpclient.ErrUnknownServer
 }
 
@@ -84,7 +84,7 @@ func (f *fakeSession) restartServer(context.Context, *setup, string) error {
 func (f *fakeSession) edits() serverEdits { return serverEdits{} }
 
 // applyEdits implements commandSession.
-func (f *fakeSession) applyEdits(context.Context, *setup, serverEdits) error {
+func (f *fakeSession) applyEdits(context.Context, *agentConfig, serverEdits) error {
 	return errors.New("the fake session's servers are fixed")
 }
 
@@ -108,10 +108,10 @@ func (f *fakeSession) toolServer(string) (string, bool) { return "", false }
 func (f *fakeSession) toolAccess() gateway.ToolAccess { return gateway.ToolAccess{} }
 
 // reload implements commandSession.
-func (f *fakeSession) reload(context.Context, *setup) ([]string, error) { return nil, nil }
+func (f *fakeSession) reload(context.Context, *agentConfig) ([]string, error) { return nil, nil }
 
 // systemPrompt implements commandSession.
-func (f *fakeSession) systemPrompt(context.Context, *setup) (sysprompt.Prompt, []sysprompt.Skipped) {
+func (f *fakeSession) systemPrompt(context.Context, *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped) {
 	return sysprompt.Prompt{}, nil
 }
 
@@ -119,7 +119,7 @@ func (f *fakeSession) systemPrompt(context.Context, *setup) (sysprompt.Prompt, [
 func (f *fakeSession) historySize() (int, int) { return 0, 0 }
 
 // compact implements commandSession.
-func (f *fakeSession) compact(context.Context, *setup, string, func()) (*gateway.Compaction, error) {
+func (f *fakeSession) compact(context.Context, *agentConfig, string, func()) (*gateway.Compaction, error) {
 	return nil, errNoModel
 }
 

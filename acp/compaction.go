@@ -46,8 +46,8 @@ func (sc *sessionConfig) compactThreshold() float64 {
 }
 
 // newCompactor returns the compactor of a session with configuration sc.
-func (su *setup) newCompactor(id string, sc sessionConfig) *compact.Compactor {
-	return compact.New(&compact.Options{Threshold: sc.compactThreshold(), Logger: su.logger.With("session", id), Neutralize: bridge.Neutralize})
+func (cf *agentConfig) newCompactor(id string, sc sessionConfig) *compact.Compactor {
+	return compact.New(&compact.Options{Threshold: sc.compactThreshold(), Logger: cf.logger.With("session", id), Neutralize: bridge.Neutralize})
 }
 
 // compaction sets the session's compactor, with the threshold the
@@ -212,7 +212,7 @@ func plural(n int, one, many string) string {
 // compact is /compact [focus]: every turn but the last summarised now,
 // with focus passed to the summary.
 func (co *commands) compact(ctx context.Context, s commandSession, t *turnLog, focus string) string {
-	c, err := s.compact(ctx, co.setup, focus, t.compactionStarted)
+	c, err := s.compact(ctx, co.conf, focus, t.compactionStarted)
 	if errors.Is(err, errNoModel) {
 		return "No model is configured, so there is nothing to summarise with."
 	}

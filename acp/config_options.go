@@ -62,7 +62,7 @@ type picker struct {
 	chosen string
 	// provider is the model, built for the configuration and chosen; nil:
 	// none. gen is the generation of the client's endpoint it was built
-	// for (see setup.model).
+	// for (see agentConfig.model).
 	provider gateway.Provider
 	gen      uint64
 	// listed is what the session's endpoint listed when it opened.
@@ -192,16 +192,16 @@ func (p *picker) listedModels() []gateway.ModelInfo {
 // current returns the session's model name ("" when none is configured)
 // and what is known of it: the context window (the configuration's, else
 // the one the endpoint lists) and the pricing. The caller holds s.mu.
-func (s *liveSession) current(su *setup) (name string, window int, pricing *config.Pricing) {
-	return s.pick.current(su.settings(s.cfg))
+func (s *liveSession) current(cf *agentConfig) (name string, window int, pricing *config.Pricing) {
+	return s.pick.current(cf.settings(s.cfg))
 }
 
 // modelValues returns the model picker's entries: the configured model,
 // model.choices, then the endpoint's list, each id once; the current
 // model is always among them. The caller holds s.mu.
-func (s *liveSession) modelValues(su *setup) []acpsdk.SessionConfigSelectOption {
-	set := su.settings(s.cfg)
-	cur, _, _ := s.current(su)
+func (s *liveSession) modelValues(cf *agentConfig) []acpsdk.SessionConfigSelectOption {
+	set := cf.settings(s.cfg)
+	cur, _, _ := s.current(cf)
 	var out []acpsdk.SessionConfigSelectOption
 	seen := map[string]bool{}
 	add := func(id, name, desc string) {
@@ -236,12 +236,12 @@ func (s *liveSession) modelValues(su *setup) []acpsdk.SessionConfigSelectOption 
 // configOptions returns the session's config options with their current
 // values: the model picker (when a model is configured) and the
 // permission mode.
-func (s *liveSession) configOptions(su *setup) []acpsdk.SessionConfigOption {
+func (s *liveSession) configOptions(cf *agentConfig) []acpsdk.SessionConfigOption {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var opts []acpsdk.SessionConfigOption
-	if cur, _, _ := s.current(su); cur != "" {
-		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(su))
+	if cur, _, _ := s.current(cf); cur != "" {
+		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(cf))
 		opts = append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
 			Id: optModel, Name: "Model", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryModel),
 			Description:  acpsdk.Ptr("The model that answers this session's prompts, from the next prompt on"),
@@ -301,15 +301,15 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionC
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
 	}
-	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(a.setup)}, nil
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(a.conf)}, nil
 }
 
 // setModel switches session s to model id, one of its model picker's
 // entries, and saves the choice.
 func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 	s.mu.Lock()
-	cur, _, _ := s.current(a.setup)
-	values := s.modelValues(a.setup)
+	cur, _, _ := s.current(a.conf)
+	values := s.modelValues(a.conf)
 	sc := s.cfg
 	s.mu.Unlock()
 	if cur == "" {
@@ -319,10 +319,10 @@ func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 		return invalidParams("config option %q: unknown model %q (offered: %s)", optModel, id, valueList(values))
 	}
 	chosen := id
-	if id == a.setup.settings(sc).Model {
+	if id == a.conf.settings(sc).Model {
 		chosen = "" // back to the configured model: follows the configuration again
 	}
-	model, gen := a.setup.provider(ctx, sc, chosen)
+	model, gen := a.conf.provider(ctx, sc, chosen)
 	s.pick.choose(chosen, model, gen)
 	if err := s.store.UpdateMeta(func(m *session.Meta) {
 		delete(m.Extra, extraModel)

@@ -18,16 +18,16 @@ import (
 )
 
 // This file turns the options and the configuration file into a session's
-// settings (setup): profile, model provider, server specs, limits, bridge
+// settings (agentConfig): profile, model provider, server specs, limits, bridge
 // options, OAuth settings and secrets.
 
-// setup is what the options and the configuration file make of a session:
+// agentConfig is what the options and the configuration file make of a session:
 // its profile's configuration, its model, its servers' specs (merged,
 // prepared, secrets resolved), its bridge options and its workspace tools.
 // It reads Options, which never change after Serve starts; the
 // configuration in force comes from Options.Config. Safe for concurrent
 // use.
-type setup struct {
+type agentConfig struct {
 	opts   *Options
 	logger *slog.Logger
 	peer   *peer // for the workspace tools that work through the editor
@@ -93,9 +93,9 @@ func (sc *sessionConfig) samplingFor(server string) samplingPolicy {
 }
 
 // sessionConfigFor resolves profile against the current configuration.
-func (su *setup) sessionConfigFor(profile string) (sessionConfig, error) {
+func (cf *agentConfig) sessionConfigFor(profile string) (sessionConfig, error) {
 	sc := sessionConfig{profile: profile, trusted: map[string]bool{}, prefix: map[string]string{}, serverSampling: map[string]config.Server{}}
-	cfg := su.config()
+	cfg := cf.config()
 	if cfg == nil {
 		if profile != "" {
 			return sc, fmt.Errorf("unknown profile %q: no configuration file is loaded", profile)
@@ -129,33 +129,33 @@ func (su *setup) sessionConfigFor(profile string) (sessionConfig, error) {
 // Options.Provider; none once the client disabled the endpoint. A
 // provider that cannot be built is logged and becomes one whose every
 // call fails with the reason, so the session's prompts say what is wrong.
-// gen is the endpoint's generation it was built for (see setup.model).
-func (su *setup) provider(ctx context.Context, sc sessionConfig, chosen string) (p gateway.Provider, gen uint64) {
-	gen, disabled, _ := su.endpoint.state()
+// gen is the endpoint's generation it was built for (see agentConfig.model).
+func (cf *agentConfig) provider(ctx context.Context, sc sessionConfig, chosen string) (p gateway.Provider, gen uint64) {
+	gen, disabled, _ := cf.endpoint.state()
 	if disabled {
 		return nil, gen
 	}
-	return su.build(ctx, sc, chosen), gen
+	return cf.build(ctx, sc, chosen), gen
 }
 
 // build builds the model provider returns while the endpoint is enabled.
-func (su *setup) build(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
-	build := su.opts.Providers
-	if su.opts.Models != nil {
+func (cf *agentConfig) build(ctx context.Context, sc sessionConfig, chosen string) gateway.Provider {
+	build := cf.opts.Providers
+	if cf.opts.Models != nil {
 		build = func(ctx context.Context, m config.Model) (gateway.Provider, error) {
-			return su.opts.Models.Provider(ctx, m)
+			return cf.opts.Models.Provider(ctx, m)
 		}
 	}
 	if build == nil {
-		return su.opts.Provider
+		return cf.opts.Provider
 	}
-	m := su.settings(sc)
+	m := cf.settings(sc)
 	if chosen != "" {
 		m.Model = chosen
 	}
 	p, err := build(ctx, m)
 	if err != nil {
-		su.logger.Error("model provider", "profile", sc.profile, "err", err)
+		cf.logger.Error("model provider", "profile", sc.profile, "err", err)
 		what := "the model"
 		if sc.profile != "" {
 			what = fmt.Sprintf("the model of profile %q", sc.profile)
@@ -174,11 +174,11 @@ func (f failedProvider) Complete(context.Context, gateway.ModelRequest, func(gat
 }
 
 // config returns the configuration in force, or nil.
-func (su *setup) config() *config.Config {
-	if su.opts.Config == nil {
+func (cf *agentConfig) config() *config.Config {
+	if cf.opts.Config == nil {
 		return nil
 	}
-	return su.opts.Config()
+	return cf.opts.Config()
 }
 
 // specFromConfig converts a configured server.
@@ -203,11 +203,11 @@ func specFromConfig(s config.NamedServer) mcpclient.ServerSpec {
 }
 
 // merge puts the client's servers over the configured ones, by name.
-func (su *setup) merge(configured, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
+func (cf *agentConfig) merge(configured, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
 	out := make([]mcpclient.ServerSpec, 0, len(configured)+len(client))
 	for _, c := range configured {
 		if i := slices.IndexFunc(client, func(s mcpclient.ServerSpec) bool { return s.Name == c.Name }); i >= 0 {
-			su.logger.Info("a server passed by the client replaces the configured one", "server", c.Name)
+			cf.logger.Info("a server passed by the client replaces the configured one", "server", c.Name)
 			continue
 		}
 		out = append(out, c)
@@ -247,15 +247,15 @@ func (sc *sessionConfig) applyLimits(mo *mcpclient.Options, specs []mcpclient.Se
 // Bridge options, with the session's logger (for the injection warnings)
 // and, when secrets are resolved, their redaction of what servers tell the
 // model.
-func (su *setup) bridgeBase(session string) bridge.Options {
-	o := su.opts.Bridge
+func (cf *agentConfig) bridgeBase(session string) bridge.Options {
+	o := cf.opts.Bridge
 	logger := o.Logger
 	if logger == nil {
-		logger = su.logger
+		logger = cf.logger
 	}
 	o.Logger = logger.With("session", session)
-	if o.Redact == nil && su.opts.Secrets != nil && su.opts.Secrets.Redactor != nil {
-		o.Redact = su.opts.Secrets.Redactor.Redact
+	if o.Redact == nil && cf.opts.Secrets != nil && cf.opts.Secrets.Redactor != nil {
+		o.Redact = cf.opts.Secrets.Redactor.Redact
 	}
 	return o
 }
@@ -292,30 +292,30 @@ func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {
 // ${VAR} taken literally), and the others go through prepare. A client's
 // server replaces a configured one of the same name (merge), so its name
 // says where a spec came from.
-func (su *setup) prepareFor(fromClient func(name string) bool) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+func (cf *agentConfig) prepareFor(fromClient func(name string) bool) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 	return func(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 		if fromClient(spec.Name) {
 			return spec, nil
 		}
-		return su.prepare(ctx, spec)
+		return cf.prepare(ctx, spec)
 	}
 }
 
 // prepare resolves the secret references of a configured spec at server
 // start.
-func (su *setup) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
-	if su.opts.Secrets == nil {
+func (cf *agentConfig) prepare(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+	if cf.opts.Secrets == nil {
 		return spec, nil
 	}
-	env, err := su.opts.Secrets.ResolveMap(ctx, spec.Env)
+	env, err := cf.opts.Secrets.ResolveMap(ctx, spec.Env)
 	if err != nil {
 		return spec, fmt.Errorf("resolving secrets: %w", err)
 	}
-	headers, err := su.opts.Secrets.ResolveMap(ctx, spec.Headers)
+	headers, err := cf.opts.Secrets.ResolveMap(ctx, spec.Headers)
 	if err != nil {
 		return spec, fmt.Errorf("resolving secrets: %w", err)
 	}
-	oa, err := su.resolveOAuth(ctx, spec.OAuth)
+	oa, err := cf.resolveOAuth(ctx, spec.OAuth)
 	if err != nil {
 		return spec, err
 	}
@@ -343,8 +343,8 @@ func (c sessionCaller) CallTool(ctx context.Context, server, tool string, args a
 // redact is the redaction MCP servers' own output (stderr, log
 // notifications) goes through before it is cut or logged: the secret
 // resolver's redactor, or nil when there is none.
-func (su *setup) redact() func([]byte) []byte {
-	if r := su.opts.Secrets; r != nil && r.Redactor != nil {
+func (cf *agentConfig) redact() func([]byte) []byte {
+	if r := cf.opts.Secrets; r != nil && r.Redactor != nil {
 		return r.Redactor.RedactBytes
 	}
 	return nil
@@ -352,34 +352,34 @@ func (su *setup) redact() func([]byte) []byte {
 
 // settings returns the model settings in force for configuration sc (no
 // choice applied), routed as the client set (endpoint.apply).
-func (su *setup) settings(sc sessionConfig) config.Model {
+func (cf *agentConfig) settings(sc sessionConfig) config.Model {
 	m := sc.model
-	if su.opts.Models != nil {
-		m = su.opts.Models.Settings(sc.model)
+	if cf.opts.Models != nil {
+		m = cf.opts.Models.Settings(sc.model)
 	}
-	return su.endpoint.apply(m)
+	return cf.endpoint.apply(m)
 }
 
 // listModels starts listing the models of sc's endpoint, for at most
 // catalogWait; the channel gets the list (nil: unknown).
-func (su *setup) listModels(ctx context.Context, sc sessionConfig) <-chan []gateway.ModelInfo {
+func (cf *agentConfig) listModels(ctx context.Context, sc sessionConfig) <-chan []gateway.ModelInfo {
 	ch := make(chan []gateway.ModelInfo, 1)
-	if su.opts.Models == nil {
+	if cf.opts.Models == nil {
 		ch <- nil
 		return ch
 	}
-	s := su.settings(sc)
+	s := cf.settings(sc)
 	go func() {
 		lctx, cancel := context.WithTimeout(ctx, gateway.DefaultCatalogTimeout)
 		defer cancel()
-		ch <- su.opts.Models.Listed(lctx, s)
+		ch <- cf.opts.Models.Listed(lctx, s)
 	}()
 	return ch
 }
 
 // resolveOAuth resolves the secret references of a spec's oauth settings
 // into a copy (the spec's own are left as they are).
-func (su *setup) resolveOAuth(ctx context.Context, o *oauth.Config) (*oauth.Config, error) {
+func (cf *agentConfig) resolveOAuth(ctx context.Context, o *oauth.Config) (*oauth.Config, error) {
 	if o == nil {
 		return nil, nil
 	}
@@ -391,14 +391,14 @@ func (su *setup) resolveOAuth(ctx context.Context, o *oauth.Config) (*oauth.Conf
 		if *f.v == "" {
 			continue
 		}
-		v, err := su.opts.Secrets.ResolveKey(ctx, f.key, *f.v)
+		v, err := cf.opts.Secrets.ResolveKey(ctx, f.key, *f.v)
 		if err != nil {
 			return nil, fmt.Errorf("resolving oauth.%s: %w", f.key, err)
 		}
 		*f.v = v
 	}
 	if len(out.PrivateKey) > 0 {
-		v, err := su.opts.Secrets.ResolveKey(ctx, "privateKey", string(out.PrivateKey))
+		v, err := cf.opts.Secrets.ResolveKey(ctx, "privateKey", string(out.PrivateKey))
 		if err != nil {
 			return nil, fmt.Errorf("resolving oauth.privateKey: %w", err)
 		}
@@ -428,17 +428,19 @@ func oauthSpec(o *config.OAuth) *oauth.Config {
 
 // mayHaveModel reports whether sessions can have a model (sampling is
 // declared to servers only then).
-func (su *setup) mayHaveModel() bool { return su.opts.Provider != nil || su.opts.Providers != nil }
+func (cf *agentConfig) mayHaveModel() bool {
+	return cf.opts.Provider != nil || cf.opts.Providers != nil
+}
 
 // profile is the configuration profile of a session: the request's
 // _meta.profile, else the one the session was created with, else the
 // agent's default (--profile).
-func (su *setup) profile(reqMeta map[string]any, stored string) string {
+func (cf *agentConfig) profile(reqMeta map[string]any, stored string) string {
 	if p, ok := reqMeta["profile"].(string); ok && p != "" {
 		return p
 	}
 	if stored != "" {
 		return stored
 	}
-	return su.opts.Profile
+	return cf.opts.Profile
 }

@@ -28,8 +28,8 @@ func TestZeroMeansOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			su := &setup{opts: &Options{Config: func() *config.Config { return c }}}
-			sc, err := su.sessionConfigFor("")
+			cf := &agentConfig{opts: &Options{Config: func() *config.Config { return c }}}
+			sc, err := cf.sessionConfigFor("")
 			if err != nil || len(sc.servers) != 1 {
 				t.Fatalf("sessionConfigFor: %v %+v", err, sc)
 			}
@@ -55,8 +55,8 @@ func TestSamplingPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	su := &setup{opts: &Options{Config: func() *config.Config { return c }}}
-	sc, err := su.sessionConfigFor("")
+	cf := &agentConfig{opts: &Options{Config: func() *config.Config { return c }}}
+	sc, err := cf.sessionConfigFor("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@
 //     session only through permissionSession.
 //   - userRequests: what MCP servers ask of the user (elicitation,
 //     sampling, sign-in), with serverRequests routing each to its session.
-//   - setup: what the options and the configuration file make of a
+//   - agentConfig: what the options and the configuration file make of a
 //     session.
 //   - peer: the editor as every role sees it (session/update, cards,
 //     capabilities).
@@ -62,7 +62,7 @@
 //	resources.go          a session's resources: /resources, updates, subscriptions
 //	peer.go               peer: session/update, cards, client capabilities
 //	updates.go            the session updates acp-go-sdk lacks: Notice, CompactionUpdate, CompactionSummaryChunk
-//	configured.go         setup: profile, model, server specs, limits, OAuth, secrets
+//	configured.go         agentConfig: profile, model, server specs, limits, OAuth, secrets
 //	providers.go          providers/list, set, disable: the model endpoint the client sets
 //	workspace.go          the native tools: workspace tools (through the editor or local), update_plan
 //	progress.go           progress of a tool call on its card

@@ -54,7 +54,7 @@ func (a *Agent) newSession(ctx context.Context, p acpsdk.NewSessionRequest) (any
 // cards and the command list follow (announce), for the client then
 // knows the session.
 func (a *Agent) created(s *liveSession) jsonrpc.Then {
-	resp := acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: s.responseMeta()}
+	resp := acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.conf), Meta: s.responseMeta()}
 	return jsonrpc.Then{Result: resp, After: func() { a.announce(s) }}
 }
 
@@ -97,8 +97,8 @@ func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, erro
 		}
 		stored, _ = m.Extra["profile"].(string)
 	}
-	profile := a.setup.profile(req.meta, stored)
-	sc, err := a.setup.sessionConfigFor(profile)
+	profile := a.conf.profile(req.meta, stored)
+	sc, err := a.conf.sessionConfigFor(profile)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
@@ -223,14 +223,14 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	meta := st.Meta()
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	cwd := place.cwd
-	listed := a.setup.listModels(ctx, sc) // meanwhile, bounded
+	listed := a.conf.listModels(ctx, sc) // meanwhile, bounded
 	s := &liveSession{
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, cfg: sc,
 		mode: meta.Mode, always: map[string]string{}, history: history,
-		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.setup.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
+		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.conf.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
 	s.pick.restore(meta)
-	s.pick.setProvider(a.setup.provider(ctx, sc, s.pick.choice()))
+	s.pick.setProvider(a.conf.provider(ctx, sc, s.pick.choice()))
 	edits, err := restoreEdits(meta)
 	if err == nil {
 		err = s.ed.start(client, edits)
@@ -241,14 +241,14 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
 	}
 	edits, edited := s.ed.current()
-	specs := a.setup.merge(edits.configured(sc.servers), edited)
+	specs := a.conf.merge(edits.configured(sc.servers), edited)
 	if s.mode != modeAuto {
 		s.mode = modeAsk
 	}
 	for k, v := range meta.Always {
 		s.always[k] = v
 	}
-	s.sync = bridge.NewSync(sc.bridgeOptions(a.setup.bridgeBase(s.id)), a.setup.nativeTools(s.id, cwd, place.dirs, sc)...)
+	s.sync = bridge.NewSync(sc.bridgeOptions(a.conf.bridgeBase(s.id)), a.conf.nativeTools(s.id, cwd, place.dirs, sc)...)
 	s.access = gateway.ToolAccess{
 		Tools:  s.sync,
 		Policy: s.allowed,
@@ -264,7 +264,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		return nil, invalidParams("%v", err)
 	}
 	s.mgr = mgr
-	s.startBy = time.Now().Add(a.setup.budgetFor(sc))
+	s.startBy = time.Now().Add(a.conf.budgetFor(sc))
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
@@ -294,8 +294,8 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.id)
 	mo.Cwd = s.cwd
-	mo.Prepare = a.setup.prepareFor(s.isClientServer)
-	mo.Redact = a.setup.redact()
+	mo.Prepare = a.conf.prepareFor(s.isClientServer)
+	mo.Redact = a.conf.redact()
 	mo.SignIn = a.asks.presentSignIn(s)
 	observe := a.opts.MCP.OnEvent
 	mo.OnEvent = func(e mcpclient.Event) {
@@ -364,7 +364,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 	a.turns.replay(s, records)
 	meta := s.responseMeta() // what announce compares the servers' states with
 	a.announce(s)
-	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: meta}, nil
+	return acpsdk.LoadSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.conf), Meta: meta}, nil
 }
 
 // ResumeSession answers session/resume: like load, without the replay.
@@ -375,7 +375,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest
 	}
 	meta := s.responseMeta()
 	a.announce(s)
-	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.setup), Meta: meta}, nil
+	return acpsdk.ResumeSessionResponse{Modes: s.modes(), ConfigOptions: s.configOptions(a.conf), Meta: meta}, nil
 }
 
 // reopen opens a stored session with the servers and directories of the
@@ -412,7 +412,7 @@ func (a *Agent) reopen(ctx context.Context, id string, place sessionPlace, mcp [
 		return nil, nil, storeError(err, id, "loading")
 	}
 	stored, _ := st.Meta().Extra["profile"].(string)
-	sc, err := a.setup.sessionConfigFor(a.setup.profile(reqMeta, stored))
+	sc, err := a.conf.sessionConfigFor(a.conf.profile(reqMeta, stored))
 	if err != nil {
 		_ = st.Close()
 		return nil, nil, invalidParams("%v", err)
@@ -582,7 +582,7 @@ func (a *Agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest
 	// Clients of either API see the change: the config option "mode"
 	// changed outside session/set_config_option.
 	a.peer.update(s, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
-	a.peer.update(s, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{ConfigOptions: s.configOptions(a.setup)}})
+	a.peer.update(s, acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{ConfigOptions: s.configOptions(a.conf)}})
 	return acpsdk.SetSessionModeResponse{}, nil
 }
 

@@ -24,7 +24,7 @@ import (
 // stay as they are. A note saying which mentioned resources changed since
 // the last turn goes first.
 func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []gateway.Content) []gateway.Content {
-	if tu.setup.model(ctx, s) == nil {
+	if tu.conf.model(ctx, s) == nil {
 		return input // the turn only says how to configure a model
 	}
 	c := s.caller()
@@ -47,7 +47,7 @@ func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []ga
 			s.mu.Lock()
 			cfg := s.cfg
 			s.mu.Unlock()
-			opts = cfg.bridgeOptions(tu.setup.bridgeBase(s.id))
+			opts = cfg.bridgeOptions(tu.conf.bridgeBase(s.id))
 		}
 		res := bridge.ReadResource(ctx, c, opts, server, b.URI)
 		out = append(out, gateway.Content{Type: gateway.ContentText, Text: "[The user mentioned this resource]\n" + res.ModelText()})

@@ -259,7 +259,7 @@ func (co *commands) runPrompt(ctx context.Context, s *liveSession, t *turnLog, p
 		return gateway.StopEndTurn
 	}
 	msgs := promptMessages(res.Messages)
-	if co.setup.model(ctx, s) == nil || len(msgs) == 0 {
+	if co.conf.model(ctx, s) == nil || len(msgs) == 0 {
 		say(showPrompt(name, msgs))
 		return gateway.StopEndTurn
 	}

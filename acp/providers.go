@@ -23,7 +23,7 @@ import (
 // This file is providers/list, providers/set and providers/disable (ACP,
 // unstable): the client sees and changes where the model of every session
 // of the connection is sent (endpoint), and the sessions take the change
-// at their next turn (setup.model).
+// at their next turn (agentConfig.model).
 
 // The one provider acpgate has. The protocols it speaks are the
 // providers of the model settings (config.ProviderOpenAI and
@@ -92,8 +92,8 @@ func endpointURL(m config.Model) string {
 // built again first when the client changed the endpoint since. Each turn
 // calls it once, so a change reaches every session at its next turn and a
 // turn in progress finishes on the model it started with.
-func (su *setup) model(ctx context.Context, s *liveSession) gateway.Provider {
-	gen, _, _ := su.endpoint.state()
+func (cf *agentConfig) model(ctx context.Context, s *liveSession) gateway.Provider {
+	gen, _, _ := cf.endpoint.state()
 	p, built := s.pick.model()
 	if built == gen {
 		return p
@@ -101,14 +101,14 @@ func (su *setup) model(ctx context.Context, s *liveSession) gateway.Provider {
 	s.mu.Lock()
 	sc := s.cfg
 	s.mu.Unlock()
-	p, gen = su.provider(ctx, sc, s.pick.choice())
+	p, gen = cf.provider(ctx, sc, s.pick.choice())
 	return s.pick.rebuilt(built, p, gen)
 }
 
 // canRoute reports whether the agent builds its sessions' models from
 // settings (Options.Models or Options.Providers), so that the client can
 // route them: the providers methods are served only then.
-func (su *setup) canRoute() bool { return su.opts.Models != nil || su.opts.Providers != nil }
+func (cf *agentConfig) canRoute() bool { return cf.opts.Models != nil || cf.opts.Providers != nil }
 
 // providerInfo is one entry of providers/list (ProviderInfo in the ACP
 // schema).
@@ -130,9 +130,9 @@ type providerCurrent struct {
 
 // providers is the providers methods (ACP unstable): where the model
 // requests of every session go. It holds only what they use; safe for
-// concurrent use (setup guards the endpoint).
+// concurrent use (agentConfig guards the endpoint).
 type providers struct {
-	setup  *setup
+	conf   *agentConfig
 	opts   *Options
 	logger *slog.Logger
 }
@@ -142,15 +142,15 @@ type providers struct {
 // set by the client, else as configured) or null once disabled. It can be
 // disabled, so it is not required.
 func (pv *providers) list() (any, error) {
-	if !pv.setup.canRoute() {
+	if !pv.conf.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersList)
 	}
 	info := providerInfo{ProviderID: mainProvider, Supported: []string{config.ProviderOpenAI, config.ProviderAnthropic}}
-	if _, disabled, _ := pv.setup.endpoint.state(); !disabled {
+	if _, disabled, _ := pv.conf.endpoint.state(); !disabled {
 		// A profile the configuration no longer has falls back to the
 		// defaults, as the settings of no profile.
-		sc, _ := pv.setup.sessionConfigFor(pv.opts.Profile)
-		m := pv.setup.settings(sc)
+		sc, _ := pv.conf.sessionConfigFor(pv.opts.Profile)
+		m := pv.conf.settings(sc)
 		info.Current = &providerCurrent{APIType: m.ResolvedProvider(), BaseURL: endpointURL(m)}
 		if len(m.Headers) > 0 {
 			redacted := map[string]string{}
@@ -170,7 +170,7 @@ func (pv *providers) list() (any, error) {
 // (secrets.Plausible) is registered, so it is redacted from the logs and
 // from the string values of everything sent to the client.
 func (pv *providers) set(params json.RawMessage) (any, error) {
-	if !pv.setup.canRoute() {
+	if !pv.conf.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersSet)
 	}
 	set, ierr := pv.parseSet(params)
@@ -182,7 +182,7 @@ func (pv *providers) set(params json.RawMessage) (any, error) {
 	if r := pv.opts.Secrets; r != nil && r.Redactor != nil {
 		r.Redactor.Register(slices.Collect(maps.Values(set.headers))...)
 	}
-	pv.setup.endpoint.change(false, set)
+	pv.conf.endpoint.change(false, set)
 	pv.logger.Info("the client set the model endpoint", "api_type", set.apiType, "base_url", set.baseURL, "headers", slices.Sorted(maps.Keys(set.headers)))
 	return struct{}{}, nil
 }
@@ -191,7 +191,7 @@ func (pv *providers) set(params json.RawMessage) (any, error) {
 // their next turn on, until providers/set. Disabling a provider acpgate
 // does not have changes nothing, as the ACP draft asks.
 func (pv *providers) disable(params json.RawMessage) (any, error) {
-	if !pv.setup.canRoute() {
+	if !pv.conf.canRoute() {
 		return nil, acpsdk.NewMethodNotFound(acpsdk.AgentMethodProvidersDisable)
 	}
 	id, ierr := stringParam(params, "providerId")
@@ -199,7 +199,7 @@ func (pv *providers) disable(params json.RawMessage) (any, error) {
 		return nil, ierr.rpcError()
 	}
 	if id == mainProvider {
-		pv.setup.endpoint.change(true, nil)
+		pv.conf.endpoint.change(true, nil)
 		pv.logger.Info("the client disabled the model endpoint")
 	}
 	return struct{}{}, nil

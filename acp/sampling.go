@@ -40,7 +40,7 @@ var errNoModel = errors.New("this session has no model")
 // configuration allows it or the server is trusted; auto mode still
 // asks). A card shows what the server asked and what the model answered.
 func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
-	model := ur.setup.model(ctx, s)
+	model := ur.conf.model(ctx, s)
 	s.mu.Lock()
 	pol := s.cfg.samplingFor(req.Server)
 	trusted, always := s.cfg.trusted[req.Server], s.always[samplingKey(req.Server)]

@@ -291,15 +291,15 @@ func (co *commands) addServer(ctx context.Context, s commandSession, arg string)
 		return fmt.Sprintf("This session already has an MCP server called %s; `/mcp remove %s` first, or choose another name.", name, name)
 	}
 	before := s.edits()
-	if err := s.applyEdits(ctx, co.setup, before.add(server)); err != nil {
+	if err := s.applyEdits(ctx, co.conf, before.add(server)); err != nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
 	// A server that failed at once (it could not start, or it is over
 	// the session's limit) is not kept: the session goes back to its
 	// servers before the add, and the model is told nothing.
 	if st, shared, ok := s.serverStatus(name); ok && !shared && st.State == mcpclient.StateFailed {
-		if err := s.applyEdits(ctx, co.setup, before); err != nil {
-			co.setup.logger.Warn("undoing a failed /mcp add", "session", s.sessionID(), "server", name, "err", err)
+		if err := s.applyEdits(ctx, co.conf, before); err != nil {
+			co.conf.logger.Warn("undoing a failed /mcp add", "session", s.sessionID(), "server", name, "err", err)
 		}
 		return fmt.Sprintf("Cannot add MCP server %s: %s. It is not kept with the session.", name, st.Error)
 	}
@@ -312,7 +312,7 @@ func (co *commands) removeServer(ctx context.Context, s commandSession, name str
 	if msg, ok := co.ownServer(s, "remove", name); !ok {
 		return msg
 	}
-	if err := s.applyEdits(ctx, co.setup, s.edits().remove(name)); err != nil {
+	if err := s.applyEdits(ctx, co.conf, s.edits().remove(name)); err != nil {
 		return fmt.Sprintf("Cannot apply the change: %v", err)
 	}
 	s.tellModel(fmt.Sprintf("MCP server %s was removed.", bridge.ServerLabel(name)))
@@ -339,7 +339,7 @@ func (co *commands) restartServer(ctx context.Context, s commandSession, name st
 	if msg, ok := co.ownServer(s, "restart", name); !ok {
 		return msg
 	}
-	err := s.restartServer(ctx, co.setup, name)
+	err := s.restartServer(ctx, co.conf, name)
 	switch {
 	case errors.Is(err, mcpclient.ErrUnknownServer):
 		return fmt.Sprintf("This session has no MCP server called %s. /mcp lists the servers.", name)
@@ -365,9 +365,9 @@ func (co *commands) serverLine(s commandSession, name string) string {
 }
 
 // budgetFor is the startup budget of a session configured as sc.
-func (su *setup) budgetFor(sc sessionConfig) time.Duration {
+func (cf *agentConfig) budgetFor(sc sessionConfig) time.Duration {
 	if sc.limits.StartupBudget != nil {
 		return time.Duration(*sc.limits.StartupBudget) * time.Millisecond
 	}
-	return su.opts.StartupBudget
+	return cf.opts.StartupBudget
 }

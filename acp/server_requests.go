@@ -21,7 +21,7 @@ import (
 // holds the URL elicitations still open. Safe for concurrent use.
 type userRequests struct {
 	peer    *peer
-	setup   *setup // the sessions' models, for sampling
+	conf    *agentConfig // the sessions' models, for sampling
 	logger  *slog.Logger
 	secrets *secrets.Resolver // redacts what is logged; nil: none
 

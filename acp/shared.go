@@ -27,7 +27,7 @@ type sharedServers struct {
 	done chan struct{} // closed when follow has returned
 	// What the role uses of the agent's.
 	opts     *Options
-	setup    *setup
+	conf     *agentConfig
 	logger   *slog.Logger
 	peer     *peer
 	asks     *userRequests
@@ -44,19 +44,19 @@ type sharedServers struct {
 // ones stopped. Without a configuration there is no shared manager.
 func (sh *sharedServers) start(ctx context.Context) error {
 	sc, specs, err := sh.specs()
-	if err != nil || sh.setup.config() == nil {
+	if err != nil || sh.conf.config() == nil {
 		return err
 	}
 	mo := sh.opts.MCP
 	sc.applyLimits(&mo, specs)
 	mo.Logger = sh.logger.With("session", "shared")
-	mo.Prepare = sh.setup.prepare
-	mo.Redact = sh.setup.redact()
+	mo.Prepare = sh.conf.prepare
+	mo.Redact = sh.conf.redact()
 	mo.OnEvent = sh.event
 	// Shared servers' requests go to the session whose call they belong
 	// to; they have no roots (no one session's directories).
 	mo.Elicitor = serverRequests{u: sh.asks}
-	if sh.setup.mayHaveModel() {
+	if sh.conf.mayHaveModel() {
 		mo.Sampler = serverRequests{u: sh.asks}
 	}
 	m, err := mcpclient.New(specs, &mo)
@@ -72,7 +72,7 @@ func (sh *sharedServers) start(ctx context.Context) error {
 // specs returns the configuration of the agent's profile and its
 // shared servers (with the configured default timeouts).
 func (sh *sharedServers) specs() (sessionConfig, []mcpclient.ServerSpec, error) {
-	sc, err := sh.setup.sessionConfigFor(sh.opts.Profile)
+	sc, err := sh.conf.sessionConfigFor(sh.opts.Profile)
 	if err != nil {
 		return sc, nil, err
 	}

@@ -66,17 +66,17 @@ func configInstructions(eff config.Effective) []sysprompt.Instructions {
 // turnSystem is the system prompt of a model turn of s starting now: ""
 // when s has no model (the turn is answered without one, and nothing is
 // read for it).
-func (su *setup) turnSystem(ctx context.Context, s *liveSession) string {
+func (cf *agentConfig) turnSystem(ctx context.Context, s *liveSession) string {
 	if p, _ := s.pick.model(); p == nil {
 		return ""
 	}
-	return su.systemPrompt(ctx, s).Text
+	return cf.systemPrompt(ctx, s).Text
 }
 
 // systemPrompt returns the system prompt of s's next model turn (see the
 // file's comment). ctx bounds reading the instructions files.
-func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
-	files, _ := su.instructionFiles(ctx, s)
+func (cf *agentConfig) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
+	files, _ := cf.instructionFiles(ctx, s)
 	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName(), Cwd: s.cwd, Dirs: s.dirs, Client: s.clientPrompt}
 	for _, t := range s.sync.Current().Native() {
 		switch {
@@ -98,7 +98,7 @@ func (su *setup) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Pro
 	in.Instructions = append(append(in.Instructions, s.cfg.instructions...), files...)
 	if s.prompt.builder == nil {
 		s.prompt.builder = sysprompt.NewBuilder(promptOptions())
-		s.prompt.servers = serversPrompt{frame: s.cfg.bridgeOptions(su.bridgeBase(s.id)).Instructions}
+		s.prompt.servers = serversPrompt{frame: s.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
 	}
 	in.Sections = s.prompt.servers.sections(servers)
 	return s.prompt.builder.Build(in)
@@ -117,24 +117,24 @@ func shellName() string {
 // sysprompt.ProjectRoots), read the first
 // time it is called (and after resetPrompt). A read cut short by ctx is
 // not kept.
-func (su *setup) instructionFiles(ctx context.Context, s *liveSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
+func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
 	s.mu.Lock()
 	if s.prompt.loaded {
 		defer s.mu.Unlock()
 		return s.prompt.files, s.prompt.skipped
 	}
 	s.mu.Unlock()
-	logger := su.logger.With("session", s.id)
+	logger := cf.logger.With("session", s.id)
 	var files []sysprompt.Instructions
 	var skipped []sysprompt.Skipped
-	if p := su.opts.UserInstructions; p != "" {
+	if p := cf.opts.UserInstructions; p != "" {
 		roots := []string{filepath.Dir(p)}
 		files, skipped = sysprompt.Load(ctx, []string{p}, roots, sysprompt.DiskReader(roots), logger)
 	}
 	home, _ := os.UserHomeDir()
 	dirs := append([]string{s.cwd}, s.dirs...)
 	roots := sysprompt.ProjectRoots(dirs, home)
-	project, skip := sysprompt.Load(ctx, sysprompt.ProjectFiles(dirs, home), roots, su.fileReader(s, roots), logger)
+	project, skip := sysprompt.Load(ctx, sysprompt.ProjectFiles(dirs, home), roots, cf.fileReader(s, roots), logger)
 	files, skipped = append(files, project...), append(skipped, skip...)
 	if ctx.Err() == nil {
 		s.mu.Lock()
@@ -147,16 +147,16 @@ func (su *setup) instructionFiles(ctx context.Context, s *liveSession) ([]syspro
 // fileReader reads the instructions files of s, inside roots: through the
 // editor (fs/read_text_file: its unsaved changes count) when it can read
 // files, else, or when it fails to, from the disk.
-func (su *setup) fileReader(s *liveSession, roots []string) sysprompt.ReadFunc {
+func (cf *agentConfig) fileReader(s *liveSession, roots []string) sysprompt.ReadFunc {
 	disk := sysprompt.DiskReader(roots)
-	if !su.peer.capabilities().Fs.ReadTextFile {
+	if !cf.peer.capabilities().Fs.ReadTextFile {
 		return disk
 	}
-	editor := clientws.New(su.peer.conn, s.id)
+	editor := clientws.New(cf.peer.conn, s.id)
 	return func(ctx context.Context, path string) (string, error) {
 		text, err := editor.ReadFile(ctx, path, 0, 0)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
-			su.logger.Debug("the editor did not read an instructions file; reading it from the disk", "session", s.id, "path", path, "err", err)
+			cf.logger.Debug("the editor did not read an instructions file; reading it from the disk", "session", s.id, "path", path, "err", err)
 			return disk(ctx, path)
 		}
 		return text, err
@@ -166,7 +166,7 @@ func (su *setup) fileReader(s *liveSession, roots []string) sysprompt.ReadFunc {
 // contextReport is /context: the system prompt's sections and sizes, the
 // history's size, and the whole prompt.
 func (co *commands) contextReport(ctx context.Context, s commandSession) string {
-	p, skipped := s.systemPrompt(ctx, co.setup)
+	p, skipped := s.systemPrompt(ctx, co.conf)
 	n, stored := s.historySize()
 	var b strings.Builder
 	fmt.Fprintf(&b, "**System prompt**: %s\n", size(len(p.Text)))

@@ -25,7 +25,7 @@ import (
 // session at a time (liveSession.running: turnSlot.take).
 type turns struct {
 	peer    *peer
-	setup   *setup
+	conf    *agentConfig
 	runner  *gateway.Runner
 	cmds    *commands
 	logger  *slog.Logger
@@ -93,14 +93,14 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.setup.model(ctx, s), System: tu.setup.turnSystem(ctx, s)}
+	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
 	s.mu.Lock()
 	if note := s.ed.takeUntold(); note != "" {
 		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
 	}
 	run.History = append(s.history[:len(s.history):len(s.history)], prior...)
 	s.cfg.runOptions(&run)
-	_, run.ContextWindow, _ = s.current(tu.setup)
+	_, run.ContextWindow, _ = s.current(tu.conf)
 	s.compaction(&run)
 	s.mu.Unlock()
 	res, err := tu.runner.Run(ctx, run)

@@ -19,11 +19,11 @@ import (
 // model's cached input price.
 func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
 	s.mu.Lock()
-	_, window, pricing := s.current(tu.setup)
+	_, window, pricing := s.current(tu.conf)
 	var cost *acpsdk.Cost
 	if pricing != nil {
 		cur := pricing.CurrencyCode()
-		total := s.pick.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.setup.settings(s.cfg).ResolvedProvider()))
+		total := s.pick.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.conf.settings(s.cfg).ResolvedProvider()))
 		cost = &acpsdk.Cost{Amount: total, Currency: cur}
 	}
 	costs := costMeta(s.pick.costs())

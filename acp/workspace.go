@@ -15,10 +15,10 @@ import (
 // workspaceMode is where the workspace tools of a session with
 // configuration sc work: Options.WorkspaceTools (the flag), else the
 // file's, else through the client.
-func (su *setup) workspaceMode(sc sessionConfig) config.WorkspaceTools {
+func (cf *agentConfig) workspaceMode(sc sessionConfig) config.WorkspaceTools {
 	switch {
-	case su.opts.WorkspaceTools != "":
-		return su.opts.WorkspaceTools
+	case cf.opts.WorkspaceTools != "":
+		return cf.opts.WorkspaceTools
 	case sc.workspace != "":
 		return sc.workspace
 	}
@@ -27,8 +27,8 @@ func (su *setup) workspaceMode(sc sessionConfig) config.WorkspaceTools {
 
 // nativeTools returns the native tools of session id, which it offers
 // before its MCP tools: its workspace tools, then update_plan.
-func (su *setup) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
-	return append(su.workspaceTools(id, cwd, dirs, sc), plan.Tool())
+func (cf *agentConfig) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
+	return append(cf.workspaceTools(id, cwd, dirs, sc), plan.Tool())
 }
 
 // workspaceTools returns the workspace tools of session id (working
@@ -36,19 +36,19 @@ func (su *setup) nativeTools(id, cwd string, dirs []string, sc sessionConfig) []
 // when it can read and write files, else locally in local mode, else
 // read_file alone through a client that can only read; run_command in the
 // client's terminals when it has them, else locally in local mode.
-func (su *setup) workspaceTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
-	mode := su.workspaceMode(sc)
+func (cf *agentConfig) workspaceTools(id, cwd string, dirs []string, sc sessionConfig) []gateway.Tool {
+	mode := cf.workspaceMode(sc)
 	if mode == config.WorkspaceOff {
 		return nil
 	}
-	caps := su.peer.capabilities()
-	client := clientws.New(su.peer.conn, id)
-	local := workspace.NewLocal(&workspace.LocalOptions{Env: su.opts.WorkspaceEnv})
+	caps := cf.peer.capabilities()
+	client := clientws.New(cf.peer.conn, id)
+	local := workspace.NewLocal(&workspace.LocalOptions{Env: cf.opts.WorkspaceEnv})
 	base := workspace.Options{Cwd: cwd, Dirs: dirs}
 	if l := sc.limits.MaxResultBytes; l != nil {
 		base.MaxResultBytes = *l
 	}
-	if r := su.opts.Secrets; r != nil && r.Redactor != nil {
+	if r := cf.opts.Secrets; r != nil && r.Redactor != nil {
 		base.Redact = r.Redactor.Redact
 	}
 	files, terms := base, base
