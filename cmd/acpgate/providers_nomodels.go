@@ -5,8 +5,8 @@ package main
 import (
 	"errors"
 
-	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
 )
 
 // This file replaces providers.go in a build with the nomodels tag (make

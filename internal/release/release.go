@@ -60,13 +60,13 @@ type Options struct {
 	// replaced by the version and {file} by the archive's name, e.g.
 	// https://github.com/acpgate/acpgate/releases/download/v{version}/{file}.
 	URLTemplate string
-	Out         string   // the output directory, created; it must hold nothing yet
+	Out         string // the output directory, created; it must hold nothing yet
 	// Docs are the files archived beside the binary, each under its path
 	// relative to DocsDir (LICENSE, README.md, docs/configuration.md…),
 	// so that the README's relative links work in the unpacked archive.
 	Docs    []string
 	DocsDir string // the directory Docs are relative to
-	Icon        string   // the registry icon's file
+	Icon    string // the registry icon's file
 	// Entry is the registry entry's description: its ID, Name,
 	// Description, Repository, Authors and License; Build fills in the
 	// version and the archives.
