@@ -242,11 +242,21 @@ func (t wrapped) probeOnce(ctx context.Context, req transport.JSONRPCRequest) (*
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	probe, fence := make(chan answer, 1), make(chan answer, 1)
+	sending := make(chan struct{})
 	go func() {
+		close(sending)
 		r, err := t.Interface.SendRequest(ctx, req)
 		probe <- answer{r, err}
 	}()
 	go func() {
+		// The fence's delay counts from when the probe is being sent, so
+		// that a probe whose goroutine is slow to run still goes first
+		// (mostly: the write itself is not waited for).
+		select {
+		case <-sending:
+		case <-ctx.Done():
+			return
+		}
 		// Most servers answer the probe at once, and need no fence.
 		wait := time.NewTimer(fenceAfter)
 		defer wait.Stop()

@@ -68,7 +68,8 @@ func releaseEntry(t *testing.T) (out, dir string) {
 		Time:        time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		URLTemplate: "https://github.com/acpgate/acpgate/releases/download/v{version}/{file}",
 		Out:         out,
-		Docs:        []string{"../../LICENSE"},
+		Docs:        []string{"LICENSE"},
+		DocsDir:     "../..",
 		Icon:        "../../docs/icon.svg",
 		Entry: registry.Entry{
 			ID: "acpgate", Name: "acpgate", Description: "An agent", Repository: "https://github.com/acpgate/acpgate",
