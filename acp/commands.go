@@ -37,7 +37,7 @@ type commands struct {
 }
 
 // commandSession is what the slash commands need of a session, and all
-// they see of it: *liveSession implements it (command_session.go). Every
+// they see of it: commandView implements it (command_session.go). Every
 // method is safe for concurrent use (the session's other requests and its
 // servers' events go on while a command runs) and takes the session's
 // locks it needs itself; none is called with a lock held, and those that

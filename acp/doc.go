@@ -46,7 +46,7 @@
 //	compaction.go         the conversation compacted: card or compaction updates, session log record, /compact
 //	mentions.go           resources mentioned in a prompt: read, framed, subscribed
 //	commands.go           /mcp, /tools, /call, /resources, /reload, /context
-//	command_session.go    commandSession: what slash commands see of a session, as *liveSession gives it
+//	command_session.go    commandView: a live session as the slash commands see it (commandSession)
 //	server_edits.go       /mcp add, remove, restart: a live session's servers changed
 //	prompt_commands.go    MCP prompts as slash commands
 //	permission.go         the editor is asked to approve a tool call
