@@ -40,17 +40,6 @@ func framer(trusted ...string) frameFunc {
 	return opts.Instructions
 }
 
-// promptSection returns the text of the section called name ("" if
-// absent).
-func promptSection(p sysprompt.Prompt, name string) string {
-	for _, s := range p.Sections {
-		if s.Name == name {
-			return s.Text
-		}
-	}
-	return ""
-}
-
 // TestPromptWords: a session's prompt opens with acpgate's instructions,
 // which name ACP and the MCP servers; a session without workspace tools
 // is told MCP tools may do their work; the instructions are neutralised
@@ -79,8 +68,8 @@ func TestPromptWords(t *testing.T) {
 			"## Instructions of the MCP server github\n<<<MCP_UNTRUSTED_CONTENT id=", "Prefer search_code to list_files."},
 	} {
 		for _, want := range wants {
-			if !strings.Contains(promptSection(p, name), want) {
-				t.Errorf("section %s lacks %q:\n%s", name, want, promptSection(p, name))
+			if !strings.Contains(p.SectionText(name), want) {
+				t.Errorf("section %s lacks %q:\n%s", name, want, p.SectionText(name))
 			}
 		}
 	}
@@ -89,7 +78,7 @@ func TestPromptWords(t *testing.T) {
 	}
 
 	bare := sysprompt.NewBuilder(promptOptions()).Build(sysprompt.Input{Cwd: "/w"})
-	if got := promptSection(bare, "workspace"); got != "# Workspace tools\n"+noWorkspaceTools || !strings.Contains(got, "except with MCP tools that do") {
+	if got := bare.SectionText("workspace"); got != "# Workspace tools\n"+noWorkspaceTools || !strings.Contains(got, "except with MCP tools that do") {
 		t.Errorf("no tools: %s", got)
 	}
 	if len(bare.Sections) != 2 || (&serversPrompt{}).sections(nil) != nil {
@@ -120,7 +109,7 @@ func TestPromptServersChange(t *testing.T) {
 	in.Sections = sp.sections(servers)
 	next := b.Build(in)
 	if next.Text == first.Text || !strings.Contains(next.Text, "never shown: not ready") || frames != 3 {
-		t.Fatalf("a server that became ready (%d frames): %s", frames, promptSection(next, "servers"))
+		t.Fatalf("a server that became ready (%d frames): %s", frames, next.SectionText("servers"))
 	}
 	if prefix := first.Text[:strings.Index(first.Text, "# MCP servers")]; !strings.HasPrefix(next.Text, prefix) {
 		t.Error("a server's change altered the sections before the servers'")

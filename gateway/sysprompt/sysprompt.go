@@ -129,6 +129,17 @@ type Prompt struct {
 	Client ClientPart
 }
 
+// SectionText returns the text of the prompt's section called name, ""
+// when it has none.
+func (p Prompt) SectionText(name string) string {
+	for _, s := range p.Sections {
+		if s.Name == name {
+			return s.Text
+		}
+	}
+	return ""
+}
+
 // ClientPart is where a client's system prompt is in a built prompt.
 type ClientPart struct {
 	// Section is the Name of the section that holds it; "" when the
