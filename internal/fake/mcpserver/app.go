@@ -59,10 +59,10 @@ func (a *app) build() {
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 	}
-	opts = append(opts, a.taskOptions(hooks)...)
-	opts = append(opts, a.protocolOptions()...)
+	opts = append(opts, (taskRole{a}).taskOptions(hooks)...)
+	opts = append(opts, (revisionRole{a}).protocolOptions()...)
 	opts = append(opts, a.liveOptions(hooks)...)
-	opts = append(opts, a.extTaskOptions()...)
+	opts = append(opts, (taskRole{a}).extTaskOptions()...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -78,11 +78,11 @@ func (a *app) build() {
 	a.addTools()
 	a.addRequestTools()
 	a.addResourcesAndPrompts()
-	a.addTaskTools()
-	a.addModernTools()
+	(taskRole{a}).addTaskTools()
+	(revisionRole{a}).addModernTools()
 	a.addLive()
 	a.addListing(hooks)
-	a.addExtTaskTools()
+	(taskRole{a}).addExtTaskTools()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.
@@ -101,7 +101,7 @@ func (a *app) onRequest(ctx context.Context, _ any, message any) error {
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
-	if err := a.gateProtocol(ctx, mcp.MCPMethod(m.Method)); err != nil {
+	if err := (revisionRole{a}).gateProtocol(ctx, mcp.MCPMethod(m.Method)); err != nil {
 		return err
 	}
 	a.recordMetaCapabilities(m.Method, raw)

@@ -73,7 +73,7 @@ func validExtTasks(c *config) error {
 }
 
 // extTaskOptions are the server options of -ext-tasks.
-func (a *app) extTaskOptions() []server.ServerOption {
+func (a taskRole) extTaskOptions() []server.ServerOption {
 	if !a.cfg.extTasks {
 		return nil
 	}
@@ -81,7 +81,7 @@ func (a *app) extTaskOptions() []server.ServerOption {
 }
 
 // addExtTaskTools lists ext_job (-ext-tasks); its calls never reach mcp-go.
-func (a *app) addExtTaskTools() {
+func (a taskRole) addExtTaskTools() {
 	if !a.cfg.extTasks {
 		return
 	}
@@ -117,7 +117,7 @@ type extTasks struct {
 
 // extTasksInput returns r with the ext_job requests taken out and answered
 // (-ext-tasks), or r itself.
-func (a *app) extTasksInput(r io.Reader) io.Reader {
+func (a taskRole) extTasksInput(r io.Reader) io.Reader {
 	if !a.cfg.extTasks {
 		return r
 	}
@@ -142,12 +142,12 @@ func (a *app) extTasksInput(r io.Reader) io.Reader {
 }
 
 // extFilter returns a new -ext-tasks filter.
-func (a *app) extFilter() *extTasks { return &extTasks{a: a, jobs: map[string]*extJob{}} }
+func (a taskRole) extFilter() *extTasks { return &extTasks{a: a.app, jobs: map[string]*extJob{}} }
 
 // extTasksHTTP returns h with the ext_job requests of POSTs taken out and
 // answered with application/json (-ext-tasks over streamable HTTP), or h
 // itself.
-func (a *app) extTasksHTTP(h http.Handler) http.Handler {
+func (a taskRole) extTasksHTTP(h http.Handler) http.Handler {
 	if !a.cfg.extTasks {
 		return h
 	}

@@ -467,7 +467,7 @@ func main() {
 	}
 	a.build()
 	go a.watchUSR1(usr1)
-	a.waitReadyAt()
+	(revisionRole{a}).waitReadyAt()
 
 	if cfg.transport == "stdio" {
 		a.serveStdio(term)
@@ -498,7 +498,7 @@ func (a *app) serveStdio(term <-chan os.Signal) {
 	if a.cfg.ignoreStdinEOF {
 		in = noEOFReader{os.Stdin, a.rec}
 	}
-	in = a.extTasksInput(a.watchInput(in))
+	in = (taskRole{a}).extTasksInput(a.watchInput(in))
 	ss := server.NewStdioServer(a.srv)
 	server.WithWorkerPoolSize(64)(ss)
 	ss.SetErrorLogger(log.New(os.Stderr, "mcpserver: ", 0))
@@ -540,7 +540,7 @@ func (a *app) serveNet(term <-chan os.Signal) {
 	case "http":
 		// Stateful, like the reference SDKs: an unknown session ID gets 404.
 		h := server.NewStreamableHTTPServer(a.srv, server.WithEndpointPath("/mcp"), server.WithStateful(true))
-		mux.Handle("/mcp", a.discoverEmptyHTTP(a.extTasksHTTP(a.trackStreamable(h))))
+		mux.Handle("/mcp", (revisionRole{a}).discoverEmptyHTTP(taskRole{a}.extTasksHTTP(a.trackStreamable(h))))
 		url = base + "/mcp"
 		closeSessions = func() { h.CloseSessions(context.Background()) }
 	case "sse":

@@ -34,7 +34,7 @@ func modernFlags(fs *flag.FlagSet, c *config) {
 
 // discoverEmptyHTTP returns h with a POSTed server/discover answered by
 // an empty result (-discover-empty), or h itself.
-func (a *app) discoverEmptyHTTP(h http.Handler) http.Handler {
+func (a revisionRole) discoverEmptyHTTP(h http.Handler) http.Handler {
 	if !a.cfg.discoverEmpty {
 		return h
 	}
@@ -75,14 +75,14 @@ func answeringPOSTs(h http.Handler, answer func(r *http.Request, body []byte) (a
 }
 
 // waitReadyAt sleeps until -ready-at, if it is set and still ahead.
-func (a *app) waitReadyAt() {
+func (a revisionRole) waitReadyAt() {
 	if a.cfg.readyAt > 0 {
 		time.Sleep(time.Until(time.Unix(0, a.cfg.readyAt)))
 	}
 }
 
 // protocolOptions are the server options of -tools-ttl.
-func (a *app) protocolOptions() []server.ServerOption {
+func (a revisionRole) protocolOptions() []server.ServerOption {
 	if a.cfg.toolsTTL <= 0 {
 		return nil
 	}
@@ -95,7 +95,7 @@ func (a *app) protocolOptions() []server.ServerOption {
 // gateProtocol refuses, before mcp-go sees it, a request of a revision the
 // server does not speak (see -protocol), and delays a server/discover
 // answer by -init-delay as initialize's.
-func (a *app) gateProtocol(ctx context.Context, method mcp.MCPMethod) error {
+func (a revisionRole) gateProtocol(ctx context.Context, method mcp.MCPMethod) error {
 	switch {
 	case method == mcp.MethodServerDiscover && a.cfg.protocol == protoLegacy:
 		return errors.New("method not found")
@@ -117,7 +117,7 @@ func (a *app) gateProtocol(ctx context.Context, method mcp.MCPMethod) error {
 
 // addModernTools registers the tool that asks through a multi round-trip
 // input_required result (see the package doc).
-func (a *app) addModernTools() {
+func (a revisionRole) addModernTools() {
 	a.srv.AddTool(mcp.NewTool("ask",
 		mcp.WithDescription("Asks the user (input_required with an elicitation, 2026-07-28; mcp-go turns it into elicitation/create for older clients) and returns the answer as JSON."),
 		mcp.WithString("message", mcp.DefaultString("Your name?")),
@@ -146,3 +146,7 @@ func validProtocol(p string) error {
 	}
 	return fmt.Errorf("unknown -protocol %q (want 2025-11-25, both or 2026-07-28)", p)
 }
+
+// revisionRole is the app's side of protocol revisions: discovery, which
+// revisions it speaks, and the 2026-07-28 tools.
+type revisionRole struct{ *app }

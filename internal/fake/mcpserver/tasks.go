@@ -25,7 +25,7 @@ type taskCancels struct {
 // taskOptions are the server options of task support: tasks/list,
 // tasks/cancel and task-augmented tools/call (2025-11-25 experimental
 // tasks). Every tasks/cancel is recorded ("tasks/cancel").
-func (a *app) taskOptions(hooks *server.Hooks) []server.ServerOption {
+func (a taskRole) taskOptions(hooks *server.Hooks) []server.ServerOption {
 	a.tasks = &taskCancels{ch: make(chan struct{})}
 	hooks.AddBeforeCancelTask(func(context.Context, any, *mcp.CancelTaskRequest) {
 		a.rec.event("tasks/cancel")
@@ -35,7 +35,7 @@ func (a *app) taskOptions(hooks *server.Hooks) []server.ServerOption {
 }
 
 // addTaskTools registers the task tool (see the package doc).
-func (a *app) addTaskTools() {
+func (a taskRole) addTaskTools() {
 	a.srv.AddTaskTool(mcp.NewTool("task",
 		mcp.WithDescription("Runs as a task (taskSupport required): sends steps progress notifications interval_ms apart, then completes with \"task done <steps>\"; with hold, keeps running after the last step until a tasks/cancel."),
 		mcp.WithTaskSupport(mcp.TaskSupportRequired),
@@ -46,7 +46,7 @@ func (a *app) addTaskTools() {
 }
 
 // taskTool is the handler of the task tool (see taskCancels).
-func (a *app) taskTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
+func (a taskRole) taskTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CreateTaskResult, error) {
 	steps, err := req.RequireInt("steps")
 	if err != nil {
 		return nil, err
@@ -74,3 +74,7 @@ func (a *app) taskTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Creat
 	}
 	return &mcp.CreateTaskResult{Content: []mcp.Content{mcp.NewTextContent(fmt.Sprintf("task done %d", steps))}}, nil
 }
+
+// taskRole is the app's tasks: the 2025-11-25 tasks capability (this
+// file) and the extension's tasks (exttasks.go).
+type taskRole struct{ *app }
