@@ -40,7 +40,7 @@ func named(u any, c *gateway.CallInfo) toolUpdate {
 
 // MarshalJSON implements json.Marshaler.
 func (t toolUpdate) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(t.update)
+	b, err := json.Marshal(encodable(t.update))
 	if err != nil || t.name == "" || len(b) < 2 || b[0] != '{' {
 		return b, err
 	}

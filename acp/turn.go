@@ -319,6 +319,7 @@ func (t *turnLog) flush() {
 func (t *turnLog) record(u acpsdk.SessionUpdate) { t.persist(recUpdate, u) }
 
 func (t *turnLog) persist(kind string, v any) {
+	v = encodable(v)
 	if r := t.tu.secrets; r != nil && r.Redactor != nil {
 		// Resolved secrets never reach the disk either.
 		data, ok := v.(json.RawMessage)

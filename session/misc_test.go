@@ -2,11 +2,13 @@ package session_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpgate/acpgate/session"
 )
@@ -80,5 +82,35 @@ func TestMetaDeepCopy(t *testing.T) {
 	g.Extra["nested"].(map[string]any)["new"] = true
 	if ss.Meta().Extra["nested"].(map[string]any)["new"] != nil {
 		t.Error("Get shares nested Extra values of an open session")
+	}
+}
+
+// TestRecordLine checks that a record's line is the one encoding/json's
+// Encoder (HTML left unescaped) writes for it, byte for byte, whatever
+// the data holds.
+func TestRecordLine(t *testing.T) {
+	now := time.Date(2026, 12, 2, 1, 2, 3, 456789, time.FixedZone("x", 3600))
+	for _, v := range []any{
+		json.RawMessage(`{ "a" : [1, 2] , "b":"<&>\u2028" }`),
+		map[string]any{"text": "<b>é\u2029</b>", "n": 1.5},
+		"plain", nil, []int{},
+	} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(session.Record{Kind: "update", Time: now, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := session.RecordLine("update", now, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%v:\n got %s\nwant %s", v, got, want.Bytes())
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,13 +103,11 @@ func (ss *Session) Append(kind string, v any) error {
 		return err
 	}
 	now := ss.store.now()
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line) // Encode ends the line with '\n'
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Record{Kind: kind, Time: now, Data: data}); err != nil {
+	line, err := recordLine(kind, now, data)
+	if err != nil {
 		return fmt.Errorf("session: %s: append %q: %w", ss.id, kind, err)
 	}
-	n, err := ss.f.Write(line.Bytes())
+	n, err := ss.f.Write(line)
 	if err != nil {
 		if n > 0 {
 			if terr := ss.f.Truncate(ss.size); terr != nil {
@@ -126,6 +123,25 @@ func (ss *Session) Append(kind string, v any) error {
 	ss.meta.Updated = now
 	ss.touched = true
 	return nil
+}
+
+// recordLine is the log line of a Record (its JSON and '\n'), data
+// being json.Marshal's output: valid and compact, so it is copied into the
+// line as it is rather than compacted again as encoding/json does with a
+// json.RawMessage member.
+func recordLine(kind string, t time.Time, data []byte) ([]byte, error) {
+	k, err := json.Marshal(kind)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := t.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, 0, len(k)+len(ts)+len(data)+len(`{"k":,"t":,"d":}`)+1)
+	line = append(append(append(line, `{"k":`...), k...), `,"t":`...)
+	line = append(append(append(line, ts...), `,"d":`...), data...)
+	return append(line, '}', '\n'), nil
 }
 
 // Sync makes the log durable (fdatasync), then writes the metadata

@@ -176,6 +176,18 @@ func run(args []string) int {
 	if nodumpErr != nil && !errors.Is(nodumpErr, nodump.ErrUnsupported) {
 		logger.Warn("processes of the same user can read acpgate's environment", "err", nodumpErr)
 	}
+	if path := os.Getenv(cpuProfileEnv); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			logger.Error("CPU profile", "err", err)
+		} else {
+			defer func() {
+				if err := stop(); err != nil {
+					logger.Error("CPU profile", "err", err)
+				}
+			}()
+		}
+	}
 	code := serve(c, redactor, logger)
 	if path := os.Getenv(memProfileEnv); path != "" {
 		if err := writeMemProfile(path); err != nil {

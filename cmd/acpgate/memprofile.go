@@ -18,6 +18,36 @@ import (
 //	go tool pprof -sample_index=alloc_space -top acpgate /tmp/heap.pprof
 const memProfileEnv = "ACPGATE_MEMPROFILE"
 
+// cpuProfileEnv names the environment variable of the other debugging
+// hook: when it is set, acpgate profiles its CPU from the start of
+// serving until it exits and writes the profile (pprof format) to the
+// file it names. It is how the per-call cost of /call was found
+// (docs/benchmarks.md, "acpgate end to end"):
+//
+//	ACPGATE_CPUPROFILE=/tmp/cpu.pprof acpgate ...
+//	go tool pprof -top acpgate /tmp/cpu.pprof
+const cpuProfileEnv = "ACPGATE_CPUPROFILE"
+
+// startCPUProfile starts the CPU profile into path; the function it
+// returns stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", cpuProfileEnv, err)
+		}
+		return nil
+	}, nil
+}
+
 // writeMemProfile writes the heap profile to path.
 func writeMemProfile(path string) error {
 	f, err := os.Create(path)
