@@ -97,7 +97,11 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s *liveSession) sysprom
 	defer s.mu.Unlock()
 	in.Instructions = append(append(in.Instructions, s.cfg.instructions...), files...)
 	if s.prompt.builder == nil {
-		s.prompt.builder = sysprompt.NewBuilder(promptOptions())
+		opts := promptOptions()
+		if l := s.cfg.limits.MaxInstructionsBytes; l != nil {
+			opts.MaxTotalInstructionsBytes = *l
+		}
+		s.prompt.builder = sysprompt.NewBuilder(opts)
 		s.prompt.servers = serversPrompt{frame: s.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
 	}
 	in.Sections = s.prompt.servers.sections(servers)
@@ -184,6 +188,12 @@ func (co *commands) contextReport(ctx context.Context, s commandSession) string 
 		b.WriteString("\n**Instructions files not read**:\n")
 		for _, sk := range skipped {
 			fmt.Fprintf(&b, "- %s\n", skipReason(sk))
+		}
+	}
+	if len(p.LeftOut) > 0 {
+		b.WriteString("\n**Instructions left out** (over `limits.maxInstructionsBytes` for all of them together):\n")
+		for _, lo := range p.LeftOut {
+			fmt.Fprintf(&b, "- %s: %s\n", lo.Source, size(lo.Bytes))
 		}
 	}
 	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(stored))

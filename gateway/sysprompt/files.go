@@ -23,6 +23,12 @@ const FileName = "AGENTS.md"
 // MaxReadBytes bounds how much of one file DiskReader reads.
 const MaxReadBytes = 1 << 20
 
+// MaxDirs bounds the walk up from a root: at most this many directories,
+// the root included, are looked at for a .git and an AGENTS.md. A root
+// deeper than that below its repository root (or home) is taken as in no
+// repository: it has its own file only.
+const MaxDirs = 64
+
 // ProjectFiles returns the AGENTS.md files that may hold the project
 // instructions of a session working in roots (its cwd, then its
 // additional directories; absolute paths): for each root, the AGENTS.md
@@ -31,7 +37,8 @@ const MaxReadBytes = 1 << 20
 // repository goes up to the directory below home (the user's home
 // directory; "" for none) when it is under home, and has its own file
 // only when it is not. A path is listed once, the first time. It looks
-// for .git on the disk, and at nothing else.
+// for .git on the disk, and at nothing else, in at most MaxDirs
+// directories a root.
 func ProjectFiles(roots []string, home string) []string {
 	if home != "" {
 		home = filepath.Clean(home)
@@ -63,12 +70,16 @@ func ProjectRoots(roots []string, home string) []string {
 	return out
 }
 
-// projectDirs returns root's project directories, outermost first.
+// projectDirs returns root's project directories, outermost first: at
+// most MaxDirs.
 func projectDirs(root, home string) []string {
 	dirs := []string{}
 	for dir := root; ; {
 		if dir == home && dir != root {
 			break // under home, in no repository
+		}
+		if len(dirs) == MaxDirs {
+			return []string{root} // too deep to tell: as in no repository
 		}
 		dirs = append(dirs, dir)
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
@@ -89,11 +100,12 @@ func projectDirs(root, home string) []string {
 type ReadFunc func(ctx context.Context, path string) (string, error)
 
 // DiskReader is a ReadFunc reading from the disk, at most MaxReadBytes of
-// a regular file that path leads to inside one of roots, opened so that
-// it cannot block (internal/safefile).
+// a regular file that path leads to inside one of roots (resolved once,
+// here), opened so that it cannot block (internal/safefile).
 func DiskReader(roots []string) ReadFunc {
+	within := safefile.ResolveRoots(roots)
 	return func(_ context.Context, path string) (string, error) {
-		data, err := safefile.ReadWithin(path, roots, MaxReadBytes, false)
+		data, err := within.Read(path, MaxReadBytes, false)
 		return string(data), err
 	}
 }
@@ -115,12 +127,18 @@ type Skipped struct {
 // a warning in the log, before read is called. A file that is not on the
 // disk is left out without calling read (an editor is asked only for files
 // that exist); one that read fails on is logged and left out, and so is a
-// blank one. The texts are as read: Build cuts them.
+// blank one. The texts are as read: Build cuts them. roots are resolved
+// once and each path once, so the cost is linear in the paths' depth;
+// Load stops, with what it read so far, when ctx is done.
 func Load(ctx context.Context, paths, roots []string, read ReadFunc, logger *slog.Logger) ([]Instructions, []Skipped) {
 	var out []Instructions
 	var skipped []Skipped
+	within := safefile.ResolveRoots(roots)
 	for _, p := range paths {
-		f, _, err := safefile.OpenWithin(p, roots)
+		if ctx.Err() != nil {
+			break
+		}
+		f, _, err := within.Open(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue

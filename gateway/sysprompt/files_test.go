@@ -110,3 +110,45 @@ func TestLoad(t *testing.T) {
 		t.Errorf("logs: %s", logs.String())
 	}
 }
+
+// TestProjectFilesDeep: the walk up looks at MaxDirs directories at
+// most: a root that far below its repository root has its own file only,
+// as in no repository; one just within reaches the repository root.
+func TestProjectFilesDeep(t *testing.T) {
+	t.Parallel()
+	base := mkdirs(t, t.TempDir(), ".git")
+	within := filepath.Join(base, strings.Repeat("d/", sysprompt.MaxDirs-1))
+	deep := filepath.Join(within, "d")
+	mkdirs(t, deep)
+	if got := sysprompt.ProjectFiles([]string{within}, ""); len(got) != sysprompt.MaxDirs || got[0] != filepath.Join(base, sysprompt.FileName) {
+		t.Errorf("within the bound: %d files from %v", len(got), got[:1])
+	}
+	if got := sysprompt.ProjectFiles([]string{deep}, ""); !slices.Equal(got, []string{filepath.Join(deep, sysprompt.FileName)}) {
+		t.Errorf("past the bound: %v, want the root's own file", got)
+	}
+	if got := sysprompt.ProjectRoots([]string{deep}, ""); !slices.Equal(got, []string{deep}) {
+		t.Errorf("past the bound, the project is %v, want the root", got)
+	}
+}
+
+// TestLoadStopsWhenCancelled: Load reads nothing more once its context is
+// done, and returns what it read before.
+func TestLoadStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mkdirs(t, dir, "a")
+	first := testbin.WriteFile(t, dir, "AGENTS.md", "first\n")
+	second := testbin.WriteFile(t, filepath.Join(dir, "a"), "AGENTS.md", "second\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var asked []string
+	read := func(ctx context.Context, path string) (string, error) {
+		asked = append(asked, path)
+		cancel() // the turn is cancelled while the first file is read
+		return sysprompt.DiskReader([]string{dir})(ctx, path)
+	}
+	got, _ := sysprompt.Load(ctx, []string{first, second}, []string{dir}, read, slog.New(slog.DiscardHandler))
+	if !slices.Equal(asked, []string{first}) || len(got) != 1 || got[0].Source != first {
+		t.Errorf("asked for %v, loaded %+v; want the first file only", asked, got)
+	}
+}

@@ -30,6 +30,11 @@ import (
 // configuration's, each AGENTS.md file, the client's system prompt).
 const MaxInstructionsBytes = 16 << 10
 
+// DefaultMaxTotalInstructionsBytes bounds the instructions texts (the
+// configuration's and the AGENTS.md files') together, as the prompt
+// writes them (Options.MaxTotalInstructionsBytes overrides it).
+const DefaultMaxTotalInstructionsBytes = 64 << 10
+
 // Input is everything a system prompt says. It is plain data; two Inputs
 // that are equal (same day, same fields) give the same prompt.
 type Input struct {
@@ -127,6 +132,18 @@ type Prompt struct {
 	// Client is where the client's system prompt is (the zero value when
 	// the prompt has none).
 	Client ClientPart
+	// LeftOut are the instructions texts left out of the prompt, in
+	// order: those that did not fit in what was left of
+	// Options.MaxTotalInstructionsBytes.
+	LeftOut []LeftOut
+}
+
+// LeftOut is an instructions text the prompt left out.
+type LeftOut struct {
+	// Source is the Instructions' Source.
+	Source string
+	// Bytes is what it would have taken, as the prompt writes it.
+	Bytes int
 }
 
 // SectionText returns the text of the prompt's section called name, ""
@@ -176,6 +193,12 @@ type Options struct {
 	// Neutralize neutralises the instructions texts and the client's
 	// system prompt (nil: they go in as they are).
 	Neutralize NeutralizeFunc
+	// MaxTotalInstructionsBytes bounds the instructions texts together,
+	// as the prompt writes them, each cut to MaxInstructionsBytes first
+	// (0: DefaultMaxTotalInstructionsBytes). They are taken in order,
+	// most general first; one that does not fit in what is left is left
+	// out (Prompt.LeftOut).
+	MaxTotalInstructionsBytes int
 }
 
 // Builder builds the system prompts of one session, again only when what
@@ -192,6 +215,9 @@ type Builder struct {
 func NewBuilder(opts Options) *Builder {
 	if opts.Neutralize == nil {
 		opts.Neutralize = func(text string) string { return text }
+	}
+	if opts.MaxTotalInstructionsBytes <= 0 {
+		opts.MaxTotalInstructionsBytes = DefaultMaxTotalInstructionsBytes
 	}
 	return &Builder{opts: opts}
 }
@@ -237,15 +263,18 @@ func build(in *Input, opts *Options) Prompt {
 	if in.Plan {
 		sections = append(sections, Section{Name: SectionPlan, Title: "Plans", Text: planSection})
 	}
+	var leftOut []LeftOut
 	if len(in.Instructions) > 0 {
-		sections = append(sections, Section{Name: SectionInstructions, Title: "Instructions", Text: instructionsSection(in.Instructions, opts.Neutralize)})
+		var text string
+		text, leftOut = instructionsSection(in.Instructions, opts)
+		sections = append(sections, Section{Name: SectionInstructions, Title: "Instructions", Text: text})
 	}
 	sections = append(sections, in.Sections...)
 	texts := make([]string, len(sections))
 	for i, s := range sections {
 		texts[i] = s.Text
 	}
-	p := Prompt{Sections: sections, Text: strings.Join(texts, "\n\n")}
+	p := Prompt{Sections: sections, Text: strings.Join(texts, "\n\n"), LeftOut: leftOut}
 	if client != "" {
 		p.Client = ClientPart{Section: sections[0].Name, Bytes: len(client), Append: in.Client.Append}
 	}
@@ -337,15 +366,27 @@ const planSection = "# Plans\n" +
 	"(in_progress, one at a time) or is done (completed): the editor shows the plan to the user. Not for simple one-step requests."
 
 // instructionsSection gives each instructions text, neutralised and cut,
-// under a heading naming its source.
-func instructionsSection(list []Instructions, neutralize NeutralizeFunc) string {
+// under a heading naming its source, as many as fit in
+// opts.MaxTotalInstructionsBytes (see Options), and those left out.
+func instructionsSection(list []Instructions, opts *Options) (string, []LeftOut) {
 	var b strings.Builder
 	b.WriteString("# Instructions\n" +
 		"The user's and the project's instructions, from acpgate's configuration and AGENTS.md files. Follow them; " +
 		"where they disagree, the later (more specific) ones win. An AGENTS.md file applies to its directory and below.")
+	var leftOut []LeftOut
+	room := opts.MaxTotalInstructionsBytes
 	for _, in := range list {
 		text := gateway.CapText(strings.TrimSpace(in.Text), 0, MaxInstructionsBytes, "instructions")
-		fmt.Fprintf(&b, "\n\n## From %s\n%s", oneLine(in.Source), neutralize(text))
+		part := fmt.Sprintf("\n\n## From %s\n%s", oneLine(in.Source), opts.Neutralize(text))
+		if len(part) > room {
+			leftOut = append(leftOut, LeftOut{Source: in.Source, Bytes: len(part)})
+			continue
+		}
+		room -= len(part)
+		b.WriteString(part)
 	}
-	return b.String()
+	if len(leftOut) > 0 {
+		fmt.Fprintf(&b, "\n\n[%d instructions texts left out: over the limit of %d bytes for all of them]", len(leftOut), opts.MaxTotalInstructionsBytes)
+	}
+	return b.String(), leftOut
 }

@@ -1,6 +1,7 @@
 package sysprompt_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,39 @@ func TestClientPromptNeutralised(t *testing.T) {
 	first = sysprompt.NewBuilder(options(nil)).Build(in).SectionText("acpgate")
 	if !strings.Contains(first, "é\n[instructions truncated: showing the first 16384 of 20000 bytes; 3616 bytes were cut]\n\n# Environment") {
 		t.Errorf("no cut note before the environment:\n%s", first[len(first)-300:])
+	}
+}
+
+// TestInstructionsTotal: the instructions texts together are bounded by
+// Options.MaxTotalInstructionsBytes (DefaultMaxTotalInstructionsBytes
+// when unset): taken in order, one that does not fit in what is left is
+// left out, named in Prompt.LeftOut with its size, and the section says
+// how many were; a smaller one after it still goes in.
+func TestInstructionsTotal(t *testing.T) {
+	t.Parallel()
+	text := func(c string, n int) string { return strings.Repeat(c, n) }
+	in := sysprompt.Input{Cwd: "/w", Instructions: []sysprompt.Instructions{
+		{Source: "/w/AGENTS.md", Text: text("a", 6000)}, {Source: "/w/b/AGENTS.md", Text: text("b", 6000)}, {Source: "/w/b/c/AGENTS.md", Text: text("c", 100)},
+	}}
+	opts := options(nil)
+	opts.MaxTotalInstructionsBytes = 10000
+	p := sysprompt.NewBuilder(opts).Build(in)
+	got := p.SectionText("instructions")
+	if !strings.Contains(got, text("a", 6000)) || strings.Contains(got, "bbb") || !strings.Contains(got, text("c", 100)) {
+		t.Errorf("the section does not hold the first and the third text only (%d bytes)", len(got))
+	}
+	if len(p.LeftOut) != 1 || p.LeftOut[0].Source != "/w/b/AGENTS.md" || p.LeftOut[0].Bytes < 6000 {
+		t.Errorf("left out %+v", p.LeftOut)
+	}
+	if !strings.HasSuffix(got, "[1 instructions texts left out: over the limit of 10000 bytes for all of them]") {
+		t.Errorf("the section does not say what was left out:\n%s", got[len(got)-200:])
+	}
+	many := sysprompt.Input{Cwd: "/w"}
+	for i := range 400 {
+		many.Instructions = append(many.Instructions, sysprompt.Instructions{Source: fmt.Sprintf("/w/%d/AGENTS.md", i), Text: text("x", 17000)})
+	}
+	p = sysprompt.NewBuilder(options(nil)).Build(many)
+	if n := len(p.SectionText("instructions")); n > sysprompt.DefaultMaxTotalInstructionsBytes+1000 || len(p.LeftOut) != 400-3 {
+		t.Errorf("400 files of 17,000 bytes: a section of %d bytes, %d left out; want at most the default %d, 397 left out", n, len(p.LeftOut), sysprompt.DefaultMaxTotalInstructionsBytes)
 	}
 }

@@ -102,6 +102,10 @@ type Limits struct {
 	// MaxStoredResultBytes bounds the copy of one tool result kept in the
 	// session log (> 0); the client still sees the whole result live.
 	MaxStoredResultBytes *int `json:"maxStoredResultBytes,omitempty"`
+	// MaxInstructionsBytes bounds the instructions in a session's system
+	// prompt (> 0): the configuration's and the AGENTS.md files',
+	// together.
+	MaxInstructionsBytes *int `json:"maxInstructionsBytes,omitempty"`
 	// StartupBudget is how long, from a session's opening, its prompts and
 	// commands wait for servers still connecting (> 0 ms).
 	StartupBudget *int `json:"startupBudget,omitempty"`

@@ -115,15 +115,46 @@ func Kind(m fs.FileMode) string {
 // a root that cannot be resolved is skipped). The error wraps
 // fs.ErrNotExist when path or a link on its way leads nowhere, and
 // ErrOutside, naming the target, when it leads outside every root.
-func Within(path string, roots []string) (string, error) {
-	target, err := filepath.EvalSymlinks(path)
+func Within(path string, roots []string) (string, error) { return ResolveRoots(roots).Within(path) }
+
+// Roots are the directories files may be read from, their symbolic links
+// resolved once (ResolveRoots): a caller checking many paths against the
+// same directories resolves them once, not once a path. A value, safe
+// for concurrent use.
+type Roots struct{ dirs []string }
+
+// ResolveRoots resolves the symbolic links of roots (absolute); a root
+// that cannot be resolved is left out.
+func ResolveRoots(roots []string) Roots {
+	var r Roots
+	for _, root := range roots {
+		if dir, err := resolve(root); err == nil {
+			r.dirs = append(r.dirs, dir)
+		}
+	}
+	return r
+}
+
+// Within is the package's Within, against r.
+func (r Roots) Within(path string) (string, error) {
+	target, err := resolve(path)
 	if err != nil {
 		return "", err
 	}
-	if insideAny(target, roots) {
+	if r.contain(target) {
 		return target, nil
 	}
 	return "", fmt.Errorf("%s: %w: it leads to %s", path, ErrOutside, target)
+}
+
+// contain reports whether path (resolved) is inside one of r.
+func (r Roots) contain(path string) bool {
+	for _, dir := range r.dirs {
+		if Inside(path, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // Inside reports whether path is root or below it (both clean and
@@ -140,7 +171,12 @@ func Inside(path, root string) bool {
 // file itself is checked to be inside a root too, so that a link changed
 // between the check and the open is caught.
 func OpenWithin(path string, roots []string) (*os.File, string, error) {
-	target, err := Within(path, roots)
+	return ResolveRoots(roots).Open(path)
+}
+
+// Open is OpenWithin, against r.
+func (r Roots) Open(path string) (*os.File, string, error) {
+	target, err := r.Within(path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -148,7 +184,7 @@ func OpenWithin(path string, roots []string) (*os.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if opened, ok := descriptorPath(f); ok && !insideAny(opened, roots) {
+	if opened, ok := descriptorPath(f); ok && !r.contain(opened) {
 		f.Close()
 		return nil, "", fmt.Errorf("%s: %w: it leads to %s", path, ErrOutside, opened)
 	}
@@ -158,23 +194,17 @@ func OpenWithin(path string, roots []string) (*os.File, string, error) {
 // ReadWithin reads the file path leads to, as OpenWithin opens it and
 // ReadFile reads it.
 func ReadWithin(path string, roots []string, max int64, whole bool) ([]byte, error) {
-	f, _, err := OpenWithin(path, roots)
+	return ResolveRoots(roots).Read(path, max, whole)
+}
+
+// Read is ReadWithin, against r.
+func (r Roots) Read(path string, max int64, whole bool) ([]byte, error) {
+	f, _, err := r.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return read(f, path, max, whole)
-}
-
-// insideAny reports whether path (resolved) is inside one of roots (each
-// resolved first).
-func insideAny(path string, roots []string) bool {
-	for _, root := range roots {
-		if r, err := filepath.EvalSymlinks(root); err == nil && Inside(path, r) {
-			return true
-		}
-	}
-	return false
 }
 
 // WriteFile replaces the contents of the regular file at path with data,

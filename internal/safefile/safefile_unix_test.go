@@ -140,3 +140,40 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("ReadWithin = %q, %v", b, err)
 	}
 }
+
+// TestRoots: roots resolved once check many paths as Within does: a path
+// through a link to a root's inside is inside, a named pipe is resolved
+// without being opened (nothing blocks) and refused only by the open, and
+// a path 1,000 directories deep resolves where it is.
+func TestRoots(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	deep := filepath.Join(root, strings.Repeat("d/", 1000))
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(root, "AGENTS.md")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	roots := safefile.ResolveRoots([]string{link, filepath.Join(base, "gone")})
+	if got, err := roots.Within(filepath.Join(link, "AGENTS.md")); err != nil || got != fifo {
+		t.Errorf("the FIFO through the link: %q, %v", got, err)
+	}
+	if _, _, err := roots.Open(fifo); !errors.Is(err, safefile.ErrNotRegular) {
+		t.Errorf("opening the FIFO: %v, want ErrNotRegular", err)
+	}
+	if got, err := roots.Within(deep); err != nil || got != filepath.Clean(deep) {
+		t.Errorf("1,000 deep: %q, %v", got, err)
+	}
+	if _, err := roots.Within(filepath.Join(deep, "none")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := roots.Within(base); !errors.Is(err, safefile.ErrOutside) {
+		t.Errorf("the roots' parent: %v, want ErrOutside", err)
+	}
+}

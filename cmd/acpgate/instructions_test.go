@@ -1,0 +1,128 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+)
+
+// deepDir makes a directory depth levels below a fresh repository root
+// (a .git directory) and returns it.
+func deepDir(t *testing.T, depth int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(dir, strings.Repeat("d/", depth))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestDeepCwdInstructionsCancellable: in a working directory 1,000
+// levels below its repository root, with no AGENTS.md at all, a model
+// turn's session/cancel, sent as soon as the turn runs (it has set the
+// session's title, before the system prompt is built), is answered
+// within the issue's 100 ms (asserted at 2 s, for a loaded machine), and
+// /context answers as fast. Finding the instructions files once cost
+// 17 CPU-seconds here (EvalSymlinks per candidate and root), and cancel
+// waited for it.
+func TestDeepCwdInstructionsCancellable(t *testing.T) {
+	t.Parallel()
+	cwd := deepDir(t, 1000)
+	hold := make(chan struct{})
+	defer close(hold)
+	llm := fakellm.Start(fakellm.Turn{Text: "never", Hold: hold})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		resp acpsdk.PromptResponse
+		err  error
+		at   time.Time
+	}
+	done := make(chan answer, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		r, err := a.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hi")}})
+		done <- answer{r, err, time.Now()}
+	}()
+	a.client.waitUpdate(t, "the turn to start (the session's title)", func(u acpsdk.SessionUpdate) bool {
+		return u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil
+	})
+	sent := time.Now()
+	if err := a.conn.Cancel(ctx, acpsdk.CancelNotification{SessionId: resp.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	took := got.at.Sub(sent)
+	t.Logf("session/cancel answered after %v", took)
+	if got.err != nil || got.resp.StopReason != acpsdk.StopReasonCancelled {
+		t.Fatalf("the cancelled turn: %+v, %v", got.resp, got.err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("session/cancel answered after %v, want within 100 ms (2 s allowed)", took)
+	}
+	start := time.Now()
+	prompt(t, a, resp.SessionId, "/context")
+	t.Logf("/context answered after %v", time.Since(start))
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("/context took %v", took)
+	}
+}
+
+// TestInstructionsTotalBounded: with limits.maxInstructionsBytes at
+// 20,000, a project of three AGENTS.md files of 8,000 bytes each gives
+// the model the first two (outermost first); the third is left out of
+// the system prompt, the prompt says so, and /context lists it with its
+// size.
+func TestInstructionsTotalBounded(t *testing.T) {
+	t.Parallel()
+	root := deepDir(t, 0)
+	var files []string
+	dir := root
+	for i := range 3 {
+		dir = filepath.Join(dir, fmt.Sprint("level", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		marker := fmt.Sprintf("MARKER-%d ", i)
+		files = append(files, testbin.WriteFile(t, dir, "AGENTS.md", marker+strings.Repeat("x", 8000-len(marker))))
+	}
+	llm := fakellm.Start(fakellm.Turn{Text: "ok"})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL, "--config", writeConfig(t, `{"limits": {"maxInstructionsBytes": 20000}}`))
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, a, resp.SessionId, "hi")
+	sys := systemMessage(t, llm, 0)
+	if !strings.Contains(sys, "MARKER-0") || !strings.Contains(sys, "MARKER-1") || strings.Contains(sys, "MARKER-2") {
+		t.Errorf("the system prompt does not hold exactly the first two files (%d bytes)", len(sys))
+	}
+	if !strings.Contains(sys, "[1 instructions texts left out: over the limit of 20000 bytes for all of them]") {
+		t.Errorf("the system prompt does not say a text was left out")
+	}
+	from := len(a.client.all())
+	prompt(t, a, resp.SessionId, "/context")
+	text := agentText(a.client.all()[from:])
+	if want := "**Instructions left out** (over `limits.maxInstructionsBytes` for all of them together):\n- " + files[2] + ": 8"; !strings.Contains(text, want) {
+		t.Errorf("/context does not list the file left out (%q):\n%s", want, text[:min(len(text), 2000)])
+	}
+}
