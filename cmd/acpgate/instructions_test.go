@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpgate/acpgate/internal/fake/fakellm"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 )
 
 // deepDir makes a directory depth levels below a fresh repository root
@@ -124,5 +125,77 @@ func TestInstructionsTotalBounded(t *testing.T) {
 	text := agentText(a.client.all()[from:])
 	if want := "**Instructions left out** (over `limits.maxInstructionsBytes` for all of them together):\n- " + files[2] + ": 8"; !strings.Contains(text, want) {
 		t.Errorf("/context does not list the file left out (%q):\n%s", want, text[:min(len(text), 2000)])
+	}
+}
+
+// TestEditorReadOfSwappedInstructions: an AGENTS.md read through the
+// editor (fs/read_text_file) is the file acpgate checked: when the file,
+// or a directory on its way, is swapped for a link to a key outside the
+// project while the editor reads it (the client swaps it before it
+// answers), the editor's text is not used — the checked file's is — and
+// the key reaches neither /context nor the model.
+func TestEditorReadOfSwappedInstructions(t *testing.T) {
+	t.Parallel()
+	const key = "-----BEGIN OPENSSH PRIVATE KEY----- swapped-9d2e"
+	for _, tc := range []struct {
+		name string
+		swap func(t *testing.T, file, outside string) // makes file lead to outside's AGENTS.md
+	}{
+		{"the file", func(t *testing.T, file, outside string) {
+			replaceWithLink(t, file, filepath.Join(outside, "AGENTS.md"))
+		}},
+		{"its directory", func(t *testing.T, file, outside string) {
+			replaceWithLink(t, filepath.Dir(file), outside)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repo, outside := deepDir(t, 0), t.TempDir()
+			testbin.WriteFile(t, outside, "AGENTS.md", key)
+			cwd := filepath.Join(repo, "app")
+			if err := os.Mkdir(cwd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := testbin.WriteFile(t, cwd, "AGENTS.md", "The checked rule.\n")
+			ed := &wsclient.Workspace{}
+			swapped := false
+			ed.BeforeRead = func(path string) {
+				if path == file && !swapped {
+					swapped = true
+					tc.swap(t, file, outside)
+				}
+			}
+			llm := fakellm.Start(fakellm.Turn{Text: "ok"})
+			defer llm.Close()
+			a := startAgentWith(t, t.TempDir(), agentSetup{ws: ed}, "--model", "fake-model", "--base-url", llm.URL)
+			resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt(t, a, resp.SessionId, "hi")
+			prompt(t, a, resp.SessionId, "/context")
+			said, sys := agentText(a.client.all()), systemMessage(t, llm, 0)
+			if !swapped {
+				t.Fatalf("the editor was not asked for %s: %v", file, ed.Calls())
+			}
+			if strings.Contains(said, key) || strings.Contains(sys, key) {
+				t.Errorf("the text of the file outside the project was used:\n%s", sys)
+			}
+			if !strings.Contains(sys, "The checked rule.") {
+				t.Errorf("the checked file's text is not in the system prompt:\n%s", sys)
+			}
+		})
+	}
+}
+
+// replaceWithLink moves path aside and puts a symbolic link to target in
+// its place.
+func replaceWithLink(t *testing.T, path, target string) {
+	t.Helper()
+	if err := os.Rename(path, path+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
 	}
 }

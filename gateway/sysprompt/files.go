@@ -124,12 +124,16 @@ type Skipped struct {
 // files it skipped. Only a regular file that the path leads to inside one
 // of roots is read (its symbolic links resolved; checked by opening it,
 // without blocking, see internal/safefile); anything else is skipped with
-// a warning in the log, before read is called. A file that is not on the
-// disk is left out without calling read (an editor is asked only for files
-// that exist); one that read fails on is logged and left out, and so is a
-// blank one. The texts are as read: Build cuts them. roots are resolved
-// once and each path once, so the cost is linear in the paths' depth;
-// Load stops, with what it read so far, when ctx is done.
+// a warning in the log, before read is called. read's text is used only
+// when the path still leads, after it, to the file checked (safefile's
+// Roots.Leads); else the checked file's own text is, with a warning, so
+// that a file swapped while the editor reads it cannot bring in another.
+// A file that is not on the disk is left out without calling read (an
+// editor is asked only for files that exist); one that read fails on is
+// logged and left out, and so is a blank one. The texts are as read:
+// Build cuts them. roots are resolved once and each path once, so the
+// cost is linear in the paths' depth; Load stops, with what it read so
+// far, when ctx is done.
 func Load(ctx context.Context, paths, roots []string, read ReadFunc, logger *slog.Logger) ([]Instructions, []Skipped) {
 	var out []Instructions
 	var skipped []Skipped
@@ -147,8 +151,14 @@ func Load(ctx context.Context, paths, roots []string, read ReadFunc, logger *slo
 			skipped = append(skipped, Skipped{Path: p, Err: err})
 			continue
 		}
-		f.Close()
 		text, err := read(ctx, p)
+		if err == nil && !within.Leads(p, f) {
+			logger.Warn("instructions file changed while it was read; the file checked is used", "path", p)
+			var data []byte
+			data, err = safefile.ReadOpen(f, p, MaxReadBytes, false)
+			text = string(data)
+		}
+		f.Close()
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue

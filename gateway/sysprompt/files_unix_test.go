@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -70,5 +72,40 @@ func TestLoadSkipsWhatLeadsAwayOrBlocks(t *testing.T) {
 		if !errors.Is(sk.Err, want[sk.Path]) {
 			t.Errorf("%s skipped for %v, want %v", sk.Path, sk.Err, want[sk.Path])
 		}
+	}
+}
+
+// TestLoadKeepsToTheCheckedFile: when the file read (the editor reads by
+// path) is swapped, after the check, for a link to a file outside the
+// roots, the text read is not used: the checked file's own is, with a
+// warning. A file changed in place (the same file) keeps the read text.
+func TestLoadKeepsToTheCheckedFile(t *testing.T) {
+	t.Parallel()
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := testbin.WriteFile(t, outside, "id_rsa", "KEY")
+	swapped := testbin.WriteFile(t, dir, "AGENTS.md", "checked\n")
+	mkdirs(t, dir, "in")
+	edited := testbin.WriteFile(t, filepath.Join(dir, "in"), "AGENTS.md", "on disk\n")
+	read := func(_ context.Context, path string) (string, error) {
+		if path == swapped {
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secret, path); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path) // what an editor reading by path gets
+			return string(data), err
+		}
+		return "unsaved in the editor\n", nil
+	}
+	var logs strings.Builder
+	got, _ := sysprompt.Load(context.Background(), []string{swapped, edited}, []string{dir}, read, slog.New(slog.NewTextHandler(&logs, nil)))
+	want := []sysprompt.Instructions{{Source: swapped, Text: "checked\n"}, {Source: edited, Text: "unsaved in the editor\n"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("loaded %+v, want %+v", got, want)
+	}
+	if !strings.Contains(logs.String(), "changed while it was read") {
+		t.Errorf("no warning: %s", logs.String())
 	}
 }

@@ -191,6 +191,31 @@ func (r Roots) Open(path string) (*os.File, string, error) {
 	return f, target, nil
 }
 
+// Leads reports whether path leads now, inside r, to the file f has open
+// (the same device and inode): a caller that checked f and then had the
+// file read another way — by the editor, which reads by path — uses that
+// text only when the path still leads to the file it checked, not to one
+// swapped in (the file, or a directory on its way, replaced by a link)
+// while it was read.
+func (r Roots) Leads(path string, f *os.File) bool {
+	target, err := r.Within(path)
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(target)
+	if err != nil {
+		return false
+	}
+	checked, err := f.Stat()
+	return err == nil && os.SameFile(checked, now)
+}
+
+// ReadOpen reads f, which Open or OpenWithin opened for path, as ReadFile
+// reads: at most max bytes (see ReadFile).
+func ReadOpen(f *os.File, path string, max int64, whole bool) ([]byte, error) {
+	return read(f, path, max, whole)
+}
+
 // ReadWithin reads the file path leads to, as OpenWithin opens it and
 // ReadFile reads it.
 func ReadWithin(path string, roots []string, max int64, whole bool) ([]byte, error) {

@@ -177,3 +177,59 @@ func TestRoots(t *testing.T) {
 		t.Errorf("the roots' parent: %v, want ErrOutside", err)
 	}
 }
+
+// TestLeads: a path leads to the file opened from it until it, or a
+// directory on its way, is swapped for a link elsewhere, or the file is
+// replaced; writing the file in place keeps it the same file.
+func TestLeads(t *testing.T) {
+	base := t.TempDir()
+	root, outside := filepath.Join(base, "repo"), filepath.Join(base, "out")
+	for _, d := range []string{filepath.Join(root, "sub"), outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(root, "sub", "AGENTS.md")
+	for _, p := range []string{file, filepath.Join(outside, "AGENTS.md")} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roots := safefile.ResolveRoots([]string{root})
+	open := func() *os.File {
+		f, _, err := roots.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	f := open()
+	if err := os.WriteFile(file, []byte("edited in place"), 0o600); err != nil || !roots.Leads(file, f) {
+		t.Errorf("after an edit in place: %v, want the same file", err)
+	}
+	if err := os.Rename(filepath.Join(root, "sub"), filepath.Join(root, "sub.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if roots.Leads(file, f) {
+		t.Error("its directory swapped for a link outside: still the same file")
+	}
+	if err := os.Remove(filepath.Join(root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(root, "sub.old"), filepath.Join(root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if !roots.Leads(file, f) {
+		t.Error("its directory put back: not the same file")
+	}
+	if err := os.Rename(file, file+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil || roots.Leads(file, f) {
+		t.Errorf("replaced by another file: %v, still the same file", err)
+	}
+}

@@ -24,6 +24,12 @@ import (
 // Workspace answers fs/* and terminal/* with real files and processes.
 // Its zero value is ready; its methods are safe for concurrent use.
 type Workspace struct {
+	// BeforeRead, when set, is called with the path of each
+	// fs/read_text_file before it is answered (a test changes the file
+	// there, as a user could while the editor reads it). Set it before
+	// the first request.
+	BeforeRead func(path string)
+
 	mu      sync.Mutex
 	buffers map[string]string
 	terms   map[string]*term
@@ -82,6 +88,9 @@ func (w *Workspace) record(method, arg string) {
 // (-32002).
 func (w *Workspace) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	w.record("fs/read_text_file", p.Path)
+	if w.BeforeRead != nil {
+		w.BeforeRead(p.Path)
+	}
 	w.mu.Lock()
 	text, ok := w.buffers[p.Path]
 	w.mu.Unlock()
