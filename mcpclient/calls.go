@@ -76,8 +76,12 @@ type callState struct {
 // A call the server refuses for want of a sign-in (a token that no longer
 // works, or a 403 asking for more scope) waits, where Options.SignIn is
 // set, for a sign-in (the one under way, or a new one presented through
-// Options.SignIn), bounded by ctx, and is then made again, once. Otherwise
-// it fails with an error wrapping ErrNeedsAuth. Safe for concurrent use.
+// Options.SignIn), bounded by ctx, and is then made again, once; a
+// server that signs in by a machine grant signs in at once, bounded by the
+// call's timeout (an authorization server that does not answer in time
+// fails the call naming its endpoint, wrapping oauth.ErrNoAnswer, and
+// leaves the server's state as it was). Otherwise it fails with an error
+// wrapping ErrNeedsAuth. Safe for concurrent use.
 func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	s, err := m.fleet.server(server)
 	if err != nil {
@@ -97,11 +101,15 @@ func (m *Manager) CallTool(ctx context.Context, server, tool string, args any, o
 	for _, o := range opts {
 		o(cs)
 	}
+	deadline := time.Now().Add(cs.timeout)
 	res, err := s.caller.callTool(ctx, c, tool, args, cs)
-	if errors.Is(err, ErrNeedsAuth) && s.caller.signInForCall(ctx, c, err) {
-		res, err = s.caller.callTool(ctx, c, tool, args, cs)
-		if errors.Is(err, ErrNeedsAuth) {
-			s.caller.authFailed(c, err)
+	if errors.Is(err, ErrNeedsAuth) {
+		var signedIn bool
+		if signedIn, err = s.caller.signInForCall(ctx, c, err, "tools/call "+tool, deadline); signedIn {
+			res, err = s.caller.callTool(ctx, c, tool, args, cs)
+			if errors.Is(err, ErrNeedsAuth) {
+				s.caller.authFailed(c, err)
+			}
 		}
 	}
 	return res, err
@@ -143,18 +151,42 @@ func (cl *caller) callTool(ctx context.Context, c *conn, tool string, args any, 
 	return nil, cl.extErr(ctx, callCtx, c, "tools/call "+tool, err)
 }
 
-// signInForCall handles a call refused for want of a sign-in (err): with
-// Options.SignIn set it waits for a sign-in (bounded by ctx) and reports
-// whether one succeeded. Otherwise, or when it failed, see authFailed.
-func (cl *caller) signInForCall(ctx context.Context, c *conn, err error) bool {
-	if cl.s.m.opts.SignIn != nil {
-		run, serr := cl.s.auth.signIn(signInCall)
-		if serr == nil && cl.s.auth.wait(ctx, run) == nil {
-			return true
+// signInForCall handles the request what on c, refused for want of a
+// sign-in (err), and reports whether a sign-in succeeded; when none did it
+// returns the error to give the caller. A machine grant (no user) signs
+// in at once, bounded by the call's deadline; with Options.SignIn set a
+// user's sign-in is waited for (the one under way, or a new one), bounded
+// by ctx. A sign-in that fails because the authorization server did not
+// answer (oauth.ErrNoAnswer) is that server's fault: the error names its
+// endpoint, and the MCP server keeps its state. Otherwise, see authFailed.
+func (cl *caller) signInForCall(ctx context.Context, c *conn, err error, what string, deadline time.Time) (bool, error) {
+	var serr error
+	if oc := cl.s.auth.current(); oc != nil && oc.Machine() {
+		sctx, cancel := context.WithDeadline(ctx, deadline)
+		serr = oc.SignIn(sctx, nil)
+		cancel()
+	} else if cl.s.m.opts.SignIn != nil {
+		var run *signInRun
+		if run, serr = cl.s.auth.signIn(signInCall); serr == nil {
+			serr = cl.s.auth.wait(ctx, run)
 		}
+	} else {
+		serr = err
+	}
+	if serr == nil {
+		return true, nil
+	}
+	if tokErr := noToken(serr); tokErr != nil {
+		if ctx.Err() == nil && !time.Now().Before(deadline) {
+			return false, fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, cl.s.spec.Name, what, cl.s.spec.CallTimeout, tokErr)
+		}
+		return false, fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, tokErr)
+	}
+	if serr != err {
+		err = fmt.Errorf("%w (sign-in: %w)", err, serr)
 	}
 	cl.authFailed(c, err)
-	return false
+	return false, err
 }
 
 // authFailed handles a request on c that needed a sign-in it did not get:

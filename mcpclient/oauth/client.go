@@ -176,10 +176,15 @@ func (c *Client) Logout(ctx context.Context) error {
 // random port, for this sign-in only), calls present with the URL to open,
 // and waits for the redirect, at most Options.RedirectTimeout; for the
 // device grant present gets the user code. Machine grants (client
-// credentials, cross-app access) never call present. The token is stored.
+// credentials, cross-app access) never call present: their sign-in is a
+// token flight, shared with the requests waiting for a token, which ctx
+// bounds (see machineSignIn). The token is stored.
 // Errors are an *Error naming the step, wrapping one of the sentinel
 // errors. A nil present fails with ErrNoSignIn where the user is needed.
 func (c *Client) SignIn(ctx context.Context, present PresentFunc) error {
+	if c.cfg.machine() {
+		return c.machineSignIn(ctx)
+	}
 	c.signInMu.Lock()
 	defer c.signInMu.Unlock()
 	c.mu.Lock()
@@ -220,6 +225,45 @@ func (c *Client) SignIn(ctx context.Context, present PresentFunc) error {
 	c.opts.Logger.Info("signed in", "server", c.name, "issuer", d.issuer)
 	return c.keep(rec)
 }
+
+// machineSignIn is SignIn for a machine grant: a token flight (see fly),
+// shared with the requests that wait for a token, so that it waits at
+// most until ctx ends (then with an *UnansweredError naming the endpoint
+// the flight waits on) while the flight goes on, on its own bound. It
+// discovers afresh: the server may name another authorization server.
+func (c *Client) machineSignIn(ctx context.Context) error {
+	c.mu.Lock()
+	ch := c.ch
+	stepUp := ch.Error == "insufficient_scope"
+	c.mu.Unlock()
+	grant := func(ctx context.Context) (string, error) {
+		c.mu.Lock()
+		c.disc = nil
+		c.mu.Unlock()
+		tok, err := c.tokens.machineToken(ctx, ch, stepUp)
+		if err == nil {
+			c.mu.Lock()
+			c.ch = challenge{}
+			c.mu.Unlock()
+			c.opts.Logger.Info("signed in", "server", c.name, "grant", c.cfg.GrantType)
+		}
+		return tok, err
+	}
+	// A flight under way may be a recovery that ends without a token (it
+	// dropped one the server refused): then this sign-in flies its own.
+	for range 2 {
+		tok, err := c.tokens.fly(ctx, stepUp, grant)
+		if err != nil || tok != "" {
+			return err
+		}
+	}
+	return c.fail(StepToken, fmt.Errorf("%w: no token after two token flights", ErrTokenEndpoint))
+}
+
+// Machine reports whether the Client signs in with a machine grant (client
+// credentials, cross-app access, workload identity): without the user, so
+// that a sign-in is bounded by its caller's context (see SignIn).
+func (c *Client) Machine() bool { return c.cfg.machine() }
 
 // fail wraps err as the failure of step.
 func (c *Client) fail(step Step, err error) error {

@@ -18,7 +18,9 @@ import (
 // http.DefaultTransport). Requests to any other origin go to base as they
 // are: the token never leaves the server's origin. A token about to expire
 // is refreshed first. On a 401 it refreshes the token (or, for machine
-// grants, obtains a new one) and retries once; on a 403 insufficient_scope
+// grants, obtains a new one) and retries once (a machine grant whose
+// fresh token, stored by another session, is refused too obtains one of
+// its own and retries a second time); on a 403 insufficient_scope
 // a machine grant steps up its scopes and retries once. Where only the user
 // can help it returns a *NeedsAuthError (wrapping ErrNeedsAuth) instead of
 // the response, having recorded the challenge for SignIn; where nothing
@@ -58,7 +60,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	resp, err := t.sendNonced(req, nil, getBody, tok)
-	for retried := false; err == nil; retried = true {
+	for tries := 0; err == nil; tries++ {
 		ch := parseChallenge(resp.Header)
 		insufficient := resp.StatusCode == http.StatusForbidden && ch.Error == "insufficient_scope"
 		if resp.StatusCode != http.StatusUnauthorized && !insufficient {
@@ -66,7 +68,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		discard(resp)
 		c.noteChallenge(ch)
-		if retried {
+		if tries >= c.retries(resp.StatusCode) {
 			if resp.StatusCode == http.StatusUnauthorized {
 				c.tokens.dropToken(tok, errors.New("the server refused a fresh token"))
 			}
@@ -88,6 +90,17 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err = t.sendNonced(req, getBody, getBody, tok)
 	}
 	return nil, err
+}
+
+// retries is how often a request refused with status is sent again with
+// a fresh token: once; for a machine grant twice on a 401, because the
+// fresh token of the first retry may be one another session stored,
+// refused as well, and the grant gets one of its own for the second.
+func (c *Client) retries(status int) int {
+	if status == http.StatusUnauthorized && c.cfg.machine() {
+		return 2
+	}
+	return 1
 }
 
 // send sends a clone of req with tok (none if ""); with getBody, a fresh
