@@ -418,7 +418,7 @@ func oauthSpec(o *config.OAuth) *oauth.Config {
 		ClientMetadataURL: o.ClientMetadataURL, GrantType: o.GrantType, TokenEndpointAuthMethod: o.TokenEndpointAuthMethod,
 		PrivateKey: []byte(o.PrivateKey), SigningAlgorithm: o.SigningAlgorithm, DeviceCode: o.DeviceCode,
 		IdentityAssertion: o.IdentityAssertion, IDPClientID: o.IDPClientID, IDPIssuer: o.IDPIssuer, IDPTokenEndpoint: o.IDPTokenEndpoint,
-		DPoP: o.DPoP,
+		DPoP: o.DPoP, Issuer: o.Issuer, SameOriginTokenEndpoint: o.SameOriginTokenEndpoint,
 	}
 	if w := o.WorkloadToken; w != nil {
 		out.WorkloadTokenFile, out.WorkloadTokenCommand = w.File, w.Command

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/mcpclient"
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 
 // This file is the notices a session's client gets about its MCP servers
@@ -74,8 +75,11 @@ func noticeFor(last mcpclient.State, st mcpclient.Status) (Notice, bool) {
 		if last == st.State {
 			return Notice{}, false
 		}
-		return Notice{Severity: NoticeWarning, Title: fmt.Sprintf("MCP server %s needs sign-in", name),
-			Description: "Its tools are not available until you sign in (see /mcp)."}, true
+		desc := "Its tools are not available until you sign in (see /mcp)."
+		if errors.Is(st.Err, oauth.ErrAuthServerChanged) || errors.Is(st.Err, oauth.ErrClientIssuer) {
+			desc = noticeLine(st.Error) // names both authorization servers
+		}
+		return Notice{Severity: NoticeWarning, Title: fmt.Sprintf("MCP server %s needs sign-in", name), Description: desc}, true
 	case mcpclient.StateRestarting:
 		if last == st.State {
 			return Notice{}, false

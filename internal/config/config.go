@@ -310,6 +310,13 @@ type OAuth struct {
 	// false never; absent, once the server challenges with the DPoP
 	// scheme.
 	DPoP *bool `json:"dpop,omitempty"`
+	// Issuer is the authorization server the configured client belongs
+	// to (default: the first one it is used with); it is never used at
+	// another.
+	Issuer string `json:"issuer,omitzero"`
+	// SameOriginTokenEndpoint refuses a token endpoint on another origin
+	// than its issuer (default false: used, with a warning in the log).
+	SameOriginTokenEndpoint bool `json:"sameOriginTokenEndpoint,omitzero"`
 }
 
 // WorkloadToken is the source of a workload identity token: a file (as a

@@ -150,6 +150,16 @@ type Config struct {
 	// true always, false never; nil (default) once the server challenges
 	// with the DPoP scheme.
 	DPoP *bool
+	// Issuer is the authorization server the configured client (ClientID
+	// and its secret or key) belongs to. "" (default): the first one it is
+	// used with, as the Store remembers it. At any other authorization
+	// server the configured client is not used (see ErrClientIssuer).
+	Issuer string
+	// SameOriginTokenEndpoint refuses an authorization server whose
+	// token endpoint is on another origin than its issuer
+	// (ErrTokenEndpointOrigin). false (default): such an endpoint is used,
+	// and logged naming both origins (RFC 8414 allows it).
+	SameOriginTokenEndpoint bool
 }
 
 // machine reports whether the configuration obtains tokens without the

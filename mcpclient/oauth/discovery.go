@@ -191,6 +191,27 @@ func (dv *discoverer) checkServerMetadata(u string, md *serverMetadata) error {
 	if !dv.c.cfg.machine() && !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 		return fmt.Errorf("%w: %s does not list S256 in code_challenge_methods_supported (PKCE is required)", ErrMetadata, u)
 	}
+	return dv.checkTokenOrigin(u, md)
+}
+
+// checkTokenOrigin checks md's token endpoint, where the client's
+// credentials go, against the origin of md's issuer: another origin is
+// refused where Config.SameOriginTokenEndpoint says so, else logged
+// naming both (RFC 8414 allows it, and real issuers do it).
+func (dv *discoverer) checkTokenOrigin(u string, md *serverMetadata) error {
+	iu, err := url.Parse(md.Issuer)
+	if md.Issuer == "" || err != nil {
+		return nil // the 2025-03-26 layout: no issuer to compare with
+	}
+	tu, err := url.Parse(md.TokenEndpoint)
+	if err != nil || origin(iu) == origin(tu) {
+		return nil // CheckURL has refused an unparsable one
+	}
+	if dv.c.cfg.SameOriginTokenEndpoint {
+		return fmt.Errorf("%w: %s: issuer %s, token endpoint %s (oauth.sameOriginTokenEndpoint)", ErrTokenEndpointOrigin, u, origin(iu), origin(tu))
+	}
+	dv.c.opts.Logger.Warn("token endpoint on another origin than its issuer: the client's credentials go there",
+		"server", dv.c.name, "issuer", origin(iu), "token_endpoint", origin(tu))
 	return nil
 }
 

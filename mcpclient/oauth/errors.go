@@ -42,6 +42,16 @@ var (
 	// one that issued it (SEP-2352): a new sign-in there is needed, with a
 	// registration of its own. The Reason of the NeedsAuthError.
 	ErrAuthServerChanged = errors.New("the server's authorization server changed")
+	// ErrClientIssuer: the server's authorization server is not the one
+	// the configured client belongs to (Config.Issuer, else the first one
+	// it was used with): the client's credentials are not sent there. A
+	// user's sign-in registers a client of its own there instead, where
+	// the server offers registration.
+	ErrClientIssuer = errors.New("the configured client belongs to another authorization server")
+	// ErrTokenEndpointOrigin: the authorization server's token endpoint is
+	// on another origin than its issuer, and Config.SameOriginTokenEndpoint
+	// refuses that.
+	ErrTokenEndpointOrigin = fmt.Errorf("%w: token endpoint on another origin than its issuer", ErrMetadata)
 	// ErrTokenEndpoint: the token endpoint (or the device authorization
 	// endpoint) answered an error; a *TokenError carries its OAuth error.
 	ErrTokenEndpoint = errors.New("token endpoint error")

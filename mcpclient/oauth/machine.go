@@ -9,8 +9,15 @@ import (
 
 // machineGrant obtains a token without the user: client credentials,
 // cross-app access when an identity assertion is configured, or the JWT
-// bearer grant with a workload token.
+// bearer grant with a workload token. A configured client is used at the
+// authorization server it belongs to only (see configuredAt).
 func (gr *grants) machineGrant(ctx context.Context, d *discovery, scopes []string) (*record, error) {
+	if gr.c.cfg.ClientID != "" {
+		// Its credentials go to its own authorization server only.
+		if err := gr.c.registrar.configuredAt(d.issuer); err != nil {
+			return nil, gr.c.fail(StepRegistration, err)
+		}
+	}
 	method := chooseAuthMethod(gr.c.cfg.TokenEndpointAuthMethod, "", gr.c.cfg.ClientSecret != "", gr.c.signer != nil, d.as.TokenEndpointAuthMethodsSupported)
 	rec, err := gr.c.newRecord(d, identity{id: gr.c.cfg.ClientID, secret: gr.c.cfg.ClientSecret, method: method})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // identity is who the client is at an authorization server.
@@ -35,18 +36,22 @@ type registered struct {
 }
 
 // identify establishes the client's identity for a user's sign-in, in the
-// order of the MCP specification: a client configured for the server, a
+// order of the MCP specification: a client configured for the server (at
+// the authorization server it belongs to: see configuredAt), a
 // Client ID Metadata Document URL where the server supports it, a client
 // this Client registered there before, then dynamic registration (with
 // redirectURIs and grants).
 func (rg *registrar) identify(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
 	hasKey := rg.c.signer != nil
 	supported := d.as.TokenEndpointAuthMethodsSupported
-	switch {
-	case rg.c.cfg.ClientID != "":
-		method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", rg.c.cfg.ClientSecret != "", hasKey, supported)
-		return identity{id: rg.c.cfg.ClientID, secret: rg.c.cfg.ClientSecret, method: method}, nil
-	case rg.c.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported:
+	var tieErr error // the configured client belongs to another issuer
+	if rg.c.cfg.ClientID != "" {
+		if tieErr = rg.configuredAt(d.issuer); tieErr == nil {
+			method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", rg.c.cfg.ClientSecret != "", hasKey, supported)
+			return identity{id: rg.c.cfg.ClientID, secret: rg.c.cfg.ClientSecret, method: method}, nil
+		}
+	}
+	if rg.c.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported {
 		method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", false, hasKey, supported)
 		return identity{id: rg.c.cfg.ClientMetadataURL, method: method}, nil
 	}
@@ -54,6 +59,9 @@ func (rg *registrar) identify(ctx context.Context, d *discovery, redirectURIs, g
 		return id, nil
 	}
 	if d.as.RegistrationEndpoint == "" {
+		if tieErr != nil {
+			return identity{}, rg.c.fail(StepRegistration, fmt.Errorf("%w; %s offers no dynamic registration", tieErr, d.issuer))
+		}
 		return identity{}, rg.c.fail(StepRegistration, fmt.Errorf("%w: %s offers no dynamic registration and no clientId is configured for the server", ErrRegistration, d.issuer))
 	}
 	id, err := rg.register(ctx, d, redirectURIs, grants)
@@ -70,9 +78,9 @@ func (rg *registrar) identify(ctx context.Context, d *discovery, redirectURIs, g
 	return id, nil
 }
 
-// registeredBefore returns a client this Client (or an earlier one, through
-// the Store) registered at d's authorization server.
-func (rg *registrar) registeredBefore(d *discovery) (identity, bool) {
+// known returns the records of the server's clients: the Client's own,
+// then the Store's.
+func (rg *registrar) known() []*record {
 	rg.c.mu.Lock()
 	cands := []*record{}
 	if rg.c.rec != nil {
@@ -84,7 +92,44 @@ func (rg *registrar) registeredBefore(d *discovery) (identity, bool) {
 			cands = append(cands, recs...)
 		}
 	}
-	for _, r := range cands {
+	return cands
+}
+
+// configuredAt returns nil when the configured client may be used at
+// issuer: the one it belongs to (Config.Issuer, else the issuer of a
+// record of it, held or stored: the first it was used with), or any
+// before its first use. Otherwise it logs, and returns an error wrapping
+// ErrClientIssuer, naming both issuers.
+func (rg *registrar) configuredAt(issuer string) error {
+	tied := rg.c.cfg.Issuer
+	if tied == "" {
+		for _, r := range rg.known() {
+			if r.Registered || r.ClientID != rg.c.cfg.ClientID || r.Issuer == "" {
+				continue
+			}
+			if sameIssuer(r.Issuer, issuer) {
+				return nil
+			}
+			tied = r.Issuer
+		}
+	}
+	if tied == "" || sameIssuer(tied, issuer) {
+		return nil
+	}
+	rg.c.opts.Logger.Warn("the configured client is not used at another authorization server",
+		"server", rg.c.name, "client_id", rg.c.cfg.ClientID, "client_issuer", tied, "issuer", issuer)
+	return fmt.Errorf("%w: client %q of %s belongs to %s, and the server now names %s: its credentials are not sent there (set oauth.issuer, or sign out of the server, to use it there)",
+		ErrClientIssuer, rg.c.cfg.ClientID, rg.c.name, tied, issuer)
+}
+
+// sameIssuer reports whether issuers a and b are the same (a trailing
+// slash aside, as discovery compares them).
+func sameIssuer(a, b string) bool { return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/") }
+
+// registeredBefore returns a client this Client (or an earlier one, through
+// the Store) registered at d's authorization server.
+func (rg *registrar) registeredBefore(d *discovery) (identity, bool) {
+	for _, r := range rg.known() {
 		if r.Registered && r.Issuer == d.issuer && r.ClientID != "" {
 			return identity{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, registered: true}, true
 		}

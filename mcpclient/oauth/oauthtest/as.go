@@ -1,6 +1,7 @@
 package oauthtest
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -35,7 +36,7 @@ func (s *Server) serveASMetadata(w http.ResponseWriter, r *http.Request) {
 	md := map[string]any{
 		"issuer":                                base,
 		"authorization_endpoint":                base + "/authorize",
-		"token_endpoint":                        base + "/token",
+		"token_endpoint":                        cmp.Or(cfg.TokenEndpoint, base+"/token"),
 		"response_types_supported":              []string{"code"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": orDefault(cfg.AuthMethods, []string{"none"}),
@@ -67,7 +68,7 @@ func orDefault(v, def []string) []string {
 }
 
 func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
-	req := Request{Kind: "register", Path: r.URL.Path, Header: r.Header.Clone()}
+	req := Request{Kind: "register", Host: r.Host, Path: r.URL.Path, Header: r.Header.Clone()}
 	var body map[string]any
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	req.Form = url.Values{}

@@ -103,6 +103,10 @@ type Config struct {
 	Device bool
 	// DropScope is a scope the server never grants, whatever is asked.
 	DropScope string
+	// TokenEndpoint, when set, is the token_endpoint the metadata names
+	// instead of the issuer's own /token (serve it with a server of
+	// Handler, on another origin).
+	TokenEndpoint string
 	// IdentityAssertion is the ID token the identity provider (at
 	// IdPTokenURL) exchanges for an authorization grant that the token
 	// endpoint accepts (cross-app access).
@@ -138,7 +142,10 @@ type Server struct {
 type Request struct {
 	// Kind is "prm", "as-metadata", "register", "authorize", "token",
 	// "device", "device-verify" or "mcp".
-	Kind   string
+	Kind string
+	// Host is the host (and port) the request was sent to: which of the
+	// authorization servers (see MoveAS, Handler) received it.
+	Host   string
 	Path   string
 	Form   url.Values // query and form parameters
 	Header http.Header
@@ -221,6 +228,10 @@ func (s *Server) MoveAS() string {
 	return as.URL
 }
 
+// Handler is the authorization server's handler, for a server of the test's
+// own on another origin (a token endpoint away from the issuer, say).
+func (s *Server) Handler() http.Handler { return s.asHandler() }
+
 // Set changes the configuration.
 func (s *Server) Set(change func(*Config)) {
 	s.mu.Lock()
@@ -250,7 +261,7 @@ func (s *Server) Requests(kind string) []Request {
 // record logs r as kind.
 func (s *Server) record(kind string, r *http.Request) Request {
 	_ = r.ParseForm()
-	req := Request{Kind: kind, Path: r.URL.Path, Form: r.Form, Header: r.Header.Clone()}
+	req := Request{Kind: kind, Host: r.Host, Path: r.URL.Path, Form: r.Form, Header: r.Header.Clone()}
 	s.mu.Lock()
 	s.log = append(s.log, req)
 	s.mu.Unlock()
