@@ -172,6 +172,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		Preempt:      a.methods.preempt,
 		MaxLine:      maxFrame,
 		Queue:        notificationQueue,
+		MaxInFlight:  requestsInFlight,
 		CancelMethod: methodCancelRequest,
 		Logger:       a.logger.With("component", "acp-conn"),
 	})

@@ -20,6 +20,12 @@ const maxFrame = 10<<20 - 1
 // never the connection.
 const notificationQueue = 1024
 
+// requestsInFlight is how many of the client's requests are handled, or
+// wait for their answer to be written, at most: one more is answered at
+// once with -32603, and while that answer cannot be written (the client
+// does not read) acpgate stops reading (acp/jsonrpc).
+const requestsInFlight = 1024
+
 // lockedWriter serialises whole-message writes to the client: the
 // connection writes each message with one Write; a large update is
 // written in pieces under one lock (writeStream). Every resolved secret is

@@ -14,6 +14,21 @@
 // first, on the reading goroutine, so that a cancellation is acted on
 // before what is queued. Responses to the Conn's own calls (Call) are matched by id.
 //
+// The peer's requests in flight — being handled, or handled and waiting
+// for their answer to be written — are bounded too (Options.MaxInFlight).
+// A request beyond the bound is not handled: the reading goroutine answers
+// it at once with -32603 naming the bound, counted with one log line a
+// second. Reading never waits for a handler, so the bound cannot
+// deadlock: cancellations ($/cancel_request, Preempt) and the answers to
+// the Conn's own calls are read whatever the handlers wait for (a handler
+// waiting for the peer's answer to a Call holds its slot, and the answer
+// still gets through). Reading waits only for writing: while the peer does
+// not read what the Conn writes, the refusal cannot be written, so the
+// Conn stops reading and the pipe pushes back. Memory stays O(bound)
+// whatever the peer writes; once the peer reads again, every request it
+// sent is answered, handled or refused. (A peer that blocks writing while
+// it does not read deadlocks with any bounded reader.)
+//
 // A line that is not JSON is answered with -32700; a message that is not
 // a JSON-RPC 2.0 request, notification or response, or a line longer than
 // Options.MaxLine, with -32600 naming the member at fault (envelope.go);
@@ -106,6 +121,10 @@ type Options struct {
 	// Queue is how many notifications wait to be handled at most (default
 	// 1024).
 	Queue int
+	// MaxInFlight is how many of the peer's requests are handled, or wait
+	// for their answer to be written, at most (default 1024); one more is
+	// answered at once with -32603 (see the package doc).
+	MaxInFlight int
 	// CancelMethod, if set, is the notification, with params
 	// {"requestId": id}, that cancels a request both ways: sent when the
 	// context of a Call ends before its answer, and, read, ending the
@@ -143,6 +162,7 @@ type Conn struct {
 	nextID   int64
 	pending  map[string]chan answer        // our calls, by id key
 	inflight map[string]context.CancelFunc // the peer's requests being handled, by id key
+	busy     int                           // the peer's requests handled or waiting to be written (MaxInFlight)
 	closed   bool
 
 	// The notifications' progress, for the barrier of Call: enqueued
@@ -153,8 +173,35 @@ type Conn struct {
 	completed uint64
 	advanced  chan struct{}
 
-	dropped  atomic.Int64 // notifications dropped since the last report
+	dropped tally // notifications the queue had no room for
+	refused tally // requests over MaxInFlight
+}
+
+// tally counts events that are logged at most once a second, with how
+// many there were since the last line.
+type tally struct {
+	n        atomic.Int64 // since the last report
 	reported atomic.Int64 // unix nanoseconds of the last report
+}
+
+// add counts one event and calls report with the count when a second has
+// passed since the last report.
+func (t *tally) add(report func(n int64)) {
+	n := t.n.Add(1)
+	now := time.Now().UnixNano()
+	last := t.reported.Load()
+	if now-last < int64(time.Second) || !t.reported.CompareAndSwap(last, now) {
+		return
+	}
+	t.n.Add(-n)
+	report(n)
+}
+
+// flush reports what was counted and not yet reported, if anything.
+func (t *tally) flush(report func(n int64)) {
+	if n := t.n.Swap(0); n > 0 {
+		report(n)
+	}
 }
 
 // answer is a response to one of our calls: its result or error, and how
@@ -173,6 +220,9 @@ func New(in io.Reader, out io.Writer, opts Options) *Conn {
 	}
 	if opts.Queue <= 0 {
 		opts.Queue = 1024
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 1024
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -297,29 +347,69 @@ func (c *Conn) dispatch(line []byte) {
 	}
 }
 
-// request starts the handler of r on a goroutine of its own.
+// request starts the handler of r on a goroutine of its own, or, with
+// MaxInFlight requests in flight, refuses r at once (on the reading
+// goroutine: while the refusal cannot be written, reading waits).
 func (c *Conn) request(r *Request) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	key := idKey(r.ID)
-	c.mu.Lock()
-	c.inflight[key] = cancel
-	c.mu.Unlock()
+	if !c.admit(key, cancel) {
+		cancel()
+		c.refused.add(c.reportRefused)
+		_ = c.reply(r.ID, nil, &Error{Code: CodeInternalError, Message: fmt.Sprintf(
+			"Internal error: %d requests are in flight, the most handled at once; this one was not handled", c.opts.MaxInFlight)})
+		return
+	}
 	c.active.Add(1)
 	go func() {
 		defer c.active.Done()
 		res, err := c.opts.Handler(ctx, r)
-		c.mu.Lock()
-		delete(c.inflight, key)
-		c.mu.Unlock()
+		c.handled(key)
 		cancel()
 		var after func()
 		if t, ok := res.(Then); ok {
 			res, after = t.Result, t.After
 		}
-		if c.reply(r.ID, res, err) == nil && after != nil {
+		written := c.reply(r.ID, res, err)
+		c.release()
+		if written == nil && after != nil {
 			go after()
 		}
 	}()
+}
+
+// admit takes one of the MaxInFlight slots for the peer's request of id
+// key, cancellable with cancel, and reports whether there was one.
+func (c *Conn) admit(key string, cancel context.CancelFunc) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy >= c.opts.MaxInFlight {
+		return false
+	}
+	c.busy++
+	c.inflight[key] = cancel
+	return true
+}
+
+// handled forgets the cancellation of the request of id key: its handler
+// has returned (its slot is held until its answer is written: release).
+func (c *Conn) handled(key string) {
+	c.mu.Lock()
+	delete(c.inflight, key)
+	c.mu.Unlock()
+}
+
+// release gives back the slot of a request whose answer was written (or
+// failed to be).
+func (c *Conn) release() {
+	c.mu.Lock()
+	c.busy--
+	c.mu.Unlock()
+}
+
+// reportRefused logs n requests refused over MaxInFlight.
+func (c *Conn) reportRefused(n int64) {
+	c.opts.Logger.Warn("peer requests refused: more were in flight than are handled at once", "refused", n, "limit", c.opts.MaxInFlight)
 }
 
 // notification handles a cancellation at once, gives Preempt its turn,
@@ -347,7 +437,7 @@ func (c *Conn) notification(r *Request) {
 	case c.queue <- r:
 		c.enqueued++
 	default:
-		c.drop()
+		c.dropped.add(c.reportDropped)
 	}
 	c.nmu.Unlock()
 }
@@ -411,16 +501,8 @@ func (c *Conn) handledUpTo(ctx context.Context, n uint64) error {
 	}
 }
 
-// drop counts a notification the queue had no room for, and reports the
-// count at most once a second.
-func (c *Conn) drop() {
-	n := c.dropped.Add(1)
-	now := time.Now().UnixNano()
-	last := c.reported.Load()
-	if now-last < int64(time.Second) || !c.reported.CompareAndSwap(last, now) {
-		return
-	}
-	c.dropped.Add(-n)
+// reportDropped logs n notifications the queue had no room for.
+func (c *Conn) reportDropped(n int64) {
 	c.opts.Logger.Warn("peer notifications dropped: more arrived at once than can wait", "dropped", n, "queue", c.opts.Queue)
 }
 
@@ -572,7 +654,6 @@ func (c *Conn) end() {
 	close(c.queue)
 	c.nmu.Unlock()
 	close(c.done)
-	if n := c.dropped.Swap(0); n > 0 {
-		c.opts.Logger.Warn("peer notifications dropped: more arrived at once than can wait", "dropped", n, "queue", c.opts.Queue)
-	}
+	c.dropped.flush(c.reportDropped)
+	c.refused.flush(c.reportRefused)
 }
