@@ -3,7 +3,6 @@ package jsonrpc_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -89,12 +88,15 @@ func TestUnreadPeerStopsReading(t *testing.T) {
 	}})
 	written := make(chan error, 1)
 	go func() {
-		var b strings.Builder
+		// A line a write: the Conn's reader takes one write at a time,
+		// so the peer's writing ends only when the Conn has read it all.
 		for i := range sent {
-			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"work"}`+"\n", i)
+			if _, err := fmt.Fprintf(p.w, `{"jsonrpc":"2.0","id":%d,"method":"work"}`+"\n", i); err != nil {
+				written <- err
+				return
+			}
 		}
-		_, err := io.WriteString(p.w, b.String())
-		written <- err
+		written <- nil
 	}()
 	select {
 	case <-refused.seen:
