@@ -131,20 +131,22 @@ type tunnelConn struct {
 var _ mcpclient.TunnelConn = (*tunnelConn)(nil)
 
 // messageAnswer is mcp/message's result: exactly one of result (any JSON,
-// null included) or error.
+// null included) or error. Its result is a view of the line the answer
+// came in (jsonrpc.View): the server's answer is not copied before
+// mcp-go decodes it.
 type messageAnswer struct {
 	result json.RawMessage
 	err    *mcpclient.RequestError
 }
 
 func (a *messageAnswer) UnmarshalJSON(b []byte) error {
-	var m map[string]json.RawMessage
+	var m map[string]jsonrpc.View
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
 	}
 	// As the schema says, a receiver prefers result when both are there.
 	if r, ok := m["result"]; ok {
-		a.result = r
+		a.result = json.RawMessage(r)
 		return nil
 	}
 	var e struct {
@@ -161,7 +163,8 @@ func (a *messageAnswer) UnmarshalJSON(b []byte) error {
 
 // Request implements mcpclient.TunnelConn: one mcp/message, under a fresh
 // requestId; the server's notifications naming it reach the handler while
-// it runs. ctx's end cancels it ($/cancel_request).
+// it runs. ctx's end cancels it ($/cancel_request). The result is a view
+// of the answer's line, which is the caller's (jsonrpc.Conn.Call).
 func (c *tunnelConn) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	select {
 	case <-c.closed:

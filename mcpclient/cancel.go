@@ -134,14 +134,25 @@ func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) 
 		case req.Method == string(mcp.MethodToolsList) && t.schemas != nil:
 			t.schemas.capture(resp.Result)
 		case req.Method == string(mcp.MethodToolsCall), req.Method == string(mcp.MethodTasksResult):
-			_, own := t.Interface.(*stdioTransport)
-			resp = takeCallResult(ctx, resp, own)
+			resp = takeCallResult(ctx, resp, ownsResults(t.Interface))
 		}
 	}
 	if err != nil && ctx.Err() != nil && t.notes != nil && req.Method != string(mcp.MethodInitialize) {
 		t.sendCancelled(ctx, req.ID)
 	}
 	return resp, err
+}
+
+// ownsResults reports whether the results tr answers with are each in a
+// buffer of its own that nobody else reads or writes, which
+// takeCallResult may then unescape in place: the stdio transport's (a
+// line each) and the tunnel's (TunnelConn.Request promises it).
+func ownsResults(tr transport.Interface) bool {
+	switch tr.(type) {
+	case *stdioTransport, *tunnelTransport:
+		return true
+	}
+	return false
 }
 
 // sendCancelled sends notifications/cancelled for request id, whose ctx

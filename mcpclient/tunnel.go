@@ -42,7 +42,10 @@ type TunnelConn interface {
 	// Request sends the MCP request method with params (nil: none) and
 	// waits for its answer: the result, or a *RequestError carrying the
 	// server's error answer, or another error when no answer came (ctx
-	// ended, the connection ended).
+	// ended, the connection ended). The result is the caller's: in a
+	// buffer that the TunnelConn neither reads nor writes once Request
+	// has returned, which the caller may change (a large text is
+	// unescaped where it lies).
 	Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// Notify sends the MCP notification method with params (nil: none).
 	Notify(ctx context.Context, method string, params json.RawMessage) error

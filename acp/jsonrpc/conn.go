@@ -90,8 +90,8 @@ var ErrMethodNotFound = errors.New("method not found")
 var ErrClosed = errors.New("jsonrpc: connection closed")
 
 // Request is one request (ID set) or notification (ID nil) read. Params
-// is the raw params member (nil when absent). It is not modified by the
-// Conn once handed to a handler.
+// is the raw params member (nil when absent), a View of the line read. It
+// is not modified by the Conn once handed to a handler.
 type Request struct {
 	ID     json.RawMessage
 	Method string
@@ -281,29 +281,49 @@ func (c *Conn) read() {
 const headKept = 64 << 10
 
 // readLine returns the next line (without its newline), at most MaxLine
-// bytes; a longer one is skipped and answered (tooLong).
+// bytes, in a buffer of its own; a longer one is skipped and answered
+// (tooLong). A line longer than the reader's buffer is kept as copies of
+// its fragments, joined once at its end: reading it costs twice its size
+// at most, and its size after (a buffer grown by appending would cost
+// several times its size, each growth a new copy).
 func (c *Conn) readLine() ([]byte, error) {
-	var line []byte
+	var frags [][]byte // the full buffers of a long line, copied
+	size := 0
 	for {
 		frag, err := c.in.ReadSlice('\n')
-		if len(line)+len(frag) > c.opts.MaxLine+1 {
-			line = append(line, frag[:min(len(frag), max(0, headKept-len(line)))]...)
+		if size+len(frag) > c.opts.MaxLine+1 {
+			head := join(frags, frag, headKept)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = c.in.ReadSlice('\n')
 			}
-			c.tooLong(line)
+			c.tooLong(head)
 			if err != nil {
 				return nil, err
 			}
-			line = line[:0]
+			frags, size = nil, 0
 			continue
 		}
-		line = append(line, frag...)
 		if errors.Is(err, bufio.ErrBufferFull) {
+			frags = append(frags, bytes.Clone(frag))
+			size += len(frag)
 			continue
 		}
-		return bytes.TrimSuffix(line, []byte{'\n'}), err
+		return bytes.TrimSuffix(join(frags, frag, size+len(frag)), []byte{'\n'}), err
 	}
+}
+
+// join returns at most the first n bytes of frags followed by last, in a
+// new buffer.
+func join(frags [][]byte, last []byte, n int) []byte {
+	total := len(last)
+	for _, f := range frags {
+		total += len(f)
+	}
+	b := make([]byte, 0, min(n, total))
+	for _, f := range append(frags, last) {
+		b = append(b, f[:min(len(f), cap(b)-len(b))]...)
+	}
+	return b
 }
 
 // tooLong answers a line over MaxLine, of which head is the start: an
@@ -582,7 +602,9 @@ func (c *Conn) Notify(method string, params any) error {
 // have been handled, ctx ends (then Options.CancelMethod is sent) or the
 // connection ends (ErrClosed). Once the peer has closed its end the
 // request is still written (it may still read), and ErrClosed returned
-// at once. An error response is an *Error.
+// at once. An error response is an *Error. The answer's line is a buffer
+// of its own, which the Conn neither reads nor writes once Call has
+// returned: a View decoded into result may be kept and changed.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	c.mu.Lock()
 	closed := c.closed

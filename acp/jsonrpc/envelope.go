@@ -35,6 +35,21 @@ type envelope struct {
 	err    json.RawMessage
 }
 
+// View is raw JSON that, decoded by encoding/json, refers to the bytes it
+// was decoded from instead of copying them as json.RawMessage does
+// (encoding/json hands UnmarshalJSON a part of its input): a member of a
+// message costs nothing beyond the line read. Decode into a View only
+// input that is not changed afterwards, as a line the Conn read is not:
+// the members of a Request and the result a Call decodes from are views
+// of their line. Its capacity ends with it, so an append copies.
+type View []byte
+
+// UnmarshalJSON keeps b itself.
+func (v *View) UnmarshalJSON(b []byte) error {
+	*v = b[:len(b):len(b)]
+	return nil
+}
+
 // Problem builds the error answering a message (or its params) whose
 // member at path is wrong: code is CodeInvalidRequest or CodeInvalidParams,
 // path the member ("" for the message as a whole), problem what is wrong.
@@ -54,9 +69,10 @@ func Problem(code int, path, problem string) *Error {
 }
 
 // parse decodes one line into an envelope, or returns the error answering
-// it (with the id to answer with, nil for null).
+// it (with the id to answer with, nil for null). The envelope's members
+// are views of line (View), which is not changed afterwards.
 func parse(line []byte) (envelope, json.RawMessage, *Error) {
-	var fields map[string]json.RawMessage
+	var fields map[string]View
 	if err := json.Unmarshal(line, &fields); err != nil || fields == nil {
 		id, _ := LeadingID(line) // JSON up to its id (nested too deep after it, say)
 		if !json.Valid(line) {
@@ -78,14 +94,16 @@ func parse(line []byte) (envelope, json.RawMessage, *Error) {
 
 // check classifies a message (a JSON object) and checks it is a JSON-RPC
 // 2.0 request, notification or response.
-func check(fields map[string]json.RawMessage) (envelope, *Error) {
-	e := envelope{params: fields["params"], result: fields["result"], err: fields["error"]}
-	rawID, hasID := fields["id"]
+func check(fields map[string]View) (envelope, *Error) {
+	e := envelope{params: json.RawMessage(fields["params"]), result: json.RawMessage(fields["result"]), err: json.RawMessage(fields["error"])}
+	raw, hasID := fields["id"]
+	rawID := json.RawMessage(raw)
 	idKind := Kind(rawID)
 	if hasID && (idKind == "string" || idKind == "number") {
 		e.id = rawID
 	}
-	rawMethod, hasMethod := fields["method"]
+	method, hasMethod := fields["method"]
+	rawMethod := json.RawMessage(method)
 	_, hasResult := fields["result"]
 	_, hasError := fields["error"]
 	if !hasMethod && (hasResult || hasError) {
@@ -111,7 +129,7 @@ func check(fields map[string]json.RawMessage) (envelope, *Error) {
 	if v, ok := fields["jsonrpc"]; !ok {
 		return e, Problem(CodeInvalidRequest, "jsonrpc", `missing: must be "2.0"`)
 	} else if json.Unmarshal(v, &version) != nil || version != "2.0" {
-		return e, Problem(CodeInvalidRequest, "jsonrpc", `must be "2.0", got `+Clip(v))
+		return e, Problem(CodeInvalidRequest, "jsonrpc", `must be "2.0", got `+Clip(json.RawMessage(v)))
 	}
 	return e, nil
 }

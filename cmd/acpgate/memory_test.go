@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,7 +85,7 @@ func plainAgentBin(t testing.TB) string {
 // bigUpdates takes the frames too long for the SDK's reader (10 MiB) off
 // acpgate's output before the test's client reads it, and records the
 // completed results they carry: session -> the sizes of their texts, when
-// each text is all 'a's as the test server's big tool sends it (-1 for a
+// each text is one byte repeated as the test servers' big tools send it (-1 for a
 // frame that is not such a result). Frames are taken in order, so a
 // result is recorded before the client sees the response after it.
 type bigUpdates struct {
@@ -128,7 +129,7 @@ func (g *bigUpdates) take(frame []byte) {
 	size := -1
 	err := json.Unmarshal(frame, &n)
 	if u := n.Params.Update; err == nil && n.Method == acpsdk.ClientMethodSessionUpdate && u.SessionUpdate == "tool_call_update" &&
-		u.Status == string(acpsdk.ToolCallStatusCompleted) && len(u.Content) == 1 && strings.Trim(u.Content[0].Content.Text, "a") == "" {
+		u.Status == string(acpsdk.ToolCallStatusCompleted) && len(u.Content) == 1 && strings.Trim(u.Content[0].Content.Text, u.Content[0].Content.Text[:1]) == "" {
 		size = len(u.Content[0].Content.Text)
 	}
 	g.mu.Lock()
@@ -150,11 +151,13 @@ func (g *bigUpdates) last(sid acpsdk.SessionId) int {
 }
 
 // bigAgent is acpgate, built without the race detector, with sessions
-// whose test server "s" has a tool for results of any size.
+// whose test server has a tool for results of any size: tool, taking the
+// size as arg ("": the stdio test server's mcp__s__big, bytes).
 type bigAgent struct {
 	*agent
-	big      *bigUpdates
-	sessions []acpsdk.SessionId
+	big       *bigUpdates
+	sessions  []acpsdk.SessionId
+	tool, arg string
 }
 
 // startBigAgent starts acpgate and opens n sessions, each warmed up with a
@@ -183,7 +186,7 @@ func startBigAgent(t testing.TB, n int) *bigAgent {
 // (read by the test's client) must not run concurrently.
 func (b *bigAgent) call(ctx context.Context, sid acpsdk.SessionId, size int) error {
 	resp, err := b.conn.Prompt(ctx, acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{
-		acpsdk.TextBlock(fmt.Sprintf(`/call mcp__s__big {"bytes":%d}`, size))}})
+		acpsdk.TextBlock(fmt.Sprintf(`/call %s {%q:%d}`, cmp.Or(b.tool, "mcp__s__big"), cmp.Or(b.arg, "bytes"), size))}})
 	if err != nil {
 		return fmt.Errorf("/call of %d bytes: %w", size, err)
 	}
