@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
@@ -20,6 +21,11 @@ import (
 // ~260 bytes, 26 MB in all. Unbounded, each cost a goroutine blocked on
 // the write lock, about 5 KB: 0.5 GB.
 const floodRequests = 100_000
+
+// floodDeadline is how long TestRequestFloodUnread lets acpgate run: a
+// generous bound (the test takes a few seconds) after which acpgate, in a
+// deadlock, is killed.
+const floodDeadline = 2 * time.Minute
 
 // floodRSSBound is how much the flood may raise acpgate's peak RSS: the
 // 1,024 requests in flight and their goroutines, with a wide margin.
@@ -171,7 +177,11 @@ func startFloodClient(t *testing.T) *floodClient {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A deadlock fails the test rather than hanging it: acpgate is killed,
+	// and the read waiting for it sees the end of its output.
+	watchdog := time.AfterFunc(floodDeadline, func() { _ = cmd.Process.Kill() })
 	t.Cleanup(func() {
+		watchdog.Stop()
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -197,7 +207,7 @@ func (c *floodClient) next(t *testing.T) rawMessage {
 	t.Helper()
 	line, err := c.out.ReadBytes('\n')
 	if err != nil {
-		t.Fatalf("reading acpgate: %v", err)
+		t.Fatalf("reading acpgate: %v (killed after %s: a deadlock?)", err, floodDeadline)
 	}
 	m := rawMessage{raw: line}
 	if err := json.Unmarshal(line, &m); err != nil {
