@@ -100,7 +100,7 @@ type Options struct {
 	OAuthSecret func(string)
 	// RunCommand runs the workload token command of a server's sign-in
 	// (oauth.Options.RunCommand); nil refuses such servers.
-	RunCommand func(ctx context.Context, name string, args ...string) ([]byte, error)
+	RunCommand func(ctx context.Context, limit int, name string, args ...string) ([]byte, error)
 	// SignInTimeout bounds the user's part of one sign-in (default
 	// oauth.DefaultRedirectTimeout).
 	SignInTimeout time.Duration

@@ -271,7 +271,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	// and are redacted like every other secret.
 	opts.MCP.OAuthStore = oauth.NewStore(filepath.Join(dir, "oauth"))
 	opts.MCP.OAuthSecret = func(v string) { redactor.Register(v) }
-	opts.MCP.RunCommand = secrets.RunCommand                          // workload identity tokens printed by a command
+	opts.MCP.RunCommand = secrets.RunCommandLimit                     // workload identity tokens printed by a command
 	if err := acp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil { // redacts every frame (Options.Secrets)
 		logger.Error("shutting down", "err", err)
 	}

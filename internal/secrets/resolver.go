@@ -1,7 +1,6 @@
 package secrets
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/acpgate/acpgate/internal/safefile"
@@ -28,10 +26,6 @@ var ErrBadReference = errors.New("bad secret reference")
 // ErrNotSet is wrapped by the errors for an environment variable that is
 // not set (secret://env/NAME or ${NAME}). It is never reassigned.
 var ErrNotSet = errors.New("not set")
-
-// CommandTimeout bounds a secret manager command when the context has no
-// deadline.
-const CommandTimeout = 30 * time.Second
 
 // MaxFileSize bounds what a secret://file reference reads.
 const MaxFileSize = 1 << 20
@@ -424,44 +418,4 @@ func scrubOutput(msg, output string) string {
 		}
 	}
 	return red.Redact(msg)
-}
-
-// maxStderr bounds how much of a command's standard error goes into an
-// error message.
-const maxStderr = 1024
-
-// RunCommand is the default Resolver.Run: it runs the command name (looked
-// up on PATH) with args, the agent's environment and no standard input,
-// with a timeout of CommandTimeout unless ctx has a deadline, and returns
-// its standard output. If the command fails, the error includes the start
-// of its standard error, scrubbed of anything it printed on standard
-// output, but never the output itself. It is safe for concurrent use.
-func RunCommand(ctx context.Context, name string, args ...string) ([]byte, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, CommandTimeout)
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = os.Environ()
-	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err == nil {
-		return stdout.Bytes(), nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = fmt.Errorf("%w: %w", ctxErr, err)
-	}
-	msg := strings.TrimSpace(scrubOutput(stderr.String(), stdout.String()))
-	if len(msg) > maxStderr {
-		// Truncated after scrubbing, so no secret is cut short of
-		// recognition.
-		msg = msg[:maxStderr] + "..."
-	}
-	if msg == "" {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return nil, fmt.Errorf("%s: %w: %s", name, err, msg)
 }

@@ -262,10 +262,13 @@ type Options struct {
 	// "acpgate").
 	ClientName string
 	// RunCommand runs a command (no shell) and returns its standard
-	// output: how Config.WorkloadTokenCommand is run. New refuses a Config
+	// output, of which it keeps at most limit+1 bytes (an error once over
+	// limit): how Config.WorkloadTokenCommand is run. New refuses a Config
 	// with a workload token command when it is nil. acpgate passes
-	// secrets.RunCommand (bounded, its error scrubbed of the output).
-	RunCommand func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// secrets.RunCommandLimit (bounded in output and time, its process
+	// group killed once over, its error naming it and scrubbed of the
+	// output).
+	RunCommand func(ctx context.Context, limit int, name string, args ...string) ([]byte, error)
 }
 
 // withDefaults returns o with its zero fields defaulted.

@@ -35,7 +35,7 @@ func (gr *grants) workloadToken(ctx context.Context) (string, error) {
 		tok, err = safefile.ReadFile(cfg.WorkloadTokenFile, maxWorkloadToken, true)
 	} else {
 		source = "command " + strings.Join(cfg.WorkloadTokenCommand, " ")
-		tok, err = gr.c.opts.RunCommand(ctx, cfg.WorkloadTokenCommand[0], cfg.WorkloadTokenCommand[1:]...)
+		tok, err = gr.c.opts.RunCommand(ctx, maxWorkloadToken, cfg.WorkloadTokenCommand[0], cfg.WorkloadTokenCommand[1:]...)
 	}
 	switch {
 	case err != nil:

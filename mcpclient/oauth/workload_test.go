@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/secrets"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
@@ -66,8 +66,7 @@ func TestWorkloadTokenErrors(t *testing.T) {
 	}
 }
 
-// run is Options.RunCommand for the tests: the command's standard output
-// (acpgate passes secrets.RunCommand).
-func run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	return exec.CommandContext(ctx, name, args...).Output()
+// run is Options.RunCommand for the tests, as acpgate passes it.
+func run(ctx context.Context, limit int, name string, args ...string) ([]byte, error) {
+	return secrets.RunCommandLimit(ctx, limit, name, args...)
 }
