@@ -330,7 +330,7 @@ func (t *turnLog) persist(kind string, v any) {
 			}
 		}
 		if data != nil {
-			v = json.RawMessage(r.Redactor.RedactJSON(data)) // string values only, as frames
+			v = json.RawMessage(r.Redactor.RedactJSON(data)) // strings only, as frames
 		}
 	}
 	if err := t.s.store.Append(kind, v); err != nil {

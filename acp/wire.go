@@ -29,8 +29,8 @@ const requestsInFlight = 1024
 // lockedWriter serialises whole-message writes to the client: the
 // connection writes each message with one Write; a large update is
 // written in pieces under one lock (writeStream). Every resolved secret is
-// redacted from each frame: responses, updates, errors, cards (string
-// values only, never the structure). A failed write means the client is
+// redacted from each frame: responses, updates, errors, cards (the
+// contents of strings only, member names included, never the structure). A failed write means the client is
 // gone: broken is closed, and Serve shuts down as it does on stdin EOF.
 // Safe for concurrent use.
 type lockedWriter struct {

@@ -36,8 +36,9 @@
 // registered only when the configuration key or the variable's name looks
 // like a credential ([LooksLikeCredential]): expanding ${HOME} into a path
 // must not redact the path from every log line. The Redactor then replaces
-// each registered value by [Redacted] in text, in raw JSON (where the value
-// appears JSON-escaped), in log records ([Redactor.Handler]) and in anything
+// each registered value by [Redacted] in text, in raw JSON (in its strings
+// only, member names included, however their characters are escaped: see
+// [Redactor.RedactJSON]), in log records ([Redactor.Handler]) and in anything
 // written through [Redactor.Writer].
 //
 // Errors returned by this package name the reference that failed

@@ -2,56 +2,105 @@ package secrets
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 )
 
-// This file redacts JSON text in its string values only: a registered
-// value never rewrites the structure of a message — a member name, a
-// number, a literal — however it is spelled, so `{"jsonrpc":…}` stays
-// `{"jsonrpc":…}` whatever was registered.
+// This file redacts JSON text in its strings only — member names and
+// values alike — so that a registered value never rewrites the structure
+// of a message: a quote, a colon, a number, a literal stays as it is, and
+// a member stays a member (its name redacted as a value would be). A
+// registered value spelled with escapes (`\u0073k-…`, `\/`) is caught too:
+// a string whose escapes are not those encoding/json writes is compared in
+// that canonical spelling (see canon.go), and written in it when it holds
+// a secret. Two member names that redaction makes equal stay two members:
+// duplicate names are valid JSON (RFC 8259), and decoders keep the last.
+
+// maxNesting is how deep RedactJSON looks into JSON text held in a string
+// (a tool call's arguments in the session log), and that in a string in
+// it, and so on.
+const maxNesting = 3
 
 // RedactJSON is RedactBytes for a JSON text (a message, or several, one a
-// line): only the contents of string values are redacted — never a member
-// name or anything outside a string — in the forms RedactBytes catches
-// there. It returns b itself when no registered value occurs in it, a
+// line): only the contents of strings are redacted — member names and
+// values, never anything outside a string — in the forms RedactBytes
+// catches there and in any spelling of JSON escapes, and in JSON text
+// held in a string (up to a few levels). A string holding a secret in a
+// spelling of its own is written in encoding/json's spelling, the secret
+// replaced. It returns b itself when no registered value occurs in it, a
 // new slice otherwise; it never modifies b. It is safe for concurrent use.
 func (r *Redactor) RedactJSON(b []byte) []byte {
-	st := r.load()
-	if !st.containsBytes(b) {
-		return b
+	out, _ := r.load().redactJSON(b, maxNesting)
+	return out
+}
+
+// redactJSON is RedactJSON with depth more levels of JSON text in strings
+// looked into; changed says whether out differs from b.
+func (st *state) redactJSON(b []byte, depth int) (out []byte, changed bool) {
+	if st.m == nil || (!st.containsBytes(b) && !mayHide(b)) {
+		return b, false
 	}
-	out := make([]byte, 0, len(b)+len(Redacted))
+	out = make([]byte, 0, len(b)+len(Redacted))
 	var scan jsonScan
 	for p := b; len(p) > 0; {
-		// Whole in memory, a string value's contents are one run.
-		run, value, _ := scan.next(p)
-		if value {
-			out = append(out, st.redactBytes(p[:run])...)
+		// Whole in memory, a string's contents are one run.
+		run, str, _ := scan.next(p)
+		if str {
+			out = st.redactString(out, p[:run], depth)
 		} else {
 			out = append(out, p[:run]...)
 		}
 		p = p[run:]
 	}
-	return out
+	if bytes.Equal(out, b) {
+		return b, false
+	}
+	return out, true
+}
+
+// redactString appends the contents of a JSON string, run, redacted to
+// dst.
+func (st *state) redactString(dst, run []byte, depth int) []byte {
+	if bytes.IndexByte(run, '\\') < 0 {
+		return append(dst, st.redactBytes(run)...)
+	}
+	if c, _ := canonical(nil, run, true); st.containsBytes(c) {
+		return append(dst, st.redactBytes(c)...)
+	}
+	if depth > 0 && (run[0] == '{' || run[0] == '[') {
+		// JSON text in a string: its own escapes are escaped again.
+		var s string
+		if json.Unmarshal(append(append([]byte{'"'}, run...), '"'), &s) == nil {
+			if inner, changed := st.redactJSON([]byte(s), depth-1); changed {
+				return appendQuoted(dst, string(inner))
+			}
+		}
+	}
+	return append(dst, st.redactBytes(run)...)
 }
 
 // A JSONWriter redacts a JSON text written to it in pieces (a large
 // message encoded a piece at a time) as RedactJSON redacts it whole, and
-// passes it on to an io.Writer: what is outside string values passes on
-// as it is written; a string value's contents go through a StreamWriter,
-// which holds back at most the longest registered form less one byte, and
-// is flushed where the string ends. Flush ends the text. Create one with
+// passes it on to an io.Writer: what is outside strings passes on as it
+// is written; a string's contents are written in encoding/json's spelling
+// of escapes (see canon.go) through a StreamWriter, which holds back at
+// most the longest registered form less one byte, and is flushed where
+// the string ends. So its output may spell an escape differently from
+// RedactJSON's (never with another meaning); JSON text held in a string is
+// not looked into. Flush ends the text. Create one with
 // [Redactor.JSONWriter]. A JSONWriter is not safe for concurrent use; the
 // Redactor it comes from may be added to concurrently.
 type JSONWriter struct {
-	w    io.Writer
-	s    *StreamWriter
-	scan jsonScan
+	w     io.Writer
+	s     *StreamWriter
+	scan  jsonScan
+	canon canonWriter
 }
 
 // JSONWriter returns a JSONWriter passing what it redacts on to w.
 func (r *Redactor) JSONWriter(w io.Writer) *JSONWriter {
-	return &JSONWriter{w: w, s: r.StreamWriter(w)}
+	s := r.StreamWriter(w)
+	return &JSONWriter{w: w, s: s, canon: canonWriter{w: s}}
 }
 
 // Write adds p to the text and passes on what is safe now. It reports
@@ -59,10 +108,10 @@ func (r *Redactor) JSONWriter(w io.Writer) *JSONWriter {
 func (j *JSONWriter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
-		run, value, ends := j.scan.next(p)
+		run, str, ends := j.scan.next(p)
 		var err error
-		if value {
-			_, err = j.s.Write(p[:run])
+		if str {
+			err = j.canon.write(p[:run], ends)
 		} else {
 			_, err = j.w.Write(p[:run])
 		}
@@ -81,71 +130,39 @@ func (j *JSONWriter) Write(p []byte) (int, error) {
 // be used for another one afterwards.
 func (j *JSONWriter) Flush() error {
 	j.scan = jsonScan{}
-	return j.s.Flush()
+	err := j.canon.write(nil, true)
+	if ferr := j.s.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // jsonScan follows a JSON text byte by byte far enough to tell the
-// contents of string values from everything else: in an object, a string
-// after '{' or ',' is a member name, one after ':' a value; in an array
-// every string is a value. The zero value is at the start of a text. It
-// does not validate: text that is not JSON is followed as well as it goes.
+// contents of strings from everything else. The zero value is at the
+// start of a text. It does not validate: text that is not JSON is
+// followed as well as it goes.
 type jsonScan struct {
-	stack   []byte // the open containers, '{' or '['
-	key     bool   // the next string is a member name
-	inStr   bool   // inside a string
-	inValue bool   // inside a string value (not a member name)
-	escape  bool   // the previous byte was a backslash inside a string
-	closing bool   // the next byte is the closing quote of a string value
+	inStr   bool // inside a string
+	escape  bool // the previous byte was a backslash inside a string
+	closing bool // the next byte is the closing quote of a string
 }
 
 // next returns how many bytes at the start of p form one run: all inside
-// a string value's contents (value), or all outside them (member names
-// included); ends says the run is the last of a string value's contents
-// (its closing quote comes next).
-func (s *jsonScan) next(p []byte) (n int, value, ends bool) {
+// a string's contents (str), or all outside them; ends says the run is the
+// last of a string's contents (its closing quote comes next).
+func (s *jsonScan) next(p []byte) (n int, str, ends bool) {
 	start := 0
 	switch {
 	case s.closing:
 		s.closing, start = false, 1 // the quote: outside the contents
-	case s.inStr && s.inValue:
+	case s.inStr:
 		n, ends = s.inString(p)
 		s.closing = ends
 		return n, true, ends
-	case s.inStr:
-		n, ends = s.inString(p)
-		if ends {
-			n++ // a member name's closing quote goes with it
-		}
-		start = n
-		if start == len(p) {
-			return n, false, false
-		}
 	}
-	for i := start; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '"':
-			s.inStr, s.inValue, s.escape = true, !s.key, false
-			if s.inValue {
-				return i + 1, false, false // the quote; the contents follow
-			}
-			r, ends := s.inString(p[i+1:])
-			if !ends {
-				return i + 1 + r, false, false
-			}
-			i += r + 1 // the name and its closing quote
-		case '{', '[':
-			s.stack = append(s.stack, c)
-			s.key = c == '{'
-		case '}', ']':
-			if len(s.stack) > 0 {
-				s.stack = s.stack[:len(s.stack)-1]
-			}
-			s.key = false
-		case ':':
-			s.key = false
-		case ',':
-			s.key = len(s.stack) > 0 && s.stack[len(s.stack)-1] == '{'
-		}
+	if i := bytes.IndexByte(p[start:], '"'); i >= 0 {
+		s.inStr, s.escape = true, false
+		return start + i + 1, false, false // the quote; the contents follow
 	}
 	return len(p), false, false
 }

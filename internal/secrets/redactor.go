@@ -298,6 +298,9 @@ func escapedForms(v string) []string {
 			add(strings.ReplaceAll(g, "/", `\/`))
 		}
 	}
+	// JSON text held in a JSON string (a tool call's arguments) escapes
+	// its escapes again.
+	add(goJSON(goJSON(v, false), false))
 	add(unquote(strconv.Quote(v)))
 	add(unquote(strconv.QuoteToASCII(v)))
 	return forms

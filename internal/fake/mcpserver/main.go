@@ -140,6 +140,8 @@
 //	structured {}                text `{"answer":42}` plus structuredContent
 //	    {"answer":42}; outputSchema {"type":"object","properties":{"answer":
 //	    {"type":"integer"}},"required":["answer"]}.
+//	mirror {content: object}  text = content as JSON, and
+//	    structuredContent = content (member names as sent); no outputSchema.
 //	progress {steps: integer, interval_ms?: integer}  For i = 1..steps: waits
 //	    interval_ms (default 0), then sends notifications/progress
 //	    {progressToken, progress: i, total: steps, message: "step i/steps"}

@@ -177,6 +177,21 @@ func (a *app) addTools() {
 		}, nil
 	})
 
+	s.AddTool(mcp.NewTool("mirror",
+		mcp.WithDescription("Returns the object content as structuredContent, and as JSON text."),
+		mcp.WithObject("content", mcp.Required(), mcp.Description("Any object: its member names are sent as they are.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, ok := req.GetArguments()["content"].(map[string]any)
+		if !ok {
+			return mcp.NewToolResultError("content must be an object"), nil
+		}
+		text, err := json.Marshal(c)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(text))}, StructuredContent: c}, nil
+	})
+
 	s.AddTool(mcp.NewTool("progress",
 		mcp.WithDescription("Sends steps progress notifications interval_ms apart (each after a wait), then returns \"done <steps>\"."),
 		mcp.WithInteger("steps", mcp.Required(), mcp.Min(0), mcp.Description("Number of notifications.")),
