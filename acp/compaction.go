@@ -73,8 +73,22 @@ func (t *turnLog) addHistory(msgs []gateway.Message, history gateway.History) {
 		t.persist(recHistory, history)
 		return
 	}
+	// The last assistant messages are the turn's answers, whose words
+	// the chunk records hold already.
+	first := -len(t.answers.answers)
 	for _, m := range msgs {
-		t.persist(recMessage, m)
+		if m.Role == gateway.RoleAssistant {
+			first++
+		}
+	}
+	i := 0
+	for _, m := range msgs {
+		if m.Role != gateway.RoleAssistant {
+			t.persist(recMessage, m)
+			continue
+		}
+		t.persist(recMessage, t.answers.stored(m, i-first, t.redact))
+		i++
 	}
 }
 

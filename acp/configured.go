@@ -260,8 +260,9 @@ func (cf *agentConfig) bridgeBase(session string) bridge.Options {
 	return o
 }
 
-// runOptions sets the session's tool search threshold and the model's
-// context window on a turn's options.
+// runOptions sets the session's tool search threshold, the model's
+// context window and the caps on what the model writes on a turn's
+// options.
 func (sc *sessionConfig) runOptions(o *gateway.RunOptions) {
 	if t := sc.limits.ToolSearchThreshold; t != nil {
 		o.SearchThreshold = *t
@@ -270,6 +271,12 @@ func (sc *sessionConfig) runOptions(o *gateway.RunOptions) {
 		}
 	}
 	o.ContextWindow = sc.model.ContextWindow
+	if l := sc.limits.MaxAnswerBytes; l != nil {
+		o.Output.MaxAnswerBytes = *l
+	}
+	if l := sc.limits.MaxToolArgumentBytes; l != nil {
+		o.Output.MaxArgumentBytes = *l
+	}
 }
 
 // bridgeOptions are the session's bridge options: trusted servers, tool

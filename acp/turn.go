@@ -177,6 +177,9 @@ type turnLog struct {
 	// compaction is the id of the compaction under way ("": none; see
 	// compaction.go).
 	compaction string
+	// answers tracks which records hold each answer's words
+	// (answer_log.go).
+	answers answerChunks
 }
 
 // newTurnLog starts the log of one turn of s.
@@ -214,7 +217,9 @@ func (t *turnLog) sink(e gateway.Event) {
 			text = t.stream.Write(text)
 		}
 		t.say(text)
-	case gateway.EventUsage:
+	case gateway.EventUsage: // an answer is done
+		t.flush()
+		t.answers.answered()
 		t.usage(e.Usage)
 	case gateway.EventCompactionStarted:
 		t.compactionStarted()
@@ -294,13 +299,22 @@ func toolCallStart(c *gateway.CallInfo) *acpsdk.SessionUpdateToolCall {
 	return u.ToolCall
 }
 
-// say sends redacted text of the current kind and keeps it for the record.
+// say sends redacted text of the current kind, in updates of at most
+// maxChunkFrame bytes, and keeps it for the record (recorded in chunks of
+// at most maxChunkRecord bytes).
 func (t *turnLog) say(text string) {
 	if text == "" {
 		return
 	}
 	t.text.WriteString(text)
-	t.tu.peer.update(t.s, chunk(t.kind, text))
+	for rest := text; rest != ""; {
+		n := chunkEnd(rest, maxChunkFrame)
+		t.tu.peer.update(t.s, chunk(t.kind, rest[:n]))
+		rest = rest[n:]
+	}
+	if t.text.Len() >= maxChunkRecord {
+		t.recordText()
+	}
 }
 
 // flush sends what the stream redactor holds back, then records the
@@ -309,16 +323,36 @@ func (t *turnLog) flush() {
 	if t.stream != nil {
 		t.say(t.stream.Flush())
 	}
-	if t.text.Len() == 0 {
-		return
-	}
-	t.record(chunk(t.kind, t.text.String()))
-	t.text.Reset()
+	t.recordText()
 }
 
-func (t *turnLog) record(u acpsdk.SessionUpdate) { t.persist(recUpdate, u) }
+// recordText records the pending text, in chunks of at most
+// maxChunkRecord bytes.
+func (t *turnLog) recordText() {
+	text := t.text.String()
+	t.text.Reset()
+	for text != "" {
+		n := chunkEnd(text, maxChunkRecord)
+		if t.record(chunk(t.kind, text[:n])) {
+			t.answers.chunk(chunkKind(t.kind), text[:n])
+		}
+		text = text[n:]
+	}
+}
 
-func (t *turnLog) persist(kind string, v any) {
+// redact is what recording does to text: the secrets' redaction.
+func (t *turnLog) redact(text string) string {
+	if r := t.tu.secrets; r != nil && r.Redactor != nil {
+		return r.Redactor.Redact(text)
+	}
+	return text
+}
+
+func (t *turnLog) record(u acpsdk.SessionUpdate) bool { return t.persist(recUpdate, u) }
+
+// persist appends a record of kind to the session log; it reports
+// whether it did.
+func (t *turnLog) persist(kind string, v any) bool {
 	v = encodable(v)
 	if r := t.tu.secrets; r != nil && r.Redactor != nil {
 		// Resolved secrets never reach the disk either.
@@ -335,7 +369,12 @@ func (t *turnLog) persist(kind string, v any) {
 	}
 	if err := t.s.store.Append(kind, v); err != nil {
 		t.tu.logger.Error("saving to the session log", "session", t.s.id, "err", err)
+		return false
 	}
+	if kind == recUpdate {
+		t.answers.update()
+	}
+	return true
 }
 
 // replay sends a stored session's updates to the client, each
@@ -367,13 +406,15 @@ func (tu *turns) replay(s *liveSession, records []session.Record) {
 // history replaces the messages before it).
 func history(records []session.Record) gateway.History {
 	var h gateway.History
+	var chunks storedChunks
 	for _, r := range records {
 		switch r.Kind {
+		case recUpdate:
+			chunks.add(r)
 		case recHistory:
 			h = replaceHistory(h, r.Data)
 		case recMessage:
-			var m gateway.Message
-			if json.Unmarshal(r.Data, &m) == nil {
+			if m, ok := chunks.message(r.Data); ok {
 				h = append(h, m)
 			}
 		}

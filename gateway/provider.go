@@ -102,13 +102,18 @@ type ModelResponse struct {
 type Delta struct {
 	Text     string
 	Thinking string
+	// Call is a piece of a tool call's arguments (nil: none).
+	Call *CallDelta
 }
 
 // Provider is a model. Implementations are safe for concurrent use.
 type Provider interface {
-	// Complete sends req to the model and returns its answer, passing text
-	// and thinking to onDelta as they stream in (onDelta is called from the
-	// calling goroutine). It honours ctx; errors wrap ErrProvider.
+	// Complete sends req to the model and returns its answer, passing text,
+	// thinking and the pieces of tool calls' arguments to onDelta as they
+	// stream in (onDelta is called from the calling goroutine). It honours
+	// ctx: once ctx is done (onDelta may cancel it) it reads no more of the
+	// answer and returns, with its error, the answer received so far.
+	// Errors wrap ErrProvider.
 	Complete(ctx context.Context, req ModelRequest, onDelta func(Delta)) (ModelResponse, error)
 }
 

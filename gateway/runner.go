@@ -158,6 +158,8 @@ type RunOptions struct {
 	// System is the turn's system prompt ("": RunnerOptions.System). It
 	// is the same for every model call of the turn.
 	System string
+	// Output bounds what each model call of the turn may write.
+	Output OutputLimits
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -229,8 +231,12 @@ var (
 // model-call limit is hit, the model hits its token limit or refuses, or
 // ctx is cancelled. A nil model means none is configured: the turn is
 // answered with NoModelMessage. A provider error ends the turn with an
-// error; the messages so far are still returned. With a Compactor the
-// conversation is compacted when it would not fit (TurnResult.History).
+// error; the messages so far are still returned. What each model call
+// writes is bounded by opts.Output: an answer past its text cap is kept up
+// to the cap and ends the turn (StopMaxTokens, an error wrapping
+// ErrAnswerTooLong); a call past its arguments cap is not run, and the
+// model gets an error as its result. With a Compactor the conversation is
+// compacted when it would not fit (TurnResult.History).
 func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err error) {
 	sink := serialize(opts.Sink)
 	model := opts.Model
@@ -262,8 +268,8 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 		}
 		specs, tools := offer(&opts)
 		req := ModelRequest{System: system, Messages: conv.messages(res.Messages), Tools: specs, CacheKey: opts.Key}
-		resp, err := r.complete(ctx, &opts, conv, req, len(res.Messages), sink)
-		if err != nil {
+		resp, preset, err := r.complete(ctx, &opts, conv, req, len(res.Messages), sink)
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, ErrAnswerTooLong) && !errors.Is(err, ErrArgumentsTooLong)) {
 			if ctx.Err() != nil {
 				res.Stop = StopCancelled
 				return res, nil
@@ -275,6 +281,9 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 		resp.Message.Role = RoleAssistant
 		res.Messages = append(res.Messages, resp.Message)
 		switch {
+		case errors.Is(err, ErrAnswerTooLong):
+			res.Stop = resp.Stop
+			return res, err
 		case resp.Stop == StopMaxTokens, resp.Stop == StopRefusal:
 			res.Stop = resp.Stop
 			return res, nil
@@ -282,7 +291,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 			res.Stop = StopEndTurn
 			return res, nil
 		}
-		res.Messages = append(res.Messages, r.runCalls(ctx, opts.Key, &opts.ToolAccess, tools, resp.Message.ToolCalls, sink)...)
+		res.Messages = append(res.Messages, r.runCalls(ctx, opts.Key, &opts.ToolAccess, tools, resp.Message.ToolCalls, preset, sink)...)
 	}
 }
 
@@ -303,24 +312,40 @@ func (c *conversation) messages(turn []Message) []Message {
 // complete makes one model call with req: the conversation is compacted
 // first if it would not fit, and once more, for one retry, if the endpoint
 // refuses it as too long. turn is how many messages the turn has so far.
-func (r *Runner) complete(ctx context.Context, opts *RunOptions, conv *conversation, req ModelRequest, turn int, sink Sink) (ModelResponse, error) {
-	onDelta := func(d Delta) {
+// A call stopped at an output cap returns the answer kept (outputGuard.bound),
+// the results of the calls that must not run, and an error wrapping
+// ErrAnswerTooLong or ErrArgumentsTooLong.
+func (r *Runner) complete(ctx context.Context, opts *RunOptions, conv *conversation, req ModelRequest, turn int, sink Sink) (ModelResponse, map[string]*Result, error) {
+	r.fit(ctx, opts, conv, &req, turn, false, sink)
+	resp, g, err := r.call(ctx, opts, req, sink)
+	if errors.Is(err, ErrContextLength) && ctx.Err() == nil && g.err == nil && r.fit(ctx, opts, conv, &req, turn, true, sink) {
+		resp, g, err = r.call(ctx, opts, req, sink)
+	}
+	if g.err != nil && ctx.Err() == nil {
+		r.opts.Logger.Warn("stopped reading the model's answer", "session", opts.Key, "err", g.err)
+		return resp, g.bound(&resp), g.err
+	}
+	if err == nil && opts.Compactor != nil {
+		opts.Compactor.Observe(req, resp.Usage)
+	}
+	return resp, nil, err
+}
+
+// call makes one model call, its output bounded by opts.Output: text and
+// thinking go to the sink as they stream in, up to the cap.
+func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, sink Sink) (ModelResponse, *outputGuard, error) {
+	g, callCtx := guard(ctx, opts.Output)
+	defer g.close()
+	resp, err := opts.Model.Complete(callCtx, req, func(d Delta) {
+		d = g.delta(d)
 		if d.Thinking != "" {
 			sink(Event{Kind: EventThinking, Text: d.Thinking})
 		}
 		if d.Text != "" {
 			sink(Event{Kind: EventText, Text: d.Text})
 		}
-	}
-	r.fit(ctx, opts, conv, &req, turn, false, sink)
-	resp, err := opts.Model.Complete(ctx, req, onDelta)
-	if errors.Is(err, ErrContextLength) && ctx.Err() == nil && r.fit(ctx, opts, conv, &req, turn, true, sink) {
-		resp, err = opts.Model.Complete(ctx, req, onDelta)
-	}
-	if err == nil && opts.Compactor != nil {
-		opts.Compactor.Observe(req, resp.Usage)
-	}
-	return resp, err
+	})
+	return resp, g, err
 }
 
 // fit asks the session's compactor to make req fit (overflowed: the
@@ -390,7 +415,7 @@ func (r *Runner) Execute(ctx context.Context, key string, acc ToolAccess, name s
 	if !acc.allowed(tool) {
 		return Result{}, fmt.Errorf("%w: %q is denied by the tool policy", ErrToolDenied, name)
 	}
-	msgs := r.runCalls(ctx, key, &acc, tools, []ToolCall{{ID: r.newID(), Name: name, Arguments: args}}, serialize(sink))
+	msgs := r.runCalls(ctx, key, &acc, tools, []ToolCall{{ID: r.newID(), Name: name, Arguments: args}}, nil, serialize(sink))
 	return *msgs[0].Result, nil
 }
 
@@ -409,14 +434,18 @@ type pendingCall struct {
 // runCalls runs a model response's tool calls: each is announced, then
 // approved in order, then the approved ones run concurrently. Calls are
 // looked up in tools (the set the model was offered) and decided by acc.
+// Calls with a result in preset (by ID) are not run: that is their result.
 // It returns one RoleTool message per call, in order.
-func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tools *Toolset, calls []ToolCall, sink Sink) []Message {
+func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tools *Toolset, calls []ToolCall, preset map[string]*Result, sink Sink) []Message {
 	pending := make([]*pendingCall, len(calls))
 	for i, c := range calls {
+		bad := preset[c.ID]
 		if c.ID == "" {
 			c.ID = r.newID()
 		}
-		c, bad := throughCallTool(tools, c)
+		if bad == nil {
+			c, bad = throughCallTool(tools, c)
+		}
 		p := &pendingCall{call: c, info: CallInfo{ID: c.ID, Name: c.Name, Title: c.Name, Kind: KindOther, RawInput: c.Arguments}}
 		tool, ok := tools.Lookup(c.Name)
 		switch {

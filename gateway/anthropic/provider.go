@@ -146,8 +146,26 @@ func (p *Provider) Complete(ctx context.Context, req gateway.ModelRequest, onDel
 	}
 	sent := params.Messages
 	var ans answer
+	base := 0 // the blocks of the parts before: each part numbers its own from 0
+	shifted := func(d gateway.Delta) {
+		if d.Call != nil {
+			d.Call.Index += base
+		}
+		onDelta(d)
+	}
 	for pauses := 0; ; pauses++ {
-		part, err := p.stream(ctx, params, onDelta)
+		part, err := p.stream(ctx, params, shifted)
+		if part != nil {
+			base += len(part.blocks)
+		}
+		if cerr := context.Cause(ctx); cerr != nil {
+			// Stopped (by onDelta, or cancelled): what came so far.
+			if part != nil {
+				ans.add(part)
+			}
+			resp, rerr := ans.response()
+			return resp, errors.Join(fmt.Errorf("%w: %w", gateway.ErrProvider, cerr), rerr)
+		}
 		if err != nil {
 			return gateway.ModelResponse{}, err
 		}
@@ -164,15 +182,19 @@ func (p *Provider) Complete(ctx context.Context, req gateway.ModelRequest, onDel
 	return ans.response()
 }
 
-// stream makes one streamed call and gathers its answer.
+// stream makes one streamed call and gathers its answer. Once ctx is done
+// it reads no more and returns the part received so far.
 func (p *Provider) stream(ctx context.Context, params anthropic.MessageNewParams, onDelta func(gateway.Delta)) (*part, error) {
 	s := p.client.Messages.NewStreaming(ctx, params)
 	defer s.Close()
 	pt := &part{}
-	for s.Next() {
+	for ctx.Err() == nil && s.Next() {
 		if err := pt.event(s.Current(), onDelta); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", gateway.ErrProvider, p.cfg.BaseURL, err)
 		}
+	}
+	if ctx.Err() != nil {
+		return pt, ctx.Err()
 	}
 	if err := s.Err(); err != nil {
 		return nil, p.explain(err)

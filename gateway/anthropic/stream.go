@@ -26,8 +26,9 @@ type part struct {
 
 // block is one content block on its way.
 type block struct {
-	typ    string
-	fields map[string]json.RawMessage // as content_block_start gave it
+	typ      string
+	fields   map[string]json.RawMessage // as content_block_start gave it
+	id, name string                     // of a tool call, from its start
 	// The deltas received: text, thinking, signature and input JSON,
 	// each with whether any arrived; citations to add.
 	text, thinking, signature, input strings.Builder
@@ -50,6 +51,7 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 			return fmt.Errorf("content block %d: %w", ev.Index, err)
 		}
 		b := &block{typ: ev.ContentBlock.Type, fields: fields}
+		b.id, b.name = b.startString("id"), b.startString("name")
 		for int64(len(pt.blocks)) <= ev.Index {
 			pt.blocks = append(pt.blocks, nil)
 		}
@@ -58,7 +60,7 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 		if ev.Index < 0 || ev.Index >= int64(len(pt.blocks)) || pt.blocks[ev.Index] == nil {
 			return fmt.Errorf("a delta for content block %d, which did not start", ev.Index)
 		}
-		pt.blocks[ev.Index].delta(ev.Delta, onDelta)
+		pt.blocks[ev.Index].delta(int(ev.Index), ev.Delta, onDelta)
 	case "message_delta":
 		pt.stop = ev.Delta.StopReason
 		// The delta's usage is cumulative; older servers send only the
@@ -78,9 +80,10 @@ func (pt *part) event(ev anthropic.MessageStreamEventUnion, onDelta func(gateway
 	return nil
 }
 
-// delta applies one content_block_delta; text and thinking are passed on
-// as they come. Delta types it does not know are ignored.
-func (b *block) delta(d anthropic.MessageStreamEventUnionDelta, onDelta func(gateway.Delta)) {
+// delta applies one content_block_delta to the block at index; text,
+// thinking and input are passed on as they come. Delta types it does not
+// know are ignored.
+func (b *block) delta(index int, d anthropic.MessageStreamEventUnionDelta, onDelta func(gateway.Delta)) {
 	switch d.Type {
 	case "text_delta":
 		b.text.WriteString(d.Text)
@@ -100,6 +103,7 @@ func (b *block) delta(d anthropic.MessageStreamEventUnionDelta, onDelta func(gat
 	case "input_json_delta":
 		b.input.WriteString(d.PartialJSON)
 		b.hasInput = true
+		onDelta(gateway.Delta{Call: &gateway.CallDelta{Index: index, ID: b.id, Name: b.name, Arguments: d.PartialJSON}})
 	case "citations_delta":
 		if raw := d.Citation.RawJSON(); raw != "" {
 			b.citations = append(b.citations, json.RawMessage(raw))

@@ -118,11 +118,15 @@ func (p *Provider) Complete(ctx context.Context, req gateway.ModelRequest, onDel
 	} else {
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 		stream := p.client.Chat.Completions.NewStreaming(ctx, params)
-		for stream.Next() {
+		for ctx.Err() == nil && stream.Next() {
 			acc.addChunk(stream.Current(), onDelta)
 		}
 		err := stream.Err()
 		_ = stream.Close()
+		if cerr := context.Cause(ctx); cerr != nil {
+			// Stopped (by onDelta, or cancelled): what came so far.
+			return acc.response(), fmt.Errorf("%w: %w", gateway.ErrProvider, cerr)
+		}
 		if err != nil {
 			return gateway.ModelResponse{}, p.explain(err)
 		}
@@ -283,7 +287,16 @@ type accumulator struct {
 
 type toolCall struct {
 	id, name string
+	pos      int // in accumulator.calls
 	args     strings.Builder
+}
+
+// callID is the id of the call: the endpoint's, or one by its position.
+func (t *toolCall) callID() string {
+	if t.id == "" {
+		return fmt.Sprintf("call_%d", t.pos)
+	}
+	return t.id
 }
 
 func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gateway.Delta)) {
@@ -316,7 +329,7 @@ func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gatew
 			}
 			t, ok := a.byIndex[tc.Index]
 			if !ok {
-				t = &toolCall{}
+				t = &toolCall{pos: len(a.calls)}
 				a.byIndex[tc.Index] = t
 				a.calls = append(a.calls, t)
 			}
@@ -325,6 +338,7 @@ func (a *accumulator) addChunk(ch openai.ChatCompletionChunk, onDelta func(gatew
 			}
 			t.name += tc.Function.Name
 			t.args.WriteString(tc.Function.Arguments)
+			onDelta(gateway.Delta{Call: &gateway.CallDelta{Index: t.pos, ID: t.callID(), Name: t.name, Arguments: tc.Function.Arguments}})
 		}
 		if c.FinishReason != "" {
 			a.finish = c.FinishReason
@@ -349,9 +363,10 @@ func (a *accumulator) addCompletion(c *openai.ChatCompletion, onDelta func(gatew
 	}
 	a.refusal.WriteString(ch.Message.Refusal)
 	for _, tc := range ch.Message.ToolCalls {
-		t := &toolCall{id: tc.ID, name: tc.Function.Name}
+		t := &toolCall{id: tc.ID, name: tc.Function.Name, pos: len(a.calls)}
 		t.args.WriteString(tc.Function.Arguments)
 		a.calls = append(a.calls, t)
+		onDelta(gateway.Delta{Call: &gateway.CallDelta{Index: t.pos, ID: t.callID(), Name: t.name, Arguments: tc.Function.Arguments}})
 	}
 	a.finish = ch.FinishReason
 }
@@ -398,16 +413,12 @@ func (a *accumulator) response() gateway.ModelResponse {
 	if t := a.text.String(); t != "" {
 		msg.Content = []gateway.Content{{Type: gateway.ContentText, Text: t}}
 	}
-	for i, c := range a.calls {
+	for _, c := range a.calls {
 		args := c.args.String()
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		msg.ToolCalls = append(msg.ToolCalls, gateway.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)})
+		msg.ToolCalls = append(msg.ToolCalls, gateway.ToolCall{ID: c.callID(), Name: c.name, Arguments: json.RawMessage(args)})
 	}
 	stop := gateway.StopEndTurn
 	switch {

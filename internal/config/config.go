@@ -106,6 +106,11 @@ type Limits struct {
 	// prompt (> 0): the configuration's and the AGENTS.md files',
 	// together.
 	MaxInstructionsBytes *int `json:"maxInstructionsBytes,omitempty"`
+	// MaxAnswerBytes bounds the text and thinking of one model answer
+	// (> 0); MaxToolArgumentBytes the arguments of one tool call the model
+	// makes (> 0).
+	MaxAnswerBytes       *int `json:"maxAnswerBytes,omitempty"`
+	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes,omitempty"`
 	// StartupBudget is how long, from a session's opening, its prompts and
 	// commands wait for servers still connecting (> 0 ms).
 	StartupBudget *int `json:"startupBudget,omitempty"`

@@ -109,6 +109,9 @@ type Turn struct {
 	// HoldMidStream, the connection is dropped mid-stream (the client sees an
 	// unexpected EOF, not a clean end). Used to test cancellation mid-stream.
 	HoldMidStream <-chan struct{}
+	// Flood, if set and the request is streaming, replaces the turn's
+	// content with a generated answer of any size (see [Flood]).
+	Flood *Flood
 }
 
 // ToolCall is one assistant tool (function) call.
@@ -216,6 +219,7 @@ type Server struct {
 	models   modelsState
 	closed   bool // set by Close: no handler starts any more
 	win      windowState
+	flooded  int64 // bytes of Flood content sent
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
@@ -439,6 +443,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		model:   model,
 		turn:    turn,
 		reqNum:  n,
+	}
+	if req.Stream && turn.Flood != nil {
+		s.flood(w, c)
+		return
 	}
 	if req.Stream {
 		s.stream(w, r, c, req.IncludeUsage)

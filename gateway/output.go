@@ -1,0 +1,161 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// This file bounds what one model call writes: the text and thinking of
+// its answer, and the arguments of each tool call. Providers pass every
+// piece to the runner as it streams in (Delta); the runner counts them
+// here, the one place the caps are kept, and stops the call (cancelling
+// its context) at the first piece past a cap. A provider stops reading as
+// soon as its context is done and returns what it received, so that what
+// was received up to the cap is kept.
+
+// The default output caps (OutputLimits).
+const (
+	// DefaultMaxAnswerBytes bounds the text and thinking of one answer:
+	// 4 MiB, some eight times the longest answer a provider gives today
+	// (128k output tokens).
+	DefaultMaxAnswerBytes = 4 << 20
+	// DefaultMaxArgumentBytes bounds the arguments of one tool call: 1 MiB.
+	DefaultMaxArgumentBytes = 1 << 20
+)
+
+// ErrAnswerTooLong is wrapped by the error of a turn whose model answer
+// (its text and thinking) went past OutputLimits.MaxAnswerBytes: the rest
+// of the answer was not read, what came before the cap is kept, and the
+// turn ends (StopMaxTokens).
+var ErrAnswerTooLong = errors.New("the model's answer is longer than the limit")
+
+// ErrArgumentsTooLong is wrapped by the error of a tool call whose
+// arguments went past OutputLimits.MaxArgumentBytes: the call is not
+// run, and the model is told so as its result.
+var ErrArgumentsTooLong = errors.New("the arguments of a tool call are longer than the limit")
+
+// OutputLimits bound what one model call may write. Zero fields take the
+// defaults.
+type OutputLimits struct {
+	// MaxAnswerBytes bounds the bytes of text and thinking of one answer
+	// (default DefaultMaxAnswerBytes).
+	MaxAnswerBytes int
+	// MaxArgumentBytes bounds the bytes of the arguments of one tool call
+	// (default DefaultMaxArgumentBytes).
+	MaxArgumentBytes int
+}
+
+// withDefaults fills the zero fields.
+func (l OutputLimits) withDefaults() OutputLimits {
+	if l.MaxAnswerBytes <= 0 {
+		l.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if l.MaxArgumentBytes <= 0 {
+		l.MaxArgumentBytes = DefaultMaxArgumentBytes
+	}
+	return l
+}
+
+// CallDelta is a piece of a tool call's arguments as it streams in.
+type CallDelta struct {
+	// Index tells the calls of one answer apart (the provider's own
+	// numbering: the same for every piece of one call).
+	Index int
+	// ID and Name are the call's, as the answer will give them.
+	ID, Name string
+	// Arguments is the piece.
+	Arguments string
+}
+
+// outputGuard counts one model call's output against its limits.
+type outputGuard struct {
+	limits         OutputLimits
+	stop           context.CancelCauseFunc
+	text, thinking int         // bytes of each passed on
+	args           map[int]int // bytes of arguments by CallDelta.Index
+	err            error       // why the call was stopped (nil: it was not)
+	long           *ToolCall   // the call whose arguments went past the cap
+}
+
+// guard returns the guard of one model call and the context the call runs
+// in, cancelled when the guard stops it.
+func guard(ctx context.Context, limits OutputLimits) (*outputGuard, context.Context) {
+	ctx, stop := context.WithCancelCause(ctx)
+	return &outputGuard{limits: limits.withDefaults(), stop: stop, args: map[int]int{}}, ctx
+}
+
+// close releases the call's context.
+func (g *outputGuard) close() { g.stop(context.Canceled) }
+
+// delta counts d and returns what of it may be passed on: nothing once
+// the call was stopped, text and thinking up to the answer's cap. It stops
+// the call at the first piece past a cap.
+func (g *outputGuard) delta(d Delta) Delta {
+	if g.err != nil {
+		return Delta{}
+	}
+	room := g.limits.MaxAnswerBytes - g.text - g.thinking
+	if len(d.Thinking) > room {
+		d.Thinking, d.Text = RunePrefix(d.Thinking, room), ""
+	} else if len(d.Thinking)+len(d.Text) > room {
+		d.Text = RunePrefix(d.Text, room-len(d.Thinking))
+	} else {
+		room = -1
+	}
+	g.text, g.thinking = g.text+len(d.Text), g.thinking+len(d.Thinking)
+	if room >= 0 {
+		g.halt(fmt.Errorf("%w: it went past %d bytes of text and thinking, where it was cut", ErrAnswerTooLong, g.limits.MaxAnswerBytes))
+	}
+	if c := d.Call; c != nil && g.err == nil {
+		d.Call = nil
+		g.args[c.Index] += len(c.Arguments)
+		if g.args[c.Index] > g.limits.MaxArgumentBytes {
+			g.long = &ToolCall{ID: c.ID, Name: c.Name}
+			g.halt(fmt.Errorf("%w: the arguments of the call to %q went past %d bytes", ErrArgumentsTooLong, c.Name, g.limits.MaxArgumentBytes))
+		}
+	}
+	return d
+}
+
+// halt stops the call for err.
+func (g *outputGuard) halt(err error) {
+	g.err = err
+	g.stop(err)
+}
+
+// bound makes resp, the answer received when the guard stopped the call,
+// what the conversation keeps: for an answer too long, its text and
+// thinking as passed on (no tool call: the turn ends); for arguments too
+// long, the answer with that call's arguments replaced by {} and the calls
+// cut off by the stop left out. The provider's own form of the message is
+// dropped. It returns the results of the calls that must not run.
+func (g *outputGuard) bound(resp *ModelResponse) map[string]*Result {
+	m := &resp.Message
+	m.Native = nil
+	if errors.Is(g.err, ErrAnswerTooLong) {
+		text := RunePrefix(m.Text(), g.text)
+		m.Content, m.ToolCalls = nil, nil
+		if text != "" {
+			m.Content = []Content{{Type: ContentText, Text: text}}
+		}
+		m.Thinking = RunePrefix(m.Thinking, g.thinking)
+		resp.Stop = StopMaxTokens
+		return nil
+	}
+	kept := m.ToolCalls[:0]
+	for _, c := range m.ToolCalls {
+		if c.ID != g.long.ID && json.Valid(c.Arguments) {
+			kept = append(kept, c)
+		}
+	}
+	g.long.Arguments = json.RawMessage("{}")
+	if g.long.ID == "" {
+		g.long.ID = "call_too_long" // the provider named it no id
+	}
+	m.ToolCalls = append(kept, *g.long)
+	resp.Stop = StopToolUse
+	return map[string]*Result{g.long.ID: ptr(ErrorResult(fmt.Sprintf(
+		"This call was not run: %v. Its arguments were dropped. Make the arguments smaller (split the work into several calls, or write large content in parts).", g.err)))}
+}

@@ -1,0 +1,103 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/anthropic"
+	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/fake/fakellm"
+)
+
+// outputModels are the two providers, each on its fake endpoint, scripted
+// with: an answer of text (then thinking, for the one that sends thinking
+// first) past the cap; a call whose arguments go past their cap, beside
+// a call that is fine; and a last answer.
+func outputModels(t *testing.T, text string, args string) map[string]gateway.Provider {
+	oa := fakellm.Start(
+		fakellm.Turn{Text: text},
+		fakellm.Turn{SequentialToolCalls: true, ToolCalls: []fakellm.ToolCall{
+			{ID: "ok", Name: "echo", Arguments: `{"text":"hi"}`}, {ID: "long", Name: "echo", Arguments: args}}},
+		fakellm.Turn{Text: "done"},
+	)
+	t.Cleanup(oa.Close)
+	an := fakeanthropic.Start(
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{{Type: "text", Text: text}}},
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{
+			{Type: "tool_use", ID: "ok", Name: "echo", Input: `{"text":"hi"}`}, {Type: "tool_use", ID: "long", Name: "echo", Input: args}}},
+		fakeanthropic.Turn{Blocks: []fakeanthropic.Block{{Type: "text", Text: "done"}}},
+	)
+	t.Cleanup(an.Close)
+	return map[string]gateway.Provider{
+		"openaicompat": oa.Provider(t, openaicompat.Config{}),
+		"anthropic":    an.Provider(t, anthropic.Config{}),
+	}
+}
+
+// TestOutputCaps: with either provider, an answer past the text cap is
+// kept up to the cap (sent and kept alike) and ends the turn with
+// ErrAnswerTooLong and max_tokens; a call whose arguments pass their cap
+// is not run, its arguments are dropped, the model is told why as its
+// result, and the turn goes on.
+func TestOutputCaps(t *testing.T) {
+	const limit = 1000
+	text := strings.Repeat("é", 3000) // two bytes each: the cut falls inside none
+	args := `{"text":"` + strings.Repeat("x", 5000) + `"}`
+	for name, model := range outputModels(t, text, args) {
+		t.Run(name, func(t *testing.T) {
+			ran := 0
+			echo := namedTool("echo")
+			echo.Execute = func(context.Context, json.RawMessage, func(gateway.Progress)) (gateway.Result, error) {
+				ran++
+				return gateway.Result{Content: []gateway.Content{{Type: gateway.ContentText, Text: "hi"}}}, nil
+			}
+			r := gateway.NewRunner(gateway.RunnerOptions{})
+			limits := gateway.OutputLimits{MaxAnswerBytes: limit, MaxArgumentBytes: limit}
+			var ev events
+			res, err := r.Run(context.Background(), gateway.RunOptions{Model: model, Input: userInput("talk"), Sink: ev.sink, Output: limits, ToolAccess: tools(echo)})
+			if !errors.Is(err, gateway.ErrAnswerTooLong) || res.Stop != gateway.StopMaxTokens {
+				t.Fatalf("stop %s, err %v; want max_tokens and ErrAnswerTooLong", res.Stop, err)
+			}
+			want := strings.Repeat("é", limit/2)
+			if got := ev.text(gateway.EventText); got != want {
+				t.Errorf("the sink got %d bytes of text, want the %d before the cap", len(got), len(want))
+			}
+			if kept := res.Messages[len(res.Messages)-1]; kept.Text() != want || kept.Native != nil || len(kept.ToolCalls) != 0 {
+				t.Errorf("kept %d bytes, native %v, calls %v; want the %d bytes sent", len(kept.Text()), kept.Native, kept.ToolCalls, len(want))
+			}
+
+			ev = events{}
+			res, err = r.Run(context.Background(), gateway.RunOptions{Model: model, Input: userInput("call"), Sink: ev.sink, Output: limits, ToolAccess: tools(echo)})
+			if err != nil || res.Stop != gateway.StopEndTurn {
+				t.Fatalf("stop %s, err %v; want the turn to go on to its end", res.Stop, err)
+			}
+			if ran != 1 {
+				t.Errorf("echo ran %d times, want once (the call within the cap)", ran)
+			}
+			var long *gateway.Result
+			for _, m := range res.Messages {
+				for _, c := range m.ToolCalls {
+					if c.ID == "long" && string(c.Arguments) != "{}" {
+						t.Errorf("the long call's arguments were kept: %d bytes", len(c.Arguments))
+					}
+				}
+				if m.Role == gateway.RoleTool && m.ToolCallID == "long" {
+					long = m.Result
+				}
+			}
+			if long == nil || !long.IsError || !strings.Contains(long.ModelText(), "not run") || !strings.Contains(long.ModelText(), "1000 bytes") {
+				t.Errorf("the long call's result: %+v", long)
+			}
+			for _, e := range ev.kinds(gateway.EventToolCallStarted) {
+				if len(e.Call.RawInput) > limit {
+					t.Errorf("call %s announced with %d bytes of arguments", e.Call.ID, len(e.Call.RawInput))
+				}
+			}
+		})
+	}
+}
