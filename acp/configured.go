@@ -271,12 +271,20 @@ func (sc *sessionConfig) runOptions(o *gateway.RunOptions) {
 		}
 	}
 	o.ContextWindow = sc.model.ContextWindow
+	o.Output = sc.outputLimits()
+}
+
+// outputLimits are the session's caps on what the model writes (zero
+// fields: the gateway's defaults).
+func (sc *sessionConfig) outputLimits() gateway.OutputLimits {
+	var o gateway.OutputLimits
 	if l := sc.limits.MaxAnswerBytes; l != nil {
-		o.Output.MaxAnswerBytes = *l
+		o.MaxAnswerBytes = *l
 	}
 	if l := sc.limits.MaxToolArgumentBytes; l != nil {
-		o.Output.MaxArgumentBytes = *l
+		o.MaxArgumentBytes = *l
 	}
+	return o
 }
 
 // bridgeOptions are the session's bridge options: trusted servers, tool

@@ -43,6 +43,7 @@ func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclien
 	model := ur.conf.model(ctx, s)
 	s.mu.Lock()
 	pol := s.cfg.samplingFor(req.Server)
+	limits := s.cfg.outputLimits()
 	trusted, always := s.cfg.trusted[req.Server], s.always[samplingKey(req.Server)]
 	limiter := s.samplingLimiter(req.Server, pol.perMinute)
 	s.mu.Unlock()
@@ -70,7 +71,7 @@ func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclien
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcpclient.CodeUserRejected, Message: "the user rejected the sampling request"}
 	}
 	ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusInProgress, preview)
-	resp, err := model.Complete(ctx, mreq, func(gateway.Delta) {})
+	resp, err := gateway.Complete(ctx, model, mreq, limits, nil)
 	if err != nil {
 		ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusFailed, preview+"\n\nThe model failed: "+err.Error())
 		if ctx.Err() != nil {

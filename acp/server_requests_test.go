@@ -416,6 +416,28 @@ func TestSamplingTrustedServer(t *testing.T) {
 	}
 }
 
+// TestSamplingAnswerBounded: a model answer to a server's sampling
+// request past limits.maxAnswerBytes is not read further, and the server
+// gets an error instead of the answer (issue 34, item 4).
+func TestSamplingAnswerBounded(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{Flood: &fakellm.Flood{TextBytes: 16 << 20}})
+	t.Cleanup(srv.Close)
+	h := newHarness(t, acp.Options{Provider: srv.Provider(t, openaicompat.Config{}),
+		Config: configOf(t, `{"limits": {"maxAnswerBytes": 1000}, "mcpServers": {"t": {"command": `+mustJSON(serverBin)+`, "trusted": true}}}`)},
+		&fakeClient{RequestPermissionFunc: allowTools(func(p acpsdk.RequestPermissionRequest) acpsdk.RequestPermissionResponse {
+			t.Errorf("asked %+v", p.ToolCall)
+			return selected("reject_once")
+		})})
+	sid := h.newSession().SessionId
+	text, _, _ := h.callResult(sid, "mcp__t__sample", `{"prompt":"hello"}`)
+	if strings.Contains(text, "aaaa") || !strings.Contains(text, "failed") {
+		t.Errorf("the server got %.200s", text)
+	}
+	if sent := srv.Flooded(); sent >= 16<<20 {
+		t.Errorf("the whole answer (%d bytes) was read", sent)
+	}
+}
+
 func TestRoots(t *testing.T) {
 	h := newHarness(t, acp.Options{}, &fakeClient{})
 	cwd, extra := t.TempDir(), t.TempDir()

@@ -79,6 +79,39 @@ type outputGuard struct {
 	long           *ToolCall   // the call whose arguments went past the cap
 }
 
+// Complete makes one model call with req, its output bounded by limits
+// (zero fields: the defaults): text and thinking go to onDelta (nil:
+// nowhere) as they stream in, up to the cap. At the first piece past a
+// cap it stops reading the answer and returns what is kept with an error
+// wrapping ErrAnswerTooLong (the text and thinking up to the cap, no tool
+// call) or ErrArgumentsTooLong (the call's arguments replaced by {}).
+// Every model call acpgate makes goes through it (the Runner's too).
+func Complete(ctx context.Context, model Provider, req ModelRequest, limits OutputLimits, onDelta func(Delta)) (ModelResponse, error) {
+	resp, _, err := complete(ctx, model, req, limits, onDelta)
+	return resp, err
+}
+
+// complete is Complete, returning also the results of the calls that
+// must not run (outputGuard.bound).
+func complete(ctx context.Context, model Provider, req ModelRequest, limits OutputLimits, onDelta func(Delta)) (ModelResponse, map[string]*Result, error) {
+	g, callCtx := guard(ctx, limits)
+	defer g.close()
+	resp, err := model.Complete(callCtx, req, func(d Delta) {
+		if d = g.delta(d); onDelta != nil && (d.Text != "" || d.Thinking != "") {
+			onDelta(d)
+		}
+	})
+	if g.err != nil && ctx.Err() == nil {
+		return resp, g.bound(&resp), g.err
+	}
+	return resp, nil, err
+}
+
+// stopped reports whether err says a call was stopped at an output cap.
+func stopped(err error) bool {
+	return errors.Is(err, ErrAnswerTooLong) || errors.Is(err, ErrArgumentsTooLong)
+}
+
 // guard returns the guard of one model call and the context the call runs
 // in, cancelled when the guard stops it.
 func guard(ctx context.Context, limits OutputLimits) (*outputGuard, context.Context) {

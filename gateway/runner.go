@@ -269,7 +269,7 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 		specs, tools := offer(&opts)
 		req := ModelRequest{System: system, Messages: conv.messages(res.Messages), Tools: specs, CacheKey: opts.Key}
 		resp, preset, err := r.complete(ctx, &opts, conv, req, len(res.Messages), sink)
-		if err != nil && (ctx.Err() != nil || !errors.Is(err, ErrAnswerTooLong) && !errors.Is(err, ErrArgumentsTooLong)) {
+		if err != nil && (ctx.Err() != nil || !stopped(err)) {
 			if ctx.Err() != nil {
 				res.Stop = StopCancelled
 				return res, nil
@@ -317,27 +317,23 @@ func (c *conversation) messages(turn []Message) []Message {
 // ErrAnswerTooLong or ErrArgumentsTooLong.
 func (r *Runner) complete(ctx context.Context, opts *RunOptions, conv *conversation, req ModelRequest, turn int, sink Sink) (ModelResponse, map[string]*Result, error) {
 	r.fit(ctx, opts, conv, &req, turn, false, sink)
-	resp, g, err := r.call(ctx, opts, req, sink)
-	if errors.Is(err, ErrContextLength) && ctx.Err() == nil && g.err == nil && r.fit(ctx, opts, conv, &req, turn, true, sink) {
-		resp, g, err = r.call(ctx, opts, req, sink)
+	resp, preset, err := r.call(ctx, opts, req, sink)
+	if errors.Is(err, ErrContextLength) && ctx.Err() == nil && r.fit(ctx, opts, conv, &req, turn, true, sink) {
+		resp, preset, err = r.call(ctx, opts, req, sink)
 	}
-	if g.err != nil && ctx.Err() == nil {
-		r.opts.Logger.Warn("stopped reading the model's answer", "session", opts.Key, "err", g.err)
-		return resp, g.bound(&resp), g.err
+	if stopped(err) && ctx.Err() == nil {
+		r.opts.Logger.Warn("stopped reading the model's answer", "session", opts.Key, "err", err)
 	}
 	if err == nil && opts.Compactor != nil {
 		opts.Compactor.Observe(req, resp.Usage)
 	}
-	return resp, nil, err
+	return resp, preset, err
 }
 
 // call makes one model call, its output bounded by opts.Output: text and
 // thinking go to the sink as they stream in, up to the cap.
-func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, sink Sink) (ModelResponse, *outputGuard, error) {
-	g, callCtx := guard(ctx, opts.Output)
-	defer g.close()
-	resp, err := opts.Model.Complete(callCtx, req, func(d Delta) {
-		d = g.delta(d)
+func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, sink Sink) (ModelResponse, map[string]*Result, error) {
+	return complete(ctx, opts.Model, req, opts.Output, func(d Delta) {
 		if d.Thinking != "" {
 			sink(Event{Kind: EventThinking, Text: d.Thinking})
 		}
@@ -345,7 +341,6 @@ func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, s
 			sink(Event{Kind: EventText, Text: d.Text})
 		}
 	})
-	return resp, g, err
 }
 
 // fit asks the session's compactor to make req fit (overflowed: the

@@ -166,7 +166,7 @@ func (w *work) summaryIn(ctx context.Context, parts []string, maxTokens int) (te
 			Messages:  []gateway.Message{{Role: gateway.RoleUser, Content: []gateway.Content{{Type: gateway.ContentText, Text: summaryPrompt(text, part, w.focus, i == 0)}}}},
 			MaxTokens: maxTokens,
 		}
-		resp, err := w.model.Complete(ctx, req, func(gateway.Delta) {})
+		resp, err := gateway.Complete(ctx, w.model, req, gateway.OutputLimits{}, nil)
 		w.res.SummaryCalls++
 		w.res.Usage = w.res.Usage.Add(resp.Usage)
 		switch {
