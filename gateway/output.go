@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 )
 
 // This file bounds what one model call writes: the text and thinking of
@@ -75,9 +79,15 @@ type outputGuard struct {
 	stop           context.CancelCauseFunc
 	text, thinking int         // bytes of each passed on
 	args           map[int]int // bytes of arguments by CallDelta.Index
-	err            error       // why the call was stopped (nil: it was not)
 	long           *ToolCall   // the call whose arguments went past the cap
+
+	mu  sync.Mutex
+	err error // why the call was stopped (nil: it was not)
 }
+
+// guardKey is the context key of the guard of the model call a request
+// is made for (BoundEvents).
+type guardKey struct{}
 
 // Complete makes one model call with req, its output bounded by limits
 // (zero fields: the defaults): text and thinking go to onDelta (nil:
@@ -101,8 +111,8 @@ func complete(ctx context.Context, model Provider, req ModelRequest, limits Outp
 			onDelta(d)
 		}
 	})
-	if g.err != nil && ctx.Err() == nil {
-		return resp, g.bound(&resp), g.err
+	if cause := g.stoppedBy(); cause != nil && ctx.Err() == nil {
+		return resp, g.bound(&resp), cause
 	}
 	return resp, nil, err
 }
@@ -116,7 +126,72 @@ func stopped(err error) bool {
 // in, cancelled when the guard stops it.
 func guard(ctx context.Context, limits OutputLimits) (*outputGuard, context.Context) {
 	ctx, stop := context.WithCancelCause(ctx)
-	return &outputGuard{limits: limits.withDefaults(), stop: stop, args: map[int]int{}}, ctx
+	g := &outputGuard{limits: limits.withDefaults(), stop: stop, args: map[int]int{}}
+	return g, context.WithValue(ctx, guardKey{}, g)
+}
+
+// stoppedBy is why the call was stopped (nil: it was not).
+func (g *outputGuard) stoppedBy() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// maxEvent bounds one event of the answer's stream: twice the larger cap
+// (room for JSON's escapes) and 64 KiB for the event's own fields.
+func (g *outputGuard) maxEvent() int {
+	return 2*max(g.limits.MaxAnswerBytes, g.limits.MaxArgumentBytes) + 64<<10
+}
+
+// BoundEvents is an HTTP middleware (as openai-go's and
+// anthropic-sdk-go's option.WithMiddleware take) that bounds each event
+// of a streamed answer (text/event-stream) made for a call of Complete:
+// an event longer than twice the call's larger cap, which no piece within
+// the caps needs, stops the call as an answer too long before the SDK has
+// buffered it (the SDKs gather an event whole, from lines of up to 32 MiB
+// each). Other requests pass as they are.
+func BoundEvents(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := next(req)
+	g, ok := req.Context().Value(guardKey{}).(*outputGuard)
+	if err != nil || !ok || resp == nil || resp.Body == nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, err
+	}
+	resp.Body = &eventReader{ReadCloser: resp.Body, g: g, max: g.maxEvent()}
+	return resp, nil
+}
+
+// eventReader is a stream's body that stops its call at an event longer
+// than max bytes.
+type eventReader struct {
+	io.ReadCloser
+	g           *outputGuard
+	max         int
+	line, event int   // bytes of the current line and event
+	err         error // set once it stopped the call
+}
+
+// Read implements io.Reader.
+func (e *eventReader) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.ReadCloser.Read(p)
+	for i, b := range p[:n] {
+		switch {
+		case b == '\n' && e.line == 0: // a blank line ends an event
+			e.event = 0
+		case b == '\n':
+			e.line = 0
+		case b != '\r':
+			e.line++
+			if e.event++; e.event > e.max {
+				e.err = fmt.Errorf("%w: one event of the answer's stream went past %d bytes", ErrAnswerTooLong, e.max)
+				e.g.halt(e.err)
+				return i, e.err
+			}
+		}
+	}
+	return n, err
 }
 
 // close releases the call's context.
@@ -126,7 +201,7 @@ func (g *outputGuard) close() { g.stop(context.Canceled) }
 // the call was stopped, text and thinking up to the answer's cap. It stops
 // the call at the first piece past a cap.
 func (g *outputGuard) delta(d Delta) Delta {
-	if g.err != nil {
+	if g.stoppedBy() != nil {
 		return Delta{}
 	}
 	room := g.limits.MaxAnswerBytes - g.text - g.thinking
@@ -141,7 +216,7 @@ func (g *outputGuard) delta(d Delta) Delta {
 	if room >= 0 {
 		g.halt(fmt.Errorf("%w: it went past %d bytes of text and thinking, where it was cut", ErrAnswerTooLong, g.limits.MaxAnswerBytes))
 	}
-	if c := d.Call; c != nil && g.err == nil {
+	if c := d.Call; c != nil && g.stoppedBy() == nil {
 		d.Call = nil
 		g.args[c.Index] += len(c.Arguments)
 		if g.args[c.Index] > g.limits.MaxArgumentBytes {
@@ -152,9 +227,13 @@ func (g *outputGuard) delta(d Delta) Delta {
 	return d
 }
 
-// halt stops the call for err.
+// halt stops the call for err (the first reason stands).
 func (g *outputGuard) halt(err error) {
-	g.err = err
+	g.mu.Lock()
+	if g.err == nil {
+		g.err = err
+	}
+	g.mu.Unlock()
 	g.stop(err)
 }
 
@@ -167,7 +246,7 @@ func (g *outputGuard) halt(err error) {
 func (g *outputGuard) bound(resp *ModelResponse) map[string]*Result {
 	m := &resp.Message
 	m.Native = nil
-	if errors.Is(g.err, ErrAnswerTooLong) {
+	if !errors.Is(g.stoppedBy(), ErrArgumentsTooLong) {
 		text := RunePrefix(m.Text(), g.text)
 		m.Content, m.ToolCalls = nil, nil
 		if text != "" {
@@ -190,5 +269,5 @@ func (g *outputGuard) bound(resp *ModelResponse) map[string]*Result {
 	m.ToolCalls = append(kept, *g.long)
 	resp.Stop = StopToolUse
 	return map[string]*Result{g.long.ID: ptr(ErrorResult(fmt.Sprintf(
-		"This call was not run: %v. Its arguments were dropped. Make the arguments smaller (split the work into several calls, or write large content in parts).", g.err)))}
+		"This call was not run: %v. Its arguments were dropped. Make the arguments smaller (split the work into several calls, or write large content in parts).", g.stoppedBy())))}
 }

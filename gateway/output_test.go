@@ -101,3 +101,22 @@ func TestOutputCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestOneLongEvent: an answer sent as one event, 16 MiB of data lines the
+// SDK would gather whole before decoding any, is stopped on the wire past
+// twice the cap: the turn ends with ErrAnswerTooLong and most of the
+// event is never read.
+func TestOneLongEvent(t *testing.T) {
+	const flood = 16 << 20
+	srv := fakellm.Start(fakellm.Turn{Flood: &fakellm.Flood{TextBytes: flood, OneEvent: true}})
+	t.Cleanup(srv.Close)
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("talk"),
+		Output: gateway.OutputLimits{MaxAnswerBytes: 1000, MaxArgumentBytes: 1000}})
+	if !errors.Is(err, gateway.ErrAnswerTooLong) || res.Stop != gateway.StopMaxTokens {
+		t.Fatalf("stop %s, err %v; want max_tokens and ErrAnswerTooLong", res.Stop, err)
+	}
+	if sent := srv.Flooded(); sent > flood/2 {
+		t.Errorf("%d of the event's %d bytes were read", sent, flood)
+	}
+}

@@ -209,3 +209,18 @@ func TestToolArgumentsBoundedThroughTheBinary(t *testing.T) {
 	}
 	r.check(t, gateway.DefaultMaxArgumentBytes, 64<<10)
 }
+
+// TestOneLongEventThroughTheBinary: an answer sent as one event of 64 MiB
+// (data lines the SDK would gather whole before decoding any) is stopped
+// on the wire past twice the cap: the turn ends with max_tokens, and
+// memory stays bounded by the cap (issue 34, item 4).
+func TestOneLongEventThroughTheBinary(t *testing.T) {
+	r := floodAgent(t, fakellm.Turn{Flood: &fakellm.Flood{TextBytes: floodBytes, OneEvent: true}})
+	if r.stop != acpsdk.StopReasonMaxTokens {
+		t.Errorf("stop reason %q, want max_tokens", r.stop)
+	}
+	if text := agentText(r.a.client.all()); !strings.Contains(text, "one event of the answer's stream went past") {
+		t.Errorf("the client was not told why the answer stopped: %.300q", text)
+	}
+	r.check(t, gateway.DefaultMaxAnswerBytes, 64<<10)
+}

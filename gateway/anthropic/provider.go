@@ -123,6 +123,7 @@ func New(cfg Config) (*Provider, error) {
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithMaxRetries(retries),
+		option.WithMiddleware(gateway.BoundEvents),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))

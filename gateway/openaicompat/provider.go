@@ -86,6 +86,7 @@ func New(cfg Config) (*Provider, error) {
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(retries),
+		option.WithMiddleware(gateway.BoundEvents),
 	}
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))

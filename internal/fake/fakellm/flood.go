@@ -3,6 +3,7 @@ package fakellm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -11,12 +12,16 @@ import (
 // TextBytes of delta.content, then, when ToolCall is set, one call to
 // that tool whose arguments are {"data":"aaa…"}, ArgumentBytes long. Each
 // chunk carries PieceBytes of it (default 64 KiB). The stream ends as any
-// other, unless the client stops reading first.
+// other, unless the client stops reading first. OneEvent sends the text
+// as one event instead: one chunk whose content spans data lines of
+// PieceBytes each, which a client gathers whole before it can decode any
+// of it.
 type Flood struct {
 	TextBytes     int
 	ToolCall      string
 	ArgumentBytes int
 	PieceBytes    int
+	OneEvent      bool
 }
 
 // Flooded returns the bytes of Flood content (text and arguments) the
@@ -57,6 +62,10 @@ func (s *Server) flood(w http.ResponseWriter, c completion) {
 		return true
 	}
 	piece := strings.Repeat("a", f.PieceBytes)
+	if f.OneEvent {
+		s.oneEvent(w, rc, c, piece, f.TextBytes)
+		return
+	}
 	pieces := func(total int, each func(p string) bool) bool {
 		for total > 0 {
 			p := piece[:min(total, len(piece))]
@@ -87,4 +96,23 @@ func (s *Server) flood(w http.ResponseWriter, c completion) {
 	if send(delta{}, &finish, 0) {
 		_, _ = w.Write([]byte("data: [DONE]\n\n"))
 	}
+}
+
+// oneEvent streams total bytes of text in one event of lines of piece.
+func (s *Server) oneEvent(w http.ResponseWriter, rc *http.ResponseController, c completion, piece string, total int) {
+	head := fmt.Sprintf(`data: {"id":%q,"object":"chat.completion.chunk","created":%d,"model":%q,"choices":[{"index":0,"delta":{"content":"`, c.id, c.created, c.model)
+	if _, err := w.Write([]byte(head + "\n")); err != nil {
+		return
+	}
+	for total > 0 {
+		p := piece[:min(total, len(piece))]
+		if _, err := w.Write([]byte("data: " + p + "\n")); err != nil || rc.Flush() != nil {
+			return
+		}
+		s.mu.Lock()
+		s.flooded += int64(len(p))
+		s.mu.Unlock()
+		total -= len(p)
+	}
+	_, _ = w.Write([]byte(`data: "}, "finish_reason": "stop"}]}` + "\n\n" + "data: [DONE]\n\n"))
 }
