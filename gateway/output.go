@@ -143,31 +143,44 @@ func (g *outputGuard) maxEvent() int {
 	return 2*max(g.limits.MaxAnswerBytes, g.limits.MaxArgumentBytes) + 64<<10
 }
 
+// maxBody bounds the body of a response that is not a stream (a whole
+// answer, when streaming is off): four times the larger cap and 64 KiB.
+func (g *outputGuard) maxBody() int {
+	return 4*max(g.limits.MaxAnswerBytes, g.limits.MaxArgumentBytes) + 64<<10
+}
+
 // BoundEvents is an HTTP middleware (as openai-go's and
-// anthropic-sdk-go's option.WithMiddleware take) that bounds each event
-// of a streamed answer (text/event-stream) made for a call of Complete:
-// an event longer than twice the call's larger cap, which no piece within
-// the caps needs, stops the call as an answer too long before the SDK has
-// buffered it (the SDKs gather an event whole, from lines of up to 32 MiB
-// each). Other requests pass as they are.
+// anthropic-sdk-go's option.WithMiddleware take) that bounds the
+// responses to requests made for a call of Complete. Each event of a
+// streamed answer (text/event-stream) is read up to twice the call's
+// larger cap, which no piece within the caps needs (the SDKs gather an
+// event whole, from lines of up to 32 MiB each, before decoding it); any
+// other response (a whole answer) up to four times that cap. Past them
+// the call stops as an answer too long. Other requests pass as they are.
 func BoundEvents(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	resp, err := next(req)
 	g, ok := req.Context().Value(guardKey{}).(*outputGuard)
-	if err != nil || !ok || resp == nil || resp.Body == nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err != nil || !ok || resp == nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = &eventReader{ReadCloser: resp.Body, g: g, max: g.maxEvent()}
+	r := &eventReader{ReadCloser: resp.Body, g: g, max: g.maxBody(), what: "the answer went past %d bytes"}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		r.events, r.max, r.what = true, g.maxEvent(), "one event of the answer's stream went past %d bytes"
+	}
+	resp.Body = r
 	return resp, nil
 }
 
-// eventReader is a stream's body that stops its call at an event longer
-// than max bytes.
+// eventReader is a response's body that stops its call past max bytes:
+// of one event (events), or of the whole body.
 type eventReader struct {
 	io.ReadCloser
 	g           *outputGuard
 	max         int
-	line, event int   // bytes of the current line and event
-	err         error // set once it stopped the call
+	events      bool
+	what        string // the error's words, with the bound
+	line, event int    // bytes of the current line and event
+	err         error  // set once it stopped the call
 }
 
 // Read implements io.Reader.
@@ -178,14 +191,14 @@ func (e *eventReader) Read(p []byte) (int, error) {
 	n, err := e.ReadCloser.Read(p)
 	for i, b := range p[:n] {
 		switch {
-		case b == '\n' && e.line == 0: // a blank line ends an event
+		case e.events && b == '\n' && e.line == 0: // a blank line ends an event
 			e.event = 0
-		case b == '\n':
+		case e.events && b == '\n':
 			e.line = 0
-		case b != '\r':
+		case !e.events || b != '\r':
 			e.line++
 			if e.event++; e.event > e.max {
-				e.err = fmt.Errorf("%w: one event of the answer's stream went past %d bytes", ErrAnswerTooLong, e.max)
+				e.err = fmt.Errorf("%w: "+e.what, ErrAnswerTooLong, e.max)
 				e.g.halt(e.err)
 				return i, e.err
 			}

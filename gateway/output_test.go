@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -118,5 +119,23 @@ func TestOneLongEvent(t *testing.T) {
 	}
 	if sent := srv.Flooded(); sent > flood/2 {
 		t.Errorf("%d of the event's %d bytes were read", sent, flood)
+	}
+}
+
+// TestWholeAnswerBounded: with streaming off, a whole answer's body is
+// read up to four times the larger cap, and past that the turn ends as
+// an answer too long.
+func TestWholeAnswerBounded(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{Text: strings.Repeat("a", 1<<20)})
+	t.Cleanup(srv.Close)
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{NoStream: true}), Input: userInput("talk"),
+		Output: gateway.OutputLimits{MaxAnswerBytes: 1000, MaxArgumentBytes: 1000}})
+	if !errors.Is(err, gateway.ErrAnswerTooLong) || res.Stop != gateway.StopMaxTokens {
+		t.Fatalf("stop %s, err %v; want max_tokens and ErrAnswerTooLong", res.Stop, err)
+	}
+	// Stopped on the wire, not after the SDK had read and decoded it all.
+	if want := fmt.Sprintf("the answer went past %d bytes", 4*1000+64<<10); !strings.Contains(err.Error(), want) {
+		t.Errorf("err %v, want it to say %q", err, want)
 	}
 }
