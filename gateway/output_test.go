@@ -139,3 +139,20 @@ func TestWholeAnswerBounded(t *testing.T) {
 		t.Errorf("err %v, want it to say %q", err, want)
 	}
 }
+
+// TestNothingKeptOfAnEmptyStop: an answer stopped before any of its text
+// came (its first event too long) adds no empty assistant message to the
+// conversation, which an endpoint could refuse on every later request.
+func TestNothingKeptOfAnEmptyStop(t *testing.T) {
+	srv := fakellm.Start(fakellm.Turn{Flood: &fakellm.Flood{TextBytes: 1 << 20, OneEvent: true}})
+	t.Cleanup(srv.Close)
+	r := gateway.NewRunner(gateway.RunnerOptions{})
+	res, err := r.Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("talk"),
+		Output: gateway.OutputLimits{MaxAnswerBytes: 1000, MaxArgumentBytes: 1000}})
+	if !errors.Is(err, gateway.ErrAnswerTooLong) {
+		t.Fatalf("err %v, want ErrAnswerTooLong", err)
+	}
+	if len(res.Messages) != 1 || res.Messages[0].Role != gateway.RoleUser {
+		t.Errorf("the turn added %+v, want the user's message only", res.Messages)
+	}
+}

@@ -279,7 +279,11 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 		res.Usage = res.Usage.Add(resp.Usage)
 		sink(Event{Kind: EventUsage, Usage: resp.Usage})
 		resp.Message.Role = RoleAssistant
-		res.Messages = append(res.Messages, resp.Message)
+		if m := resp.Message; err == nil || len(m.Content) > 0 || m.Thinking != "" || len(m.ToolCalls) > 0 {
+			// (An answer stopped before any of it came is not kept: an
+			// empty assistant message is one an endpoint may refuse.)
+			res.Messages = append(res.Messages, m)
+		}
 		switch {
 		case errors.Is(err, ErrAnswerTooLong):
 			res.Stop = resp.Stop
