@@ -51,7 +51,7 @@ func badParam(path, format string, args ...any) *inputError {
 }
 
 // kindOf names the JSON type of a raw value, for error messages.
-func kindOf(raw json.RawMessage) string { return mcpservers.JSONKind(raw) }
+func kindOf(raw json.RawMessage) string { return jsonrpc.Kind(raw) }
 
 // checkPrompt checks the content blocks of a session/prompt: the SDK
 // decodes a block of a type it does not know as an empty block, which

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-
-	"github.com/acpgate/acpgate/internal/mcpservers"
 )
 
 // This file is what a line read must be to be handled: a JSON object
@@ -151,9 +149,31 @@ func repairError(raw json.RawMessage) (e *Error, repaired bool) {
 		"Internal error: the peer answered with a malformed error (want an object with an integer code and a string message, got %s)", Kind(raw))}, true
 }
 
-// Kind names the JSON type of a raw value, for error messages ("object",
-// "string", "null", …: mcpservers.JSONKind, the project's one rule).
-func Kind(raw json.RawMessage) string { return mcpservers.JSONKind(raw) }
+// Kind names the JSON type of a raw value for error messages: object,
+// array, string, boolean, null, number, or "nothing" for no value. It
+// looks at the first byte only (the value is assumed to be valid JSON).
+// It is the project's one rule for naming a JSON type (the server list's
+// errors use it too).
+func Kind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
 
 // Clip quotes a short JSON value for an error message, cut to 40 bytes.
 func Clip(raw json.RawMessage) string {

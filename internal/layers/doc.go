@@ -14,6 +14,8 @@
 //     it knows nothing of ACP, models or sessions;
 //   - bridge/... imports nothing of acp;
 //   - session/... imports nothing of acp;
+//   - acp/jsonrpc, a generic JSON-RPC connection, imports nothing of the
+//     module;
 //   - no package imports test support (internal/testsupport/...,
 //     internal/fake/..., internal/acpschema, Go packages under testdata/,
 //     and helper packages named ...test such as

@@ -8,6 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -120,7 +121,7 @@ type keyValue struct {
 // orderedObject decodes data, a valid JSON value at path, as an object,
 // keeping its members in order (duplicates included).
 func orderedObject(data []byte, path string) ([]keyValue, error) {
-	if JSONKind(data) != "object" {
+	if jsonrpc.Kind(data) != "object" {
 		return nil, wrongKind(path, "an object", data)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -1,10 +1,11 @@
 package mcpservers
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 )
 
 // The errors an [*Error] wraps, one a kind of problem. A bad URL wraps
@@ -60,35 +61,11 @@ func fail(path string, err error, format string, args ...any) *Error {
 // wrongKind is an ErrKind error: the value raw at path is not what want
 // says.
 func wrongKind(path, want string, raw json.RawMessage) *Error {
-	return fail(path, ErrKind, "must be %s, got %s", want, JSONKind(raw))
-}
-
-// JSONKind names the JSON type of a raw value for error messages: object,
-// array, string, boolean, null, number, or "nothing" for no value. It
-// looks at the first byte only (the value is assumed to be valid JSON).
-func JSONKind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
+	return fail(path, ErrKind, "must be %s, got %s", want, jsonrpc.Kind(raw))
 }
 
 // present reports whether a member is there and not null.
-func present(raw json.RawMessage, ok bool) bool { return ok && JSONKind(raw) != "null" }
+func present(raw json.RawMessage, ok bool) bool { return ok && jsonrpc.Kind(raw) != "null" }
 
 // member is the path of key in the object at path: ".key" for keys of
 // letters, digits, '_' and '-' (just key at the top), else ["key"].

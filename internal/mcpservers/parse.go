@@ -22,6 +22,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -300,7 +301,7 @@ func stringArray(raw json.RawMessage, path string) ([]string, *Error) {
 // sorted by key.
 func pairs(raw json.RawMessage, path string) ([][2]string, *Error) {
 	const want = `an object of strings or an array of {"name", "value"} objects`
-	switch JSONKind(raw) {
+	switch jsonrpc.Kind(raw) {
 	case "nothing", "null":
 		return [][2]string{}, nil
 	case "object":
