@@ -1,6 +1,6 @@
 // Package layers checks that the module's packages depend on one another
-// only as the design allows (docs/architecture.md): dependencies point downward, from acp to the
-// packages it wires together, never back up. The package has no code;
+// only as the design allows (docs/architecture.md): dependencies point
+// downward, from acp to the packages it wires together, never back up. The package has no code;
 // its test lists every package of the module with its dependencies,
 // direct or not (`go list -json=ImportPath,Deps ./...`, the Deps that
 // `go list -deps` walks), for linux, darwin and windows (a file for one
