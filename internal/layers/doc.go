@@ -1,36 +1,26 @@
 // Package layers checks that the module's packages depend on one another
 // only as the design allows (docs/architecture.md): dependencies point
-// downward, from acp to the packages it wires together, never back up. The package has no code;
-// its test lists every package of the module with its dependencies,
-// direct or not (`go list -json=ImportPath,Deps ./...`, the Deps that
-// `go list -deps` walks), for linux, darwin and windows (a file for one
-// system only can import what the others' do not), and fails on a
-// dependency that breaks a rule:
+// downward, from the commands to acp to the packages it wires together,
+// never back up. The package has no code; its tests hold the rule.
 //
-//   - gateway/... imports nothing of mcpclient, bridge, acp or session:
-//     the agent runtime knows nothing of MCP, ACP or sessions' storage;
-//   - mcpclient/... imports nothing of acp, gateway, bridge or session:
-//     it knows nothing of ACP, models or sessions;
-//   - bridge/... imports nothing of acp;
-//   - session/... imports nothing of acp;
-//   - acp/jsonrpc, a generic JSON-RPC connection, imports nothing of the
-//     module;
-//   - no package imports test support (internal/testsupport/...,
-//     internal/fake/..., internal/acpschema, Go packages under testdata/,
-//     and helper packages named ...test such as
-//     gateway/workspace/workspacetest) except test support itself: only
-//     tests may.
+// Every package of the module has a rank in one table (ranks_test.go): a
+// layer — leaf, core, client, bridge, input, acp, command, support
+// (test support), check (test-only checks) — and a level within it. A
+// package imports only packages of a lower rank; a package missing from
+// the table fails, and so does a rank left for a package that is gone.
+// Test support is the layer above the commands, so only tests and test
+// support can import it.
 //
-// The rules name packages by path prefix relative to the module root
-// ("acp" is acp and every package under acp/), so they hold wherever a
-// package moves beneath them.
-//
-// Tests are held to the same layering: a package's test binary (its
+// Tests are held to the layering too: a package's test binary (its
 // _test.go files, in-package and external, and everything they import,
-// helpers included, with those helpers' own dependencies) must not reach
-// what the package's rule forbids, found with `go list -test`. A
-// test of gateway that needs MCP or ACP code to run is a test of the
-// layer above and belongs there; the rules are about what code must know
-// to be tested, not only to be built. Only the test-support rule is for
-// code alone: tests are what test support is for.
+// helpers included, with those helpers' own dependencies, found with
+// `go list -test`) reaches no package of a layer above the package's own,
+// but for test support, the package's own sub-packages (gateway's tests
+// run its providers) and the few reaches the table names with their
+// reasons. A test of gateway that needs MCP or ACP code to run is a test
+// of the layer above and belongs there.
+//
+// Each check runs for linux, darwin and windows (a file for one system
+// only can import what the others' do not), and docs/architecture.md's
+// Rank column is checked against the table.
 package layers

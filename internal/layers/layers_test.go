@@ -3,133 +3,59 @@ package layers
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// A rule forbids the packages under from to depend on a package under
-// any of not. Paths are relative to the module root; a prefix names the
-// package of that path and every package beneath it.
-type rule struct {
-	from string
-	not  []string
-	why  string
-}
-
-// rules are DESIGN's layering (see the package comment).
-var rules = []rule{
-	{"gateway", []string{"mcpclient", "bridge", "acp", "session"}, "gateway knows nothing of MCP, ACP or sessions"},
-	{"mcpclient", []string{"acp", "gateway", "bridge", "session"}, "mcpclient knows nothing of ACP, models or sessions"},
-	{"bridge", []string{"acp"}, "bridge knows nothing of ACP"},
-	{"session", []string{"acp"}, "session knows nothing of ACP"},
-	{"acp/jsonrpc", []string{"acp", "bridge", "cmd", "gateway", "internal", "mcpclient", "session", "testdata"},
-		"acp/jsonrpc, a JSON-RPC connection, imports nothing of the module"},
-}
-
-// testSupport are the prefixes of the packages only tests may import;
-// a package named ...test (workspacetest, oauthtest) is test support too.
-var testSupport = []string{"internal/testsupport", "internal/fake", "internal/acpschema", "testdata"}
-
-// under reports whether package p is prefix or beneath it.
-func under(p, prefix string) bool {
-	return p == prefix || strings.HasPrefix(p, prefix+"/")
-}
-
-// isTestSupport reports whether only tests may import package p.
-func isTestSupport(p string) bool {
-	for _, prefix := range testSupport {
-		if under(p, prefix) {
-			return true
-		}
-	}
-	return strings.HasSuffix(path.Base(p), "test")
-}
-
-// check returns the dependencies in deps (package → the module's
-// packages it depends on, directly or not; all relative to the module
-// root) that break a rule, one line each, sorted. forTests says deps are
-// test binaries': the test-support rule does not apply to them.
-func check(deps map[string][]string, forTests bool) []string {
-	var out []string
-	for pkg, ds := range deps {
-		for _, d := range ds {
-			// A package's own test package is itself, and tests may use
-			// test support (what that reaches is in ds on its own).
-			self := d == pkg || d == pkg+"_test"
-			for _, r := range rules {
-				if self || forTests && isTestSupport(d) {
-					break
-				}
-				if !under(pkg, r.from) {
-					continue
-				}
-				for _, not := range r.not {
-					if under(d, not) {
-						out = append(out, fmt.Sprintf("%s depends on %s: %s", pkg, d, r.why))
-					}
-				}
-			}
-			if !forTests && isTestSupport(d) && !isTestSupport(pkg) {
-				out = append(out, fmt.Sprintf("%s depends on %s: only tests may import test support", pkg, d))
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// TestCheck: the checker finds every broken rule of a hand-made
-// dependency map, and nothing else: allowed imports, packages whose
-// names merely start like a layer's, and, for tests, test support.
+// TestCheck: the checks find every broken rule of hand-made import and
+// test maps, and nothing else: an upward import, an import within a layer
+// to the same level, a package the table lacks; tests reaching a higher
+// layer, but not test support, their own sub-packages or testReaches.
 func TestCheck(t *testing.T) {
-	deps := map[string][]string{
-		"acp":                             {"gateway", "bridge", "mcpclient", "session", "internal/config"},
-		"acp/jsonrpc":                     {"internal/ratelimit"},
-		"acp/jsonrpcx":                    {"internal/ratelimit"},
-		"gateway":                         {"gateway/toolsearch"},
-		"gateway/sysprompt":               {"gateway", "bridge", "internal/safefile"},
-		"gateway/workspace":               {"internal/fake/fakellm"},
-		"gateway/workspace/workspacetest": {"gateway", "internal/testsupport/testbin"},
-		"gatewayx":                        {"acp"},
-		"mcpclient":                       {"mcpclient/oauth", "session"},
-		"mcpclient/oauth":                 {"gateway/plan", "internal/secrets"},
-		"bridge":                          {"gateway", "mcpclient", "acp/jsonrpc", "sessionx"},
-		"session":                         {"internal/atomicfile", "acp/config"},
-		"cmd/acpgate":                     {"acp", "mcpclient/oauth/oauthtest", "testdata/fakemcp"},
-		"internal/testsupport/harness":    {"acp", "internal/fake/fakellm"},
+	imports := map[string][]string{
+		"acp":               {"gateway", "bridge", "mcpclient", "session", "internal/config", "acp/jsonrpc"},
+		"acp/jsonrpc":       {"internal/ratelimit"},
+		"gateway":           {"gateway/toolsearch", "mcpclient"},
+		"gateway/sysprompt": {"gateway", "gateway/workspace", "internal/safefile"},
+		"bridge":            {"gateway", "mcpclient", "internal/testsupport/testbin"},
+		"internal/newthing": {"internal/safefile"},
+		"internal/release":  {"internal/registry"},
 	}
 	want := []string{
-		"acp/jsonrpc depends on internal/ratelimit: acp/jsonrpc, a JSON-RPC connection, imports nothing of the module",
-		"bridge depends on acp/jsonrpc: bridge knows nothing of ACP",
-		"cmd/acpgate depends on mcpclient/oauth/oauthtest: only tests may import test support",
-		"cmd/acpgate depends on testdata/fakemcp: only tests may import test support",
-		"gateway/sysprompt depends on bridge: gateway knows nothing of MCP, ACP or sessions",
-		"gateway/workspace depends on internal/fake/fakellm: only tests may import test support",
-		"mcpclient depends on session: mcpclient knows nothing of ACP, models or sessions",
-		"mcpclient/oauth depends on gateway/plan: mcpclient knows nothing of ACP, models or sessions",
-		"session depends on acp/config: session knows nothing of ACP",
+		"acp/jsonrpc (leaf) imports internal/ratelimit (leaf): an import points to a lower rank",
+		"bridge (bridge) imports internal/testsupport/testbin (support.1): an import points to a lower rank",
+		"gateway (core) imports mcpclient (client): an import points to a lower rank",
+		"gateway/sysprompt (client) imports gateway/workspace (client): an import points to a lower rank",
+		"internal/newthing has no rank: add it to ranks (and to docs/architecture.md)",
 	}
-	if got := check(deps, false); !slices.Equal(got, want) {
-		t.Errorf("check found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if got := sorted(checkImports(imports)); !slices.Equal(got, want) {
+		t.Errorf("checkImports found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	var wantTests []string
-	for _, w := range want {
-		if !strings.Contains(w, "test support") {
-			wantTests = append(wantTests, w)
-		}
+	tests := map[string][]string{
+		"gateway":           {"gateway/openaicompat", "internal/fake/fakellm", "gateway/toolsearch", "mcpclient"},
+		"mcpclient/oauth":   {"internal/secrets", "mcpclient/oauth/oauthtest", "internal/testsupport/testbin"},
+		"mcpclient/lines":   {"mcpclient/proctree", "mcpclient"},
+		"internal/registry": {"internal/release"},
 	}
-	if got := check(deps, true); !slices.Equal(got, wantTests) {
-		t.Errorf("check of tests found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantTests, "\n"))
+	wantTests := []string{
+		"gateway (core): its tests reach mcpclient (client), of a higher layer",
+		"mcpclient/lines (leaf): its tests reach mcpclient (client), of a higher layer",
 	}
-	if got := check(map[string][]string{"acp": {"gateway", "bridge", "mcpclient", "session"}, "bridge": {"gateway", "mcpclient"}}, false); got != nil {
-		t.Errorf("allowed imports reported: %q", got)
+	if got := sorted(checkTests(tests)); !slices.Equal(got, wantTests) {
+		t.Errorf("checkTests found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantTests, "\n"))
 	}
+}
+
+// sorted returns lines sorted.
+func sorted(lines []string) []string {
+	slices.Sort(lines)
+	return lines
 }
 
 // goList runs the go command in dir with args and returns its output.
@@ -157,16 +83,16 @@ func module(t *testing.T) (modPath, root string) {
 	return f[0], f[1]
 }
 
-// moduleDeps returns the dependencies of the module's packages for goos
-// as check takes them: relative to the module root, the module's own
-// only. With forTests, the keys are the packages that have tests, and
-// their dependencies those of their test binaries.
+// moduleDeps returns, for goos, relative to the module root and the
+// module's own only: the packages' direct imports, or with forTests, for
+// each package that has tests, what its test binary depends on, directly
+// or not.
 func moduleDeps(t *testing.T, goos string, forTests bool) map[string][]string {
 	t.Helper()
 	modPath, root := module(t)
-	args := []string{"-json=ImportPath,Deps"}
+	args := []string{"-json=ImportPath,Imports"}
 	if forTests {
-		args = append(args, "-test")
+		args = []string{"-json=ImportPath,Deps", "-test"}
 	}
 	out := goList(t, root, []string{"GOOS=" + goos, "CGO_ENABLED=0"}, append(args, "./...")...)
 	rel := func(p string) (string, bool) {
@@ -182,6 +108,7 @@ func moduleDeps(t *testing.T, goos string, forTests bool) map[string][]string {
 	for {
 		var p struct {
 			ImportPath string
+			Imports    []string
 			Deps       []string
 		}
 		if err := dec.Decode(&p); err == io.EOF {
@@ -201,7 +128,7 @@ func moduleDeps(t *testing.T, goos string, forTests bool) map[string][]string {
 			continue
 		}
 		ds := []string{}
-		for _, d := range p.Deps {
+		for _, d := range append(p.Imports, p.Deps...) {
 			if r, ok := rel(d); ok && !slices.Contains(ds, r) {
 				ds = append(ds, r)
 			}
@@ -211,31 +138,68 @@ func moduleDeps(t *testing.T, goos string, forTests bool) map[string][]string {
 	return deps
 }
 
-// TestLayers: the module's packages, and their tests, keep the rules, on
-// every system acpgate builds for. The dependency maps are first checked
-// to be real (acp depends on every layer below it, and every layer the
-// rules name is there), so that a listing that went wrong cannot pass.
+// TestLayers: the module's packages import only packages of a lower
+// rank, each has one, and their tests reach no higher layer, on every
+// system acpgate builds for. The listings are first checked to be real
+// (acp imports the layers below it, every ranked package is there), so
+// that a listing that went wrong, or a rank left for a package that is
+// gone, cannot pass.
 func TestLayers(t *testing.T) {
+	listed := map[string]bool{} // on any system (workspacetest is unix only)
 	for _, goos := range []string{"linux", "darwin", "windows"} {
-		for _, forTests := range []bool{false, true} {
-			deps := moduleDeps(t, goos, forTests)
-			for _, r := range rules {
-				if _, ok := deps[r.from]; !ok {
-					t.Fatalf("%s (tests %v): no package %s listed: %v", goos, forTests, r.from, deps)
-				}
+		imports := moduleDeps(t, goos, false)
+		for pkg := range imports {
+			listed[pkg] = true
+		}
+		for _, layer := range []string{"gateway", "bridge", "mcpclient", "session"} {
+			if !slices.Contains(imports["acp"], layer) {
+				t.Fatalf("%s: acp does not import %s: the listing is wrong: %v", goos, layer, imports["acp"])
 			}
-			for _, layer := range []string{"gateway", "bridge", "mcpclient", "session"} {
-				if !slices.Contains(deps["acp"], layer) {
-					t.Fatalf("%s (tests %v): acp does not depend on %s: the listing is wrong: %v", goos, forTests, layer, deps["acp"])
-				}
-			}
-			for _, v := range check(deps, forTests) {
-				what := "code"
-				if forTests {
-					what = "tests"
-				}
-				t.Errorf("%s, %s: %s", goos, what, v)
-			}
+		}
+		for _, v := range sorted(checkImports(imports)) {
+			t.Errorf("%s, code: %s", goos, v)
+		}
+		for _, v := range sorted(checkTests(moduleDeps(t, goos, true))) {
+			t.Errorf("%s, tests: %s", goos, v)
+		}
+	}
+	for pkg := range ranks {
+		if !listed[pkg] {
+			t.Errorf("ranks has %s, which the module does not have", pkg)
+		}
+	}
+}
+
+// TestArchitectureDoc: docs/architecture.md's package tables (under
+// "## Packages") list every ranked package once, with its rank.
+func TestArchitectureDoc(t *testing.T) {
+	_, root := module(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, packages, ok := strings.Cut(string(doc), "\n## Packages\n")
+	if !ok {
+		t.Fatal(`docs/architecture.md: no "## Packages" section`)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\|.*\\| ([a-z]+(?:\\.[0-9]+)?) \\|$")
+	documented := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(packages, -1) {
+		if _, dup := documented[m[1]]; dup {
+			t.Errorf("docs/architecture.md lists %s twice", m[1])
+		}
+		documented[m[1]] = m[2]
+	}
+	for pkg, r := range ranks {
+		if got, ok := documented[pkg]; !ok {
+			t.Errorf("docs/architecture.md does not list %s (rank %s)", pkg, r)
+		} else if got != r.String() {
+			t.Errorf("docs/architecture.md gives %s the rank %s; ranks has %s", pkg, got, r)
+		}
+	}
+	for pkg := range documented {
+		if _, ok := ranks[pkg]; !ok {
+			t.Errorf("docs/architecture.md lists %s, which ranks lacks", pkg)
 		}
 	}
 }
