@@ -41,9 +41,8 @@ func (u updateJSON) MarshalJSON() ([]byte, error) {
 			RawInput: c.RawInput, RawOutput: c.RawOutput, SessionUpdate: "tool_call", Status: c.Status, Title: c.Title, ToolCallID: c.ToolCallId})
 	case u.ToolCallUpdate != nil:
 		c := u.ToolCallUpdate
-		return json.Marshal(toolCallUpdateJSON{SessionUpdate: "tool_call_update", permissionCallJSON: permissionCall(acpsdk.ToolCallUpdate{
-			Meta: c.Meta, Content: c.Content, Kind: c.Kind, Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput,
-			Status: c.Status, Title: c.Title, ToolCallId: c.ToolCallId})})
+		return json.Marshal(toolCallUpdateJSON{Meta: c.Meta, Content: toolContentsJSON(c.Content), Kind: c.Kind, Locations: c.Locations,
+			RawInput: c.RawInput, RawOutput: c.RawOutput, SessionUpdate: "tool_call_update", Status: c.Status, Title: c.Title, ToolCallID: c.ToolCallId})
 	}
 	return acpsdk.SessionUpdate(u).MarshalJSON()
 }
@@ -55,15 +54,10 @@ func encodable(v any) any {
 	case acpsdk.SessionUpdate:
 		return updateJSON(u)
 	case acpsdk.ToolCallUpdate:
-		return permissionCall(u)
+		return permissionCallJSON{Meta: u.Meta, Content: toolContentsJSON(u.Content), Kind: u.Kind, Locations: u.Locations,
+			RawInput: u.RawInput, RawOutput: u.RawOutput, Status: u.Status, Title: u.Title, ToolCallID: u.ToolCallId}
 	}
 	return v
-}
-
-// permissionCall is u with its content encoded by this file's types.
-func permissionCall(u acpsdk.ToolCallUpdate) permissionCallJSON {
-	return permissionCallJSON{Meta: u.Meta, Content: toolContentsJSON(u.Content), Kind: u.Kind, Locations: u.Locations,
-		RawInput: u.RawInput, RawOutput: u.RawOutput, Status: u.Status, Title: u.Title, ToolCallID: u.ToolCallId}
 }
 
 // chunkJSON mirrors the SDK's SessionUpdateUserMessageChunk,
@@ -89,11 +83,18 @@ type toolCallJSON struct {
 	ToolCallID    acpsdk.ToolCallId         `json:"toolCallId"`
 }
 
-// toolCallUpdateJSON mirrors the SDK's SessionToolCallUpdate: the
-// members of a ToolCallUpdate and the discriminator.
+// toolCallUpdateJSON mirrors the SDK's SessionToolCallUpdate.
 type toolCallUpdateJSON struct {
-	permissionCallJSON
-	SessionUpdate string `json:"sessionUpdate"`
+	Meta          map[string]any            `json:"_meta,omitempty"`
+	Content       []toolContentJSON         `json:"content,omitempty"`
+	Kind          *acpsdk.ToolKind          `json:"kind,omitempty"`
+	Locations     []acpsdk.ToolCallLocation `json:"locations,omitempty"`
+	RawInput      any                       `json:"rawInput,omitempty"`
+	RawOutput     any                       `json:"rawOutput,omitempty"`
+	SessionUpdate string                    `json:"sessionUpdate"`
+	Status        *acpsdk.ToolCallStatus    `json:"status,omitempty"`
+	Title         *string                   `json:"title,omitempty"`
+	ToolCallID    acpsdk.ToolCallId         `json:"toolCallId"`
 }
 
 // permissionCallJSON mirrors the SDK's ToolCallUpdate (the call a

@@ -120,19 +120,11 @@ func TestUpdateJSONMirrors(t *testing.T) {
 	}
 }
 
-// tags is the set of a struct's JSON member tags, an embedded struct's
-// members among them (encoding/json encodes them as the outer struct's).
+// tags is the set of a struct's JSON member tags.
 func tags(t reflect.Type) map[string]bool {
 	out := map[string]bool{}
 	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for tag := range tags(f.Type) {
-				out[tag] = true
-			}
-			continue
-		}
-		out[f.Tag.Get("json")] = true
+		out[t.Field(i).Tag.Get("json")] = true
 	}
 	return out
 }
