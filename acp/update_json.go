@@ -18,7 +18,10 @@ import (
 // discriminator set; the variants a turn sends often get mirror structs
 // whose nested unions are encoded the same way. Anything else is encoded by
 // the SDK. TestUpdateJSON checks both give the same value for every
-// variant.
+// variant. The mirrors' members are in the order the SDK writes them
+// (its maps sort them), so that the frames are byte for byte the SDK's
+// (TestSplicedUpdateIsTheSDKs): that is why toolCallUpdateJSON repeats
+// permissionCallJSON's members rather than embedding them.
 
 // updateJSON is a SessionUpdate that marshals as the SDK's does.
 type updateJSON acpsdk.SessionUpdate
