@@ -21,12 +21,28 @@ const (
 type refreshKind uint32
 
 // lister is the catalog: it lists tools, resources and prompts, again on
-// list_changed (kick) or when a 2026-07-28 list's TTL ends, and checks a
-// tool name against it. File: catalog.go.
+// list_changed (kick) or when a 2026-07-28 list's TTL ends, holds what was
+// listed and how many of its tools the tool limit lets through, and checks
+// a tool name against it. It owns cat and kept, under its own mu; the
+// fleet's lock (fleetMu) is taken first wherever the tools change or are
+// checked against kept, so that no reader sees tools without their
+// allocation (see fleet.changedLocked). File: catalog.go.
 type lister struct {
-	s          *server
-	refreshCh  chan struct{} // capacity 1: something asked for a refresh
-	refreshReq atomic.Uint32 // the refreshKinds asked for
+	env        roleEnv
+	fleetMu    sync.Locker                             // the Manager's mu
+	changed    func(kind EventKind, toolsChanged bool) // the fleet's changedLocked for this server; fleetMu held
+	refreshCh  chan struct{}                           // capacity 1: something asked for a refresh
+	refreshReq atomic.Uint32                           // the refreshKinds asked for
+
+	mu   sync.Mutex
+	cat  catalog
+	kept int // how many of cat.tools the tool limit lets through
+}
+
+// newLister returns the lister of a server: changed is called, with fleetMu
+// held, after each change of the catalog that is not a change of state.
+func newLister(env roleEnv, fleetMu sync.Locker, changed func(EventKind, bool)) *lister {
+	return &lister{env: env, fleetMu: fleetMu, changed: changed, refreshCh: make(chan struct{}, 1)}
 }
 
 // notify takes the list_changed notifications.
@@ -65,7 +81,7 @@ func (ls *lister) discover(ctx context.Context, c *conn, what refreshKind) (cata
 		go func() {
 			defer wg.Done()
 			if err := fn(); err != nil {
-				ls.s.logger.Warn(name+" failed", "err", err)
+				ls.env.logger.Warn(name+" failed", "err", err)
 			}
 		}()
 	}
@@ -116,26 +132,74 @@ func (ls *lister) discover(ctx context.Context, c *conn, what refreshKind) (cata
 // A tool list equal to the one held (see sameTools) is no change: neither
 // logged nor announced.
 func (ls *lister) update(what refreshKind, cat catalog) {
-	ls.s.m.mu.Lock() // see changedLocked
-	defer ls.s.m.mu.Unlock()
-	ls.s.mu.Lock()
-	if what&refreshTools != 0 && sameTools(ls.s.cat.tools, cat.tools) {
+	ls.fleetMu.Lock() // see changedLocked
+	defer ls.fleetMu.Unlock()
+	ls.mu.Lock()
+	if what&refreshTools != 0 && sameTools(ls.cat.tools, cat.tools) {
 		what &^= refreshTools
 	}
 	if what&refreshTools != 0 {
-		ls.s.cat.tools = cat.tools
+		ls.cat.tools = cat.tools
 	}
 	if what&refreshResources != 0 {
-		ls.s.cat.resources, ls.s.cat.templates, ls.s.cat.prompts = cat.resources, cat.templates, cat.prompts
+		ls.cat.resources, ls.cat.templates, ls.cat.prompts = cat.resources, cat.templates, cat.prompts
 	}
-	ls.s.mu.Unlock()
+	ls.mu.Unlock()
 	if what&refreshTools != 0 {
-		ls.s.logger.Info("tool list changed", "tools", len(cat.tools))
-		ls.s.m.fleet.changedLocked(ls.s, EventToolsChanged, true)
+		ls.env.logger.Info("tool list changed", "tools", len(cat.tools))
+		ls.changed(EventToolsChanged, true)
 	}
 	if what&refreshResources != 0 {
-		ls.s.m.fleet.changedLocked(ls.s, EventResourcesChanged, false)
+		ls.changed(EventResourcesChanged, false)
 	}
+}
+
+// reset is the catalog's part of a change of the server's state, with the
+// fleet's lock held: it takes cat when one was listed, and empties the
+// catalog when the server is not ready. It returns how many tools were
+// held before and after.
+func (ls *lister) reset(cat *catalog, ready bool) (before, after int) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	before = len(ls.cat.tools)
+	if cat != nil {
+		ls.cat = *cat
+	} else if !ready {
+		ls.cat = catalog{}
+	}
+	return before, len(ls.cat.tools)
+}
+
+// keep lets through the first left tools (at most), with the fleet's lock
+// held, and returns how many tools there are and how many it kept.
+func (ls *lister) keep(left int) (n, kept int) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	n = len(ls.cat.tools)
+	ls.kept = min(n, left)
+	return n, ls.kept
+}
+
+// read calls f with the catalog and the number of its tools kept, under
+// the lister's lock; f must not keep cat's slices' backing for writing nor
+// call into the lister.
+func (ls *lister) read(f func(cat *catalog, kept int)) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	f(&ls.cat, ls.kept)
+}
+
+// anyTool reports whether a listed tool named name satisfies ok (called
+// under the lister's lock).
+func (ls *lister) anyTool(name string, ok func(mcp.Tool) bool) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, t := range ls.cat.tools {
+		if t.Name == name && ok(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameTools reports whether two tool lists are the same to everyone who
@@ -164,19 +228,19 @@ func (ls *lister) kick(what refreshKind) {
 
 // checkTool reports whether tool is one the server offers within the limit.
 func (ls *lister) checkTool(tool string) error {
-	ls.s.m.mu.Lock() // kept is allocated under it (see changedLocked)
-	defer ls.s.m.mu.Unlock()
-	ls.s.mu.Lock()
-	defer ls.s.mu.Unlock()
-	for i, t := range ls.s.cat.tools {
+	ls.fleetMu.Lock() // kept is allocated under it (see changedLocked)
+	defer ls.fleetMu.Unlock()
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for i, t := range ls.cat.tools {
 		if t.Name == tool {
-			if i >= ls.s.kept {
-				return fmt.Errorf("%w: %q of server %q is not offered: over the limit of %d tools", ErrUnknownTool, tool, ls.s.spec.Name, ls.s.m.opts.MaxTools)
+			if i >= ls.kept {
+				return fmt.Errorf("%w: %q of server %q is not offered: over the limit of %d tools", ErrUnknownTool, tool, ls.env.spec.Name, ls.env.opts.MaxTools)
 			}
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, ls.s.spec.Name, tool)
+	return fmt.Errorf("%w: server %q has no tool %q", ErrUnknownTool, ls.env.spec.Name, tool)
 }
 
 // expireTools has c's tools listed again when the ttlMs of the listing just

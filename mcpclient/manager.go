@@ -591,13 +591,14 @@ func (m *Manager) Tools() []ServerTool {
 	defer m.mu.Unlock()
 	var out []ServerTool
 	for _, s := range m.fleet.list().servers {
-		s.mu.Lock()
-		if s.st.State == StateReady {
-			for _, t := range s.cat.tools[:s.kept] {
+		if !s.ready() {
+			continue
+		}
+		s.lister.read(func(cat *catalog, kept int) {
+			for _, t := range cat.tools[:kept] {
 				out = append(out, ServerTool{Server: s.spec.Name, Tool: t})
 			}
-		}
-		s.mu.Unlock()
+		})
 	}
 	return out
 }
@@ -628,13 +629,14 @@ func (m *Manager) Prompts() []ServerResource[mcp.Prompt] {
 func collect[T any](m *Manager, pick func(*catalog) []T) []ServerResource[T] {
 	var out []ServerResource[T]
 	for _, s := range m.fleet.list().servers {
-		s.mu.Lock()
-		if s.st.State == StateReady {
-			for _, it := range pick(&s.cat) {
+		if !s.ready() {
+			continue
+		}
+		s.lister.read(func(cat *catalog, _ int) {
+			for _, it := range pick(cat) {
 				out = append(out, ServerResource[T]{Server: s.spec.Name, Item: it})
 			}
-		}
-		s.mu.Unlock()
+		})
 	}
 	return out
 }
@@ -673,11 +675,10 @@ func (fl *fleet) allocateTools() {
 		if s.spec.Disabled {
 			continue
 		}
+		n, kept := s.lister.keep(left)
+		left -= kept
 		s.mu.Lock()
-		n := len(s.cat.tools)
-		s.kept = min(n, left)
-		left -= s.kept
-		s.st.Tools, s.st.Dropped = s.kept, n-s.kept
+		s.st.Tools, s.st.Dropped = kept, n-kept
 		s.st.Warning = ""
 		if s.st.Dropped > 0 {
 			s.st.Warning = fmt.Sprintf("%v: %d of %d tools not offered (at most %d tools per session)", ErrLimit, s.st.Dropped, n, fl.m.opts.MaxTools)

@@ -41,11 +41,18 @@ type server struct {
 
 	mu   sync.Mutex
 	st   Status
-	conn *conn // non-nil only while ready
-	cat  catalog
+	conn *conn       // non-nil only while ready
 	tail *tailBuffer // stderr tail of the current or last process
-	// kept is how many of cat.tools the tool limit lets through.
-	kept int
+}
+
+// roleEnv is what the roles of one server read and never change, given to
+// each at construction: the server's spec and logger, the Manager's
+// Options (read only after New) and the channel that hurries teardown.
+type roleEnv struct {
+	spec   ServerSpec
+	logger *slog.Logger
+	opts   *Options
+	hurry  <-chan struct{}
 }
 
 func newServer(m *Manager, spec ServerSpec) *server {
@@ -62,12 +69,13 @@ func newServer(m *Manager, spec ServerSpec) *server {
 			Since:       time.Now(),
 		},
 	}
+	env := roleEnv{spec: spec, logger: s.logger, opts: &m.opts, hurry: m.hurry}
 	s.auth = newAuth(s)
 	s.caller = &caller{s: s}
 	s.answerer = &answerer{s: s, calls: s.caller}
 	s.caller.answers = s.answerer
 	s.dialer = &dialer{s: s, requests: s.answerer}
-	s.lister = &lister{s: s, refreshCh: make(chan struct{}, 1)}
+	s.lister = newLister(env, &m.mu, s.changedLocked)
 	s.subscriber = &subscriber{s: s}
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	o := &m.opts
@@ -101,8 +109,9 @@ func (s *server) setProcessTail(t *tailBuffer) {
 func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	s.m.mu.Lock() // see changedLocked
 	defer s.m.mu.Unlock()
+	// The catalog first: whoever sees the new state sees its catalog.
+	prevTools, tools := s.lister.reset(cat, state == StateReady)
 	s.mu.Lock()
-	prevTools := len(s.cat.tools)
 	s.st.State = state
 	s.st.Since = time.Now()
 	s.st.WasReady = s.st.WasReady || state == StateReady
@@ -118,14 +127,22 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 		s.st.ServerVersion = c.init.ServerInfo.Version
 		s.st.Instructions = c.init.Instructions
 	}
-	if cat != nil {
-		s.cat = *cat
-	} else if state != StateReady {
-		s.cat = catalog{}
-	}
-	toolsChanged := cat != nil || prevTools != len(s.cat.tools)
+	toolsChanged := cat != nil || prevTools != tools
 	s.mu.Unlock()
-	s.m.fleet.changedLocked(s, EventStatus, toolsChanged)
+	s.changedLocked(EventStatus, toolsChanged)
+}
+
+// changedLocked tells the fleet that s changed, with m.mu held (see
+// fleet.changedLocked).
+func (s *server) changedLocked(kind EventKind, toolsChanged bool) {
+	s.m.fleet.changedLocked(s, kind, toolsChanged)
+}
+
+// ready reports whether the server is ready.
+func (s *server) ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.State == StateReady
 }
 
 // run connects the server and keeps it connected until ctx ends, restarting

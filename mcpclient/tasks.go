@@ -129,18 +129,13 @@ func (cl *caller) asTask(c *conn, tool string) *mcp.TaskParams {
 	if tc == nil || tc.Requests == nil || tc.Requests.Tools == nil || tc.Requests.Tools.Call == nil {
 		return nil
 	}
-	cl.s.mu.Lock()
-	defer cl.s.mu.Unlock()
-	for _, t := range cl.s.cat.tools {
-		if t.Name != tool {
-			continue
-		}
-		if t.Execution != nil && (t.Execution.TaskSupport == mcp.TaskSupportOptional || t.Execution.TaskSupport == mcp.TaskSupportRequired) {
-			p := mcp.NewTaskParams(taskTTL(cl.s.spec.CallTimeout))
-			return &p
-		}
+	if !cl.s.lister.anyTool(tool, func(t mcp.Tool) bool {
+		return t.Execution != nil && (t.Execution.TaskSupport == mcp.TaskSupportOptional || t.Execution.TaskSupport == mcp.TaskSupportRequired)
+	}) {
+		return nil
 	}
-	return nil
+	p := mcp.NewTaskParams(taskTTL(cl.s.spec.CallTimeout))
+	return &p
 }
 
 // takeTask takes a CreateTaskResult (a result with a "task" object and no
