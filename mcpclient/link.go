@@ -124,7 +124,7 @@ func (dl *dialer) dial(life, ctx context.Context, spec *ServerSpec) (*conn, erro
 	default:
 		c, err := dl.dialStreamable(life, ctx, spec)
 		if errors.Is(err, transport.ErrLegacySSEServer) {
-			dl.s.logger.Info("server answered like a legacy SSE server; falling back to SSE")
+			dl.env.logger.Info("server answered like a legacy SSE server; falling back to SSE")
 			return dl.dialSSE(life, ctx, spec)
 		}
 		return c, err
@@ -132,14 +132,14 @@ func (dl *dialer) dial(life, ctx context.Context, spec *ServerSpec) (*conn, erro
 }
 
 func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	p, err := startProcess(spec, dl.s.m.opts.Cwd, dl.s.logs, dl.s.m.opts.StderrTail, dl.s.m.opts.Guard)
+	p, err := startProcess(spec, dl.env.opts.Cwd, dl.logs, dl.env.opts.StderrTail, dl.env.opts.Guard)
 	if err != nil {
 		return nil, err
 	}
-	dl.s.setProcessTail(p.tail)
+	dl.owner.setProcessTail(p.tail)
 	tooLarge := &tooLargeIDs{}
-	stdout := newJSONLines(p.stdout, dl.s.m.opts.MaxMessageSize, dl.s.logs, tooLarge, dl.s.reads)
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
+	stdout := newJSONLines(p.stdout, dl.env.opts.MaxMessageSize, dl.logs, tooLarge, dl.reads)
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.env.logger)
 	t := newStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
@@ -165,7 +165,7 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 		default:
 		}
 		_ = c.client.Close()
-		_ = p.stop(0, dl.s.m.opts.CloseTimeout, dl.s.m.hurry)
+		_ = p.stop(0, dl.env.opts.CloseTimeout, dl.env.hurry)
 		return nil, err
 	}
 	return c, nil
@@ -176,11 +176,11 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 // see auth.roundTripper), and response bodies are bounded by
 // Options.MaxMessageSize (see boundedBodies).
 func (dl *dialer) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error) {
-	rt, err := dl.s.auth.roundTripper(spec, l)
+	rt, err := dl.auth.roundTripper(spec, l)
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: boundedBodies{base: rt, max: dl.s.m.opts.MaxMessageSize, budget: dl.s.reads}}, nil
+	return &http.Client{Transport: boundedBodies{base: rt, max: dl.env.opts.MaxMessageSize, budget: dl.reads}}, nil
 }
 
 func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
@@ -201,8 +201,8 @@ func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*
 	}
 	c, err := dl.dialHTTP(life, ctx, t, TransportHTTP, l)
 	if err == nil && dl.redialLegacy(c) {
-		dl.s.logger.Debug("server/discover answered without 2026-07-28; connecting again on 2025-11-25")
-		dl.s.closeConn(c)
+		dl.env.logger.Debug("server/discover answered without 2026-07-28; connecting again on 2025-11-25")
+		dl.owner.closeConn(c)
 		return dl.dialStreamable(life, ctx, spec)
 	}
 	return c, err
@@ -226,7 +226,7 @@ func (dl *dialer) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, e
 }
 
 func (dl *dialer) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.env.logger)
 	cl := dl.newClient(t, schemas, notes, tasks)
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
@@ -243,7 +243,7 @@ func (dl *dialer) dialHTTP(life, ctx context.Context, t transport.Interface, tr 
 // server is down, which is our restart logic's business, so everything they
 // say goes to debug.
 func (dl *dialer) quietLogger() *slog.Logger {
-	return slog.New(demoteHandler{dl.s.logger.Handler()})
+	return slog.New(demoteHandler{dl.env.logger.Handler()})
 }
 
 // handshake starts the client, wires notifications and runs initialize.
@@ -261,32 +261,32 @@ func (dl *dialer) handshake(life, ctx context.Context, c *conn) error {
 	case <-ctx.Done():
 		_ = c.client.Close()
 		<-started
-		return fmt.Errorf("connect: no answer within %s", dl.s.spec.ConnectTimeout)
+		return fmt.Errorf("connect: no answer within %s", dl.env.spec.ConnectTimeout)
 	}
 	c.listen = newListener()
 	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
 			c.listen.ack()
 		}
-		dl.s.notify(n)
+		dl.owner.notify(n)
 	})
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = dl.preferredVersion(c)
-	req.Params.ClientInfo = mcp.Implementation{Name: dl.s.m.opts.ClientName, Version: dl.s.m.opts.ClientVersion}
+	req.Params.ClientInfo = mcp.Implementation{Name: dl.env.opts.ClientName, Version: dl.env.opts.ClientVersion}
 	res, err := c.client.Initialize(ctx, req)
 	if err != nil && retryModern(c, err) {
 		res, err = c.client.Initialize(ctx, req)
 	}
 	if err != nil {
 		if ctx.Err() != nil && life.Err() == nil {
-			return fmt.Errorf("initialize: no answer within %s", dl.s.spec.ConnectTimeout)
+			return fmt.Errorf("initialize: no answer within %s", dl.env.spec.ConnectTimeout)
 		}
 		return fmt.Errorf("initialize: %w", err)
 	}
 	c.init = res
-	dl.s.subscriber.setLogLevel(ctx, c)
-	dl.s.subscriber.resubscribe(ctx, c)
-	dl.s.subscriber.listen(life, c)
+	dl.session.setLogLevel(ctx, c)
+	dl.session.resubscribe(ctx, c)
+	dl.session.listen(life, c)
 	return nil
 }
 
@@ -294,7 +294,12 @@ func (dl *dialer) handshake(life, ctx context.Context, c *conn) error {
 // handshake or the 2026-07-28 discovery, and chooses the protocol
 // revision. Files: link.go, revision.go, tunnel.go.
 type dialer struct {
-	s        *server
+	env      roleEnv
+	logs     *logGate       // the server's own output, into the log
+	reads    *readBudget    // what reading the server's messages may cost
+	owner    linkOwner      // the server
+	auth     authTransport  // the auth role
+	session  sessionSetup   // the subscriber
 	requests serverRequests // the answerer
 	// httpLegacy: the server answered server/discover over streamable
 	// HTTP without 2026-07-28; it is offered 2025-11-25 only from then on.
@@ -324,7 +329,7 @@ func (dl *dialer) newClient(t transport.Interface, schemas *rawSchemas, notes *n
 // exttasks.go).
 func (dl *dialer) capabilities() mcp.ClientCapabilities {
 	var c mcp.ClientCapabilities
-	o := &dl.s.m.opts
+	o := dl.env.opts
 	if o.Elicitor != nil {
 		c.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
@@ -341,7 +346,7 @@ func (dl *dialer) capabilities() mcp.ClientCapabilities {
 }
 
 // samples reports whether the server is offered sampling.
-func (dl *dialer) samples() bool { return dl.s.m.opts.Sampler != nil && !dl.s.spec.NoSampling }
+func (dl *dialer) samples() bool { return dl.env.opts.Sampler != nil && !dl.env.spec.NoSampling }
 
 // taskCapability is the client "tasks" capability declared on a legacy
 // connection: the request types that may be task-augmented are those whose

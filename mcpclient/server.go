@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -74,13 +75,13 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	s.caller = &caller{s: s}
 	s.answerer = &answerer{s: s, calls: s.caller}
 	s.caller.answers = s.answerer
-	s.dialer = &dialer{s: s, requests: s.answerer}
-	s.lister = newLister(env, &m.mu, s.changedLocked)
-	s.subscriber = &subscriber{s: s}
-	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	s.reads = newReadBudget(o.Clock, time.Sleep)
+	s.lister = newLister(env, &m.mu, s.changedLocked)
+	s.subscriber = &subscriber{s: s}
+	s.dialer = &dialer{env: env, logs: s.logs, reads: s.reads, owner: s, auth: s.auth, session: s.subscriber, requests: s.answerer}
+	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	if spec.CallsPerMinute > 0 {
 		s.limiter = ratelimit.New(spec.CallsPerMinute, time.Minute)
 	}
@@ -380,6 +381,30 @@ type serverRequests interface {
 	serveRequest(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error)
 	requestHandler(method string) func(context.Context, Origin, json.RawMessage) (any, error)
 	answer(ctx context.Context, method string, params any) (any, error)
+}
+
+// linkOwner is what the dialer asks of the server whose links it makes:
+// to record a process's stderr tail, to hand on a notification (on the
+// transport's reader goroutine), and to tear a connection down.
+type linkOwner interface {
+	setProcessTail(t *tailBuffer)
+	notify(n mcp.JSONRPCNotification)
+	closeConn(c *conn)
+}
+
+// authTransport is what the dialer asks of the auth role: the round
+// tripper of an http or sse link, signing its requests in.
+type authTransport interface {
+	roundTripper(spec *ServerSpec, l *httpLink) (http.RoundTripper, error)
+}
+
+// sessionSetup is what the dialer asks of the subscriber once a
+// handshake is made: the log level, the subscriptions again, and the
+// 2026-07-28 listen stream (for the connection's life).
+type sessionSetup interface {
+	setLogLevel(ctx context.Context, c *conn)
+	resubscribe(ctx context.Context, c *conn)
+	listen(life context.Context, c *conn)
 }
 
 // callFinder is what the answerer asks of the caller: the running call a

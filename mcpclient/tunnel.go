@@ -282,8 +282,8 @@ func (l tunnelLink) close(_, total time.Duration, hurry <-chan struct{}) error {
 // and completes the initialize handshake over it. A connection the client
 // refuses fails with the client's error.
 func (dl *dialer) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	t := newTunnelTransport(dl.s.m.opts.MaxMessageSize)
-	tc, err := dl.s.m.opts.Tunnel.Open(ctx, spec.ServerID, t)
+	t := newTunnelTransport(dl.env.opts.MaxMessageSize)
+	tc, err := dl.env.opts.Tunnel.Open(ctx, spec.ServerID, t)
 	if err != nil {
 		_ = t.Close()
 		if ctx.Err() != nil && life.Err() == nil {
@@ -292,8 +292,8 @@ func (dl *dialer) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn
 		return nil, err
 	}
 	t.conn = tc
-	l := tunnelLink{conn: tc, logger: dl.s.logger}
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.s.logger)
+	l := tunnelLink{conn: tc, logger: dl.env.logger}
+	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.env.logger)
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,
@@ -304,7 +304,7 @@ func (dl *dialer) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn
 	}
 	if err := dl.handshake(life, ctx, c); err != nil {
 		_ = c.client.Close()
-		_ = l.close(0, dl.s.m.opts.CloseTimeout, dl.s.m.hurry)
+		_ = l.close(0, dl.env.opts.CloseTimeout, dl.env.hurry)
 		return nil, err
 	}
 	return c, nil
