@@ -161,14 +161,14 @@ func (cl *caller) callTool(ctx context.Context, c *conn, tool string, args any, 
 // endpoint, and the MCP server keeps its state. Otherwise, see authFailed.
 func (cl *caller) signInForCall(ctx context.Context, c *conn, err error, what string, deadline time.Time) (bool, error) {
 	var serr error
-	if oc := cl.s.auth.current(); oc != nil && oc.Machine() {
+	if oc := cl.auth.current(); oc != nil && oc.Machine() {
 		sctx, cancel := context.WithDeadline(ctx, deadline)
 		serr = oc.SignIn(sctx, nil)
 		cancel()
-	} else if cl.s.m.opts.SignIn != nil {
+	} else if cl.env.opts.SignIn != nil {
 		var run *signInRun
-		if run, serr = cl.s.auth.signIn(signInCall); serr == nil {
-			serr = cl.s.auth.wait(ctx, run)
+		if run, serr = cl.auth.signIn(signInCall); serr == nil {
+			serr = cl.auth.wait(ctx, run)
 		}
 	} else {
 		serr = err
@@ -178,9 +178,9 @@ func (cl *caller) signInForCall(ctx context.Context, c *conn, err error, what st
 	}
 	if tokErr := noToken(serr); tokErr != nil {
 		if ctx.Err() == nil && !time.Now().Before(deadline) {
-			return false, fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, cl.s.spec.Name, what, cl.s.spec.CallTimeout, tokErr)
+			return false, fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, cl.env.spec.Name, what, cl.env.spec.CallTimeout, tokErr)
 		}
-		return false, fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, tokErr)
+		return false, fmt.Errorf("MCP server %q: %s: %w", cl.env.spec.Name, what, tokErr)
 	}
 	if serr != err {
 		err = fmt.Errorf("%w (sign-in: %w)", err, serr)
@@ -209,31 +209,31 @@ func (cl *caller) callErr(ctx, callCtx context.Context, c *conn, what string, er
 		// server's fault, nor the link's.
 		switch {
 		case ctx.Err() != nil:
-			return fmt.Errorf("MCP server %q: %s: %w: %w", cl.s.spec.Name, what, ctx.Err(), tokErr)
+			return fmt.Errorf("MCP server %q: %s: %w: %w", cl.env.spec.Name, what, ctx.Err(), tokErr)
 		case errors.Is(context.Cause(callCtx), errTimeout):
-			return fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, cl.s.spec.Name, what, cl.s.spec.CallTimeout, tokErr)
+			return fmt.Errorf("%w: MCP server %q: %s: not sent within %s: %w", ErrCallTimeout, cl.env.spec.Name, what, cl.env.spec.CallTimeout, tokErr)
 		}
-		return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, tokErr)
+		return fmt.Errorf("MCP server %q: %s: %w", cl.env.spec.Name, what, tokErr)
 	}
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, ctx.Err())
+		return fmt.Errorf("MCP server %q: %s: %w", cl.env.spec.Name, what, ctx.Err())
 	case errors.Is(context.Cause(callCtx), errTimeout):
-		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, cl.s.spec.Name, what, cl.s.spec.CallTimeout)
+		return fmt.Errorf("%w: MCP server %q: %s: no answer or progress within %s", ErrCallTimeout, cl.env.spec.Name, what, cl.env.spec.CallTimeout)
 	case errors.Is(err, ErrResponseTooLarge), errors.Is(err, ErrNeedsAuth), errors.Is(err, ErrInvalidResponse):
 		// Not the link's fault: the link stays (see authFailed).
-		return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, err)
+		return fmt.Errorf("MCP server %q: %s: %w", cl.env.spec.Name, what, err)
 	}
 	if trip, _ := callCtx.Value(sizeTripKey{}).(*atomic.Bool); trip != nil && trip.Load() {
 		return fmt.Errorf("MCP server %q: %s: %w: an event of the response stream was over %d bytes (%w)",
-			cl.s.spec.Name, what, ErrResponseTooLarge, cl.s.m.opts.MaxMessageSize, err)
+			cl.env.spec.Name, what, ErrResponseTooLarge, cl.env.opts.MaxMessageSize, err)
 	}
 	if isTransportErr(err) {
 		if died := linkDied(c, err); died != nil {
-			return fmt.Errorf("MCP server %q: %s failed: %w", cl.s.spec.Name, what, died)
+			return fmt.Errorf("MCP server %q: %s failed: %w", cl.env.spec.Name, what, died)
 		}
 	}
-	return fmt.Errorf("MCP server %q: %s: %w", cl.s.spec.Name, what, err)
+	return fmt.Errorf("MCP server %q: %s: %w", cl.env.spec.Name, what, err)
 }
 
 // noToken returns the oauth error inside err when err says that a request
@@ -368,7 +368,10 @@ func (fl *fleet) request(ctx context.Context, server string) (*server, *conn, co
 // revisions), with progress and cancellation. Files: calls.go, tasks.go,
 // exttasks.go, relatedtask.go.
 type caller struct {
-	s        *server
+	env      roleEnv
+	auth     callSignIn     // the auth role: sign-in for a refused call
+	tools    toolIndex      // the lister: which tools run as tasks
+	raw      rawRequester   // the subscriber: requests mcp-go has no method for
 	answers  serverRequests // the answerer: input requests of 2026-07-28 results
 	calls    sync.Map       // progress token (string) -> *callState
 	tokenSeq atomic.Uint64

@@ -220,7 +220,7 @@ func (cl *caller) missingCapability(what string, err error) error {
 	if !errors.As(err, &mc) {
 		return nil
 	}
-	return &MissingCapabilityError{Server: cl.s.spec.Name, Request: what, Capability: mc.Capability, err: err}
+	return &MissingCapabilityError{Server: cl.env.spec.Name, Request: what, Capability: mc.Capability, err: err}
 }
 
 // followExtTask follows the 2026-07-28 task t that the tools/call on
@@ -229,10 +229,10 @@ func (cl *caller) missingCapability(what string, err error) error {
 func (cl *caller) followExtTask(ctx, callCtx context.Context, c *conn, cs *callState, t *extTask) (*mcp.CallToolResult, error) {
 	what := "tools/call " + cs.tool + " (task " + t.TaskID + ")"
 	if !c.modern() {
-		return nil, fmt.Errorf("MCP server %q: %s: %w: a CreateTaskResult on a %s connection", cl.s.spec.Name, what, ErrInvalidResponse, c.init.ProtocolVersion)
+		return nil, fmt.Errorf("MCP server %q: %s: %w: a CreateTaskResult on a %s connection", cl.env.spec.Name, what, ErrInvalidResponse, c.init.ProtocolVersion)
 	}
 	ts := cs.adoptTask(t.TaskID)
-	cl.s.logger.Debug("tool runs as a task (2026-07-28)", "tool", cs.tool, "task", t.TaskID)
+	cl.env.logger.Debug("tool runs as a task (2026-07-28)", "tool", cs.tool, "task", t.TaskID)
 	if t.Status.IsTerminal() && t.Result == nil && t.Error == nil && t.Status != mcp.TaskStatusCancelled {
 		// A CreateTaskResult carries no result or error, even when the
 		// task it creates has already ended: one tasks/get has them.
@@ -251,13 +251,13 @@ func (cl *caller) followExtTask(ctx, callCtx context.Context, c *conn, cs *callS
 		case mcp.TaskStatusCompleted:
 			res, ok := decodeCallResult(t.Result, false)
 			if !ok {
-				return nil, fmt.Errorf("MCP server %q: %s: %w: the completed task has no tools/call result", cl.s.spec.Name, what, ErrInvalidResponse)
+				return nil, fmt.Errorf("MCP server %q: %s: %w: the completed task has no tools/call result", cl.env.spec.Name, what, ErrInvalidResponse)
 			}
 			return res, nil
 		case mcp.TaskStatusFailed:
 			return nil, cl.taskFailed(what, t)
 		case mcp.TaskStatusCancelled:
-			return nil, fmt.Errorf("MCP server %q: %s: %w: %s", cl.s.spec.Name, what, ErrTaskCancelled, t.StatusMessage)
+			return nil, fmt.Errorf("MCP server %q: %s: %w: %s", cl.env.spec.Name, what, ErrTaskCancelled, t.StatusMessage)
 		case mcp.TaskStatusInputRequired:
 			if err := cl.extInput(callCtx, c, ts.id, t.InputRequests, asked); err != nil {
 				if callCtx.Err() != nil {
@@ -300,7 +300,7 @@ func (cl *caller) taskFailed(what string, t *extTask) error {
 	if t.Error != nil {
 		re.Code, re.Message = t.Error.Code, t.Error.Message
 	}
-	return fmt.Errorf("MCP server %q: %s: %w: %w", cl.s.spec.Name, what, ErrTaskFailed, re)
+	return fmt.Errorf("MCP server %q: %s: %w: %w", cl.env.spec.Name, what, ErrTaskFailed, re)
 }
 
 // getExtTask sends tasks/get for task id.
@@ -368,7 +368,7 @@ func (cl *caller) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod,
 	params["_meta"] = map[string]any{
 		mcp.MetaKeyProtocolVersion:    version,
 		mcp.MetaKeyClientCapabilities: c.client.GetClientCapabilities(),
-		mcp.MetaKeyClientInfo:         mcp.Implementation{Name: cl.s.m.opts.ClientName, Version: cl.s.m.opts.ClientVersion},
+		mcp.MetaKeyClientInfo:         mcp.Implementation{Name: cl.env.opts.ClientName, Version: cl.env.opts.ClientVersion},
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
@@ -386,5 +386,5 @@ func (cl *caller) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod,
 			header.Set(mcp.HeaderName, id)
 		}
 	}
-	return cl.s.subscriber.rawRequest(ctx, c, "acpgate-task-", string(method), json.RawMessage(raw), header)
+	return cl.raw.rawRequest(ctx, c, "acpgate-task-", string(method), json.RawMessage(raw), header)
 }

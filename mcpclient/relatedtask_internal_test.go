@@ -21,7 +21,7 @@ func TestTaskRecordedOnArrival(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &server{}
-			s.caller = &caller{s: s}
+			s.caller = &caller{}
 			cs := &callState{tool: "job"}
 			s.caller.calls.Store("token", cs)
 			ctx, slot := withResultSlot(context.WithValue(context.Background(), callKey{}, cs))

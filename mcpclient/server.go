@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/internal/ratelimit"
+	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 
 // server is one MCP server of a Manager: its spec, its state and, while
@@ -72,7 +73,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	}
 	env := roleEnv{spec: spec, logger: s.logger, opts: &m.opts, hurry: m.hurry}
 	s.auth = newAuth(s)
-	s.caller = &caller{s: s}
+	s.caller = &caller{env: env, auth: s.auth}
 	s.answerer = &answerer{s: s, calls: s.caller}
 	s.caller.answers = s.answerer
 	o := &m.opts
@@ -80,6 +81,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	s.reads = newReadBudget(o.Clock, time.Sleep)
 	s.lister = newLister(env, &m.mu, s.changedLocked)
 	s.subscriber = &subscriber{s: s}
+	s.caller.tools, s.caller.raw = s.lister, s.subscriber
 	s.dialer = &dialer{env: env, logs: s.logs, reads: s.reads, owner: s, auth: s.auth, session: s.subscriber, requests: s.answerer}
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	if spec.CallsPerMinute > 0 {
@@ -405,6 +407,27 @@ type sessionSetup interface {
 	setLogLevel(ctx context.Context, c *conn)
 	resubscribe(ctx context.Context, c *conn)
 	listen(life context.Context, c *conn)
+}
+
+// callSignIn is what the caller asks of the auth role when a call is
+// refused for want of a sign-in: the OAuth client, a sign-in run, and a
+// wait for its end.
+type callSignIn interface {
+	current() *oauth.Client
+	signIn(mode signInMode) (*signInRun, error)
+	wait(ctx context.Context, run *signInRun) error
+}
+
+// toolIndex is what the caller asks of the lister: whether a listed tool
+// of that name satisfies ok.
+type toolIndex interface {
+	anyTool(name string, ok func(mcp.Tool) bool) bool
+}
+
+// rawRequester is what the caller asks of the subscriber: a request mcp-go
+// has no method for, sent as JSON-RPC on c.
+type rawRequester interface {
+	rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error)
 }
 
 // callFinder is what the answerer asks of the caller: the running call a

@@ -44,7 +44,7 @@ func working(msg string) mcp.Task {
 func TestTaskReportsInOrder(t *testing.T) {
 	t.Parallel()
 	s := &server{}
-	s.caller = &caller{s: s}
+	s.caller = &caller{}
 	log := &statusLog{}
 	newerSeen := make(chan struct{}) // the newer report reached onProgress
 	newerDone := make(chan struct{}) // its taskReport returned

@@ -129,12 +129,12 @@ func (cl *caller) asTask(c *conn, tool string) *mcp.TaskParams {
 	if tc == nil || tc.Requests == nil || tc.Requests.Tools == nil || tc.Requests.Tools.Call == nil {
 		return nil
 	}
-	if !cl.s.lister.anyTool(tool, func(t mcp.Tool) bool {
+	if !cl.tools.anyTool(tool, func(t mcp.Tool) bool {
 		return t.Execution != nil && (t.Execution.TaskSupport == mcp.TaskSupportOptional || t.Execution.TaskSupport == mcp.TaskSupportRequired)
 	}) {
 		return nil
 	}
-	p := mcp.NewTaskParams(taskTTL(cl.s.spec.CallTimeout))
+	p := mcp.NewTaskParams(taskTTL(cl.env.spec.CallTimeout))
 	return &p
 }
 
@@ -156,7 +156,7 @@ func takeTask(slot *resultSlot, raw json.RawMessage) bool {
 // comment at the top of this file). ctx is the caller's context.
 func (cl *caller) followTask(ctx, callCtx context.Context, c *conn, cs *callState, task mcp.Task, slot *resultSlot) (*mcp.CallToolResult, error) {
 	ts := cs.adoptTask(task.TaskId)
-	cl.s.logger.Debug("tool runs as a task", "tool", cs.tool, "task", task.TaskId)
+	cl.env.logger.Debug("tool runs as a task", "tool", cs.tool, "task", task.TaskId)
 	cl.taskReport(cs, task)
 
 	done := make(chan error, 1)
@@ -193,7 +193,7 @@ func (cl *caller) followTask(ctx, callCtx context.Context, c *conn, cs *callStat
 				cl.taskReport(cs, g.Task)
 				interval = pollInterval(g.PollInterval)
 			} else if callCtx.Err() == nil {
-				cl.s.logger.Debug("tasks/get failed", "task", task.TaskId, "err", err)
+				cl.env.logger.Debug("tasks/get failed", "task", task.TaskId, "err", err)
 			}
 			poll.Reset(interval)
 		}
@@ -211,7 +211,7 @@ func (cl *caller) taskErr(ctx, callCtx context.Context, c *conn, cs *callState, 
 	case errors.Is(context.Cause(callCtx), errTimeout):
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
-		return &TaskRunningError{Server: cl.s.spec.Name, Tool: cs.tool, TaskID: ts.id, Status: ts.p.Status, Message: ts.p.StatusMessage, Waited: cs.timeout}
+		return &TaskRunningError{Server: cl.env.spec.Name, Tool: cs.tool, TaskID: ts.id, Status: ts.p.Status, Message: ts.p.StatusMessage, Waited: cs.timeout}
 	}
 	return cl.callErr(ctx, callCtx, c, "tools/call "+cs.tool+" (task "+ts.id+")", err)
 }
@@ -230,7 +230,7 @@ func (cl *caller) cancelTask(c *conn, id string) {
 			_, err = c.client.CancelTask(ctx, req)
 		}
 		if err != nil {
-			cl.s.logger.Debug("tasks/cancel failed", "task", id, "err", err)
+			cl.env.logger.Debug("tasks/cancel failed", "task", id, "err", err)
 		}
 	})
 }
