@@ -25,7 +25,8 @@ var errLoggedOut = errors.New("signed out")
 // auth is the OAuth side of one http or sse server: its oauth.Client and
 // its sign-ins, one at a time. Safe for concurrent use.
 type auth struct {
-	s *server
+	env   roleEnv
+	owner authOwner // the server: sign-ins' life, the prompt in its status
 
 	mu      sync.Mutex
 	client  *oauth.Client
@@ -44,7 +45,9 @@ type signInRun struct {
 	cancel context.CancelCauseFunc
 }
 
-func newAuth(s *server) *auth { return &auth{s: s, started: make(chan struct{})} }
+func newAuth(env roleEnv, owner authOwner) *auth {
+	return &auth{env: env, owner: owner, started: make(chan struct{})}
+}
 
 // oauthClient returns the oauth.Client of spec (as prepared for this
 // connection), made on first use and again when the URL or the
@@ -69,7 +72,7 @@ func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
 	if a.client != nil && reflect.DeepEqual(a.key, key) {
 		return a.client, nil
 	}
-	o := &a.s.m.opts
+	o := a.env.opts
 	allowInsecure := spec.AllowInsecureHTTP
 	c, err := oauth.New(spec.URL, cfg, oauth.Options{
 		Name:            spec.Name,
@@ -78,7 +81,7 @@ func (a *auth) oauthClient(spec *ServerSpec) (*oauth.Client, error) {
 		RunCommand:      o.RunCommand,
 		RedirectTimeout: o.SignInTimeout,
 		Timeouts:        o.OAuthTimeouts,
-		Logger:          a.s.logger,
+		Logger:          a.env.logger,
 		CheckURL:        func(u string) error { return CheckURL(u, allowInsecure) },
 		ClientName:      o.ClientName,
 	})
@@ -156,9 +159,8 @@ const (
 func (a *auth) signIn(mode signInMode) (*signInRun, error) {
 	c := a.current()
 	if c == nil {
-		return nil, fmt.Errorf("%w: %q", ErrNoOAuth, a.s.spec.Name)
+		return nil, fmt.Errorf("%w: %q", ErrNoOAuth, a.env.spec.Name)
 	}
-	m := a.s.m
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.cur != nil && mode != signInLogin {
@@ -173,36 +175,27 @@ func (a *auth) signIn(mode signInMode) (*signInRun, error) {
 	case signInLogin:
 		a.noAuto = false
 	}
-	m.mu.Lock()
-	closing, life := m.closing, a.s.life
-	if !closing {
-		m.wg.Add(1)
-	}
-	m.mu.Unlock()
-	if closing {
-		return nil, ErrClosed
-	}
-	if life == nil {
-		life = m.ctx // not started yet (Login before Start)
+	life, release, err := a.owner.signInLife()
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancelCause(life)
 	run := &signInRun{done: make(chan struct{}), cancel: cancel}
 	a.cur = run
 	close(a.started)
 	a.started = make(chan struct{})
-	go a.run(ctx, c, run)
+	go a.run(ctx, c, run, release)
 	return run, nil
 }
 
-// run performs one sign-in.
-func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun) {
-	defer a.s.m.wg.Done()
-	s := a.s
+// run performs one sign-in, and calls release when it is over.
+func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun, release func()) {
+	defer release()
 	var present oauth.PresentFunc
-	if hook := s.m.opts.SignIn; hook != nil {
+	if hook := a.env.opts.SignIn; hook != nil {
 		present = func(pctx context.Context, p oauth.Prompt) error {
-			s.setPrompt(p)
-			return hook(pctx, s.spec.Name, p)
+			a.owner.setPrompt(p)
+			return hook(pctx, a.env.spec.Name, p)
 		}
 	}
 	err := c.SignIn(ctx, present)
@@ -210,11 +203,11 @@ func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun) {
 		err = fmt.Errorf("%w: %w", errSuperseded, err)
 	}
 	run.cancel(nil)
-	s.endPrompt(err)
+	a.owner.endPrompt(err)
 	if err != nil {
-		s.logger.Warn("sign-in failed", "err", err)
+		a.env.logger.Warn("sign-in failed", "err", err)
 	} else {
-		s.logger.Info("signed in")
+		a.env.logger.Info("signed in")
 	}
 	a.mu.Lock()
 	run.err = err
@@ -249,7 +242,7 @@ func (a *auth) wait(ctx context.Context, run *signInRun) error {
 // mayAuto reports whether the Manager may start a sign-in on its own for
 // a server that needs one because of err.
 func (a *auth) mayAuto(err error) bool {
-	if a.s.m.opts.SignIn == nil {
+	if a.env.opts.SignIn == nil {
 		return false
 	}
 	a.mu.Lock()
@@ -264,6 +257,22 @@ func (a *auth) mayAuto(err error) bool {
 	stepUp := na.Status == http.StatusForbidden
 	moved := errors.Is(na.Reason, oauth.ErrAuthServerChanged) // a new server: a new sign-in
 	return a.autos == 0 || stepUp || moved
+}
+
+// pending returns the sign-in under way (nil if none) and a channel that
+// closes when the next one starts.
+func (a *auth) pending() (run *signInRun, started <-chan struct{}) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cur, a.started
+}
+
+// stopAuto keeps the Manager from starting sign-ins on its own until the
+// next Login (after Logout).
+func (a *auth) stopAuto() {
+	a.mu.Lock()
+	a.noAuto = true
+	a.mu.Unlock()
 }
 
 // ready resets the count of automatic sign-ins: the server is ready.
@@ -282,9 +291,7 @@ func (s *server) awaitSignIn(ctx context.Context, err error) bool {
 	a := s.auth
 	tried := false
 	for {
-		a.mu.Lock()
-		run, started := a.cur, a.started
-		a.mu.Unlock()
+		run, started := a.pending()
 		if run == nil && !tried && a.mayAuto(err) {
 			tried = true
 			if r, serr := a.signIn(signInAuto); serr == nil {
@@ -308,6 +315,27 @@ func (s *server) awaitSignIn(ctx context.Context, err error) bool {
 			}
 		}
 	}
+}
+
+// signInLife returns the context a sign-in runs under (the server's life;
+// the Manager's before Start) and counts the sign-in in the Manager's
+// WaitGroup until release is called, so that Close waits for it. It fails
+// with ErrClosed once Close has begun.
+func (s *server) signInLife() (life context.Context, release func(), err error) {
+	m := s.m
+	m.mu.Lock()
+	closing, life := m.closing, s.life
+	if !closing {
+		m.wg.Add(1)
+	}
+	m.mu.Unlock()
+	if closing {
+		return nil, nil, ErrClosed
+	}
+	if life == nil {
+		life = m.ctx // not started yet (Login before Start)
+	}
+	return life, m.wg.Done, nil
 }
 
 // setPrompt records the prompt of the sign-in under way in the status,
@@ -362,9 +390,7 @@ func (m *Manager) Logout(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	s.auth.mu.Lock()
-	s.auth.noAuto = true
-	s.auth.mu.Unlock()
+	s.auth.stopAuto()
 	if err := c.Logout(ctx); err != nil {
 		return fmt.Errorf("server %q: logout: %w", name, err)
 	}
@@ -386,11 +412,11 @@ func (a *auth) clientFor(ctx context.Context) (*oauth.Client, error) {
 	if c := a.current(); c != nil {
 		return c, nil
 	}
-	if t := a.s.spec.Transport; t != TransportHTTP && t != TransportSSE {
-		return nil, fmt.Errorf("%w: %q is reached over %s", ErrNoOAuth, a.s.spec.Name, t)
+	if t := a.env.spec.Transport; t != TransportHTTP && t != TransportSSE {
+		return nil, fmt.Errorf("%w: %q is reached over %s", ErrNoOAuth, a.env.spec.Name, t)
 	}
-	spec := a.s.spec
-	if prepare := a.s.m.opts.Prepare; prepare != nil {
+	spec := a.env.spec
+	if prepare := a.env.opts.Prepare; prepare != nil {
 		var err error
 		if spec, err = prepare(ctx, spec); err != nil {
 			return nil, err
@@ -398,7 +424,7 @@ func (a *auth) clientFor(ctx context.Context) (*oauth.Client, error) {
 	}
 	c, err := a.oauthClient(&spec)
 	if err == nil && c == nil {
-		err = fmt.Errorf("%w: sign-in is off for %q", ErrNoOAuth, a.s.spec.Name)
+		err = fmt.Errorf("%w: sign-in is off for %q", ErrNoOAuth, a.env.spec.Name)
 	}
 	return c, err
 }

@@ -72,7 +72,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 		},
 	}
 	env := roleEnv{spec: spec, logger: s.logger, opts: &m.opts, hurry: m.hurry}
-	s.auth = newAuth(s)
+	s.auth = newAuth(env, s)
 	s.caller = &caller{env: env, auth: s.auth}
 	s.answerer = &answerer{s: s, calls: s.caller}
 	s.caller.answers = s.answerer
@@ -428,6 +428,15 @@ type toolIndex interface {
 // has no method for, sent as JSON-RPC on c.
 type rawRequester interface {
 	rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error)
+}
+
+// authOwner is what the auth role asks of its server: the life a sign-in
+// runs under (counted until release), and to show a sign-in's prompt, and
+// its end, in the server's status.
+type authOwner interface {
+	signInLife() (life context.Context, release func(), err error)
+	setPrompt(p oauth.Prompt)
+	endPrompt(err error)
 }
 
 // callFinder is what the answerer asks of the caller: the running call a
