@@ -421,14 +421,14 @@ func (an *answerer) serveTask(ctx context.Context, ct *clientTasks, req transpor
 		}
 		res, err := handle(ctx, origin, raw)
 		if err != nil {
-			an.s.logger.Debug("server request refused", "method", req.Method, "err", err)
+			an.env.logger.Debug("server request refused", "method", req.Method, "err", err)
 		}
 		return res, err
 	})
 	if err != nil {
 		return reply(req.ID, nil, err), true
 	}
-	an.s.logger.Debug("server request runs as a task", "method", req.Method, "tool", origin.Tool, "task", task.TaskId)
+	an.env.logger.Debug("server request runs as a task", "method", req.Method, "tool", origin.Tool, "task", task.TaskId)
 	return reply(req.ID, mcp.NewCreateTaskResult(task), nil), true
 }
 

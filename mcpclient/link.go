@@ -333,7 +333,7 @@ func (dl *dialer) capabilities() mcp.ClientCapabilities {
 	if o.Elicitor != nil {
 		c.Elicitation = &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
-	if dl.samples() {
+	if dl.env.samples() {
 		c.Sampling = &mcp.SamplingCapability{Tools: &struct{}{}}
 	}
 	if o.Roots != nil {
@@ -344,9 +344,6 @@ func (dl *dialer) capabilities() mcp.ClientCapabilities {
 	c.Extensions = map[string]any{extTasksID: struct{}{}} // 2026-07-28 only: see exttasks.go
 	return c
 }
-
-// samples reports whether the server is offered sampling.
-func (dl *dialer) samples() bool { return dl.env.opts.Sampler != nil && !dl.env.spec.NoSampling }
 
 // taskCapability is the client "tasks" capability declared on a legacy
 // connection: the request types that may be task-augmented are those whose

@@ -40,5 +40,5 @@ func mcpLogLevel(level string) slog.Level {
 func (an *answerer) serverLog(params map[string]any) {
 	level, _ := params["level"].(string)
 	name, _ := params["logger"].(string)
-	an.s.logs.serverLog(mcpLogLevel(level), level, name, params["data"])
+	an.logs.serverLog(mcpLogLevel(level), level, name, params["data"])
 }

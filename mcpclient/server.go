@@ -74,10 +74,10 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	env := roleEnv{spec: spec, logger: s.logger, opts: &m.opts, hurry: m.hurry}
 	s.auth = newAuth(env, s)
 	s.caller = &caller{env: env, auth: s.auth}
-	s.answerer = &answerer{s: s, calls: s.caller}
-	s.caller.answers = s.answerer
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
+	s.answerer = &answerer{env: env, logs: s.logs, calls: s.caller}
+	s.caller.answers = s.answerer
 	s.reads = newReadBudget(o.Clock, time.Sleep)
 	s.lister = newLister(env, &m.mu, s.changedLocked)
 	s.subscriber = &subscriber{s: s}
@@ -429,6 +429,9 @@ type toolIndex interface {
 type rawRequester interface {
 	rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error)
 }
+
+// samples reports whether the server is offered sampling.
+func (e roleEnv) samples() bool { return e.opts.Sampler != nil && !e.spec.NoSampling }
 
 // authOwner is what the auth role asks of its server: the life a sign-in
 // runs under (counted until release), and to show a sign-in's prompt, and

@@ -43,14 +43,14 @@ func (an *answerer) serveRequest(ctx context.Context, req transport.JSONRPCReque
 // requestHandler is the handler of server requests of method, or nil
 // when acpgate does not answer them (no handler set in the Options).
 func (an *answerer) requestHandler(method string) func(context.Context, Origin, json.RawMessage) (any, error) {
-	o := &an.s.m.opts
+	o := an.env.opts
 	switch method {
 	case string(mcp.MethodElicitationCreate):
 		if o.Elicitor != nil {
 			return an.elicit
 		}
 	case string(mcp.MethodSamplingCreateMessage):
-		if an.s.dialer.samples() {
+		if an.env.samples() {
 			return an.sample
 		}
 	case string(mcp.MethodListRoots):
@@ -76,10 +76,10 @@ func (an *answerer) answer(ctx context.Context, method string, params any) (any,
 	}
 	rctx, origin, done := an.requestContext(ctx, raw)
 	defer done()
-	an.s.logger.Debug("server request", "method", method, "tool", origin.Tool)
+	an.env.logger.Debug("server request", "method", method, "tool", origin.Tool)
 	res, err := handle(rctx, origin, raw)
 	if err != nil {
-		an.s.logger.Debug("server request refused", "method", method, "err", err)
+		an.env.logger.Debug("server request refused", "method", method, "err", err)
 		return nil, err
 	}
 	return res, nil
@@ -113,7 +113,7 @@ type callKey struct{}
 // requests.go) and returns the handler's context, the request's origin,
 // and the function that releases the context.
 func (an *answerer) requestContext(ctx context.Context, params json.RawMessage) (context.Context, Origin, func()) {
-	o := Origin{Server: an.s.spec.Name}
+	o := Origin{Server: an.env.spec.Name}
 	cs, _ := ctx.Value(callKey{}).(*callState)
 	if cs == nil {
 		cs = an.calls.taskCall(params)
@@ -122,7 +122,7 @@ func (an *answerer) requestContext(ctx context.Context, params json.RawMessage) 
 		cs = an.calls.soleCall()
 	}
 	if cs == nil {
-		rctx, cancel := context.WithTimeout(ctx, an.s.spec.CallTimeout)
+		rctx, cancel := context.WithTimeout(ctx, an.env.spec.CallTimeout)
 		return rctx, o, cancel
 	}
 	o.Tool = cs.tool
@@ -150,7 +150,7 @@ func (an *answerer) elicit(ctx context.Context, o Origin, params json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	res, err := an.s.m.opts.Elicitor.Elicit(ctx, req)
+	res, err := an.env.opts.Elicitor.Elicit(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +172,11 @@ func (an *answerer) sample(ctx context.Context, o Origin, params json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	return an.s.m.opts.Sampler.CreateMessage(ctx, req)
+	return an.env.opts.Sampler.CreateMessage(ctx, req)
 }
 
 func (an *answerer) roots(ctx context.Context, o Origin, _ json.RawMessage) (any, error) {
-	roots, err := an.s.m.opts.Roots.Roots(ctx, o)
+	roots, err := an.env.opts.Roots.Roots(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +192,8 @@ func (an *answerer) roots(ctx context.Context, o Origin, _ json.RawMessage) (any
 // the transport's reader goroutine).
 func (an *answerer) elicitationComplete(params map[string]any) {
 	id, _ := params["elicitationId"].(string)
-	if e := an.s.m.opts.Elicitor; e != nil && id != "" {
-		e.ElicitationComplete(an.s.spec.Name, id)
+	if e := an.env.opts.Elicitor; e != nil && id != "" {
+		e.ElicitationComplete(an.env.spec.Name, id)
 	}
 }
 
@@ -223,7 +223,8 @@ func (m *Manager) RootsChanged(ctx context.Context) error {
 // sampling, roots, and its tasks of them) and the notifications about
 // them. Files: server_requests.go, clienttasks.go, logging.go.
 type answerer struct {
-	s     *server
+	env   roleEnv
+	logs  *logGate   // the server's own output, into the log
 	calls callFinder // the caller
 }
 
