@@ -377,6 +377,10 @@ type caller struct {
 	tokenSeq atomic.Uint64
 }
 
+// nextID returns a number not returned before, for a progress token or a
+// request id.
+func (cl *caller) nextID() uint64 { return cl.tokenSeq.Add(1) }
+
 // notify takes progress and task status notifications.
 func (cl *caller) notify(method string, params map[string]any) bool {
 	switch method {

@@ -178,7 +178,7 @@ func (sb *subscriber) listenLoop(ctx context.Context, c *conn, l *listener) {
 			if l.fail(cmp.Or(err, errListenEnded)) {
 				backoff = listenBackoffMin // it worked for a while
 			}
-			sb.s.logger.Debug("subscriptions/listen ended; listening again", "err", err, "after", backoff)
+			sb.env.logger.Debug("subscriptions/listen ended; listening again", "err", err, "after", backoff)
 		}
 		wait := time.NewTimer(backoff)
 		select {

@@ -94,7 +94,7 @@ func (fl *fleet) subscription(ctx context.Context, server, uri string, on bool) 
 // server acknowledged the new filter.
 func (sb *subscriber) listenSubscription(ctx, callCtx context.Context, c *conn, uri string, on bool) error {
 	if !subscribable(c) {
-		return fmt.Errorf("MCP server %q: subscriptions/listen: %w (it declares no resource subscriptions)", sb.s.spec.Name, ErrUnsupported)
+		return fmt.Errorf("MCP server %q: subscriptions/listen: %w (it declares no resource subscriptions)", sb.env.spec.Name, ErrUnsupported)
 	}
 	sb.subs.set(uri, on)
 	n := c.listen.kick()
@@ -106,10 +106,10 @@ func (sb *subscriber) listenSubscription(ctx, callCtx context.Context, c *conn, 
 	case err == nil:
 		return nil
 	case callCtx.Err() != nil:
-		return sb.s.caller.callErr(ctx, callCtx, c, "subscriptions/listen "+uri, err)
+		return sb.calls.callErr(ctx, callCtx, c, "subscriptions/listen "+uri, err)
 	default:
 		// The stream failed; it is retried, and names uri from now on.
-		return fmt.Errorf("MCP server %q: subscribing to %s: %w", sb.s.spec.Name, uri, err)
+		return fmt.Errorf("MCP server %q: subscribing to %s: %w", sb.env.spec.Name, uri, err)
 	}
 }
 
@@ -146,7 +146,7 @@ func (sb *subscriber) sendSubscription(ctx context.Context, c *conn, uri string,
 func (sb *subscriber) rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error) {
 	req := transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(prefix + strconv.FormatUint(sb.s.caller.tokenSeq.Add(1), 10)),
+		ID:      mcp.NewRequestId(prefix + strconv.FormatUint(sb.calls.nextID(), 10)),
 		Method:  method,
 		Params:  params,
 		Header:  header,
@@ -170,7 +170,7 @@ func (sb *subscriber) resubscribe(ctx context.Context, c *conn) {
 	}
 	for _, uri := range sb.subs.list() {
 		if _, err := sb.sendSubscription(ctx, c, uri, true); err != nil {
-			sb.s.logger.Debug("resources/subscribe after a restart failed", "uri", uri, "err", err)
+			sb.env.logger.Debug("resources/subscribe after a restart failed", "uri", uri, "err", err)
 		}
 	}
 }
@@ -210,7 +210,7 @@ func (sb *subscriber) resourceUpdated(params map[string]any) {
 	if uri == "" {
 		return
 	}
-	sb.s.m.events.push(Event{Kind: EventResourceUpdated, Server: sb.s.spec.Name, URI: uri, Status: sb.s.status()})
+	sb.owner.resourceUpdated(uri)
 }
 
 // CompletePrompt asks server for the completions of argument arg of its
@@ -248,10 +248,10 @@ func (sb *subscriber) setLogLevel(ctx context.Context, c *conn) {
 		return
 	}
 	req := mcp.SetLevelRequest{}
-	req.Params.Level = mcpLevel(ctx, sb.s.logger)
+	req.Params.Level = mcpLevel(ctx, sb.env.logger)
 	//lint:ignore SA1019 logging is deprecated in 2026-07-28 only; sent to servers that declare it, whatever their revision.
 	if err := c.client.SetLevel(ctx, req); err != nil {
-		sb.s.logger.Debug("logging/setLevel failed", "level", req.Params.Level, "err", err)
+		sb.env.logger.Debug("logging/setLevel failed", "level", req.Params.Level, "err", err)
 	}
 }
 
@@ -273,8 +273,10 @@ func mcpLevel(ctx context.Context, l *slog.Logger) mcp.LoggingLevel {
 // 2026-07-28 listen stream and the log level. Files: resources.go,
 // listen.go.
 type subscriber struct {
-	s    *server
-	subs subscriptions
+	env   roleEnv
+	calls callPlumbing   // the caller
+	owner resourceEvents // the server
+	subs  subscriptions
 }
 
 // notify takes resources/updated.

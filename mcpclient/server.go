@@ -80,7 +80,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	s.caller.answers = s.answerer
 	s.reads = newReadBudget(o.Clock, time.Sleep)
 	s.lister = newLister(env, &m.mu, s.changedLocked)
-	s.subscriber = &subscriber{s: s}
+	s.subscriber = &subscriber{env: env, calls: s.caller, owner: s}
 	s.caller.tools, s.caller.raw = s.lister, s.subscriber
 	s.dialer = &dialer{env: env, logs: s.logs, reads: s.reads, owner: s, auth: s.auth, session: s.subscriber, requests: s.answerer}
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
@@ -428,6 +428,24 @@ type toolIndex interface {
 // has no method for, sent as JSON-RPC on c.
 type rawRequester interface {
 	rawRequest(ctx context.Context, c *conn, prefix, method string, params any, header http.Header) (json.RawMessage, error)
+}
+
+// resourceUpdated announces that the server updated the resource uri.
+func (s *server) resourceUpdated(uri string) {
+	s.m.events.push(Event{Kind: EventResourceUpdated, Server: s.spec.Name, URI: uri, Status: s.status()})
+}
+
+// callPlumbing is what the subscriber asks of the caller: the error of a
+// failed request, told as a call's, and ids for its own requests.
+type callPlumbing interface {
+	callErr(ctx, callCtx context.Context, c *conn, what string, err error) error
+	nextID() uint64
+}
+
+// resourceEvents is what the subscriber asks of its server: to announce
+// an updated resource (an EventResourceUpdated).
+type resourceEvents interface {
+	resourceUpdated(uri string)
 }
 
 // samples reports whether the server is offered sampling.
