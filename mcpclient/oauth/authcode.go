@@ -21,15 +21,15 @@ const callbackPath = "/callback"
 // authorizationCode runs the authorization code grant with PKCE S256 and
 // a loopback redirect (RFC 8252 §7.3): the listener lives for this sign-in
 // only.
-func (gr *grants) authorizationCode(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
+func (c *Client) authorizationCode(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
 	state := rand.Text()
-	redirectURI, results, stop, err := gr.listen(ctx, state, d)
+	redirectURI, results, stop, err := c.listen(ctx, state, d)
 	if err != nil {
-		return nil, gr.c.fail(StepRedirect, fmt.Errorf("opening the loopback listener: %w", err))
+		return nil, c.fail(StepRedirect, fmt.Errorf("opening the loopback listener: %w", err))
 	}
 	defer stop()
 
-	id, err := gr.c.registrar.identify(ctx, d, []string{redirectURI}, []string{GrantAuthorizationCode, grantRefreshToken})
+	id, err := c.identify(ctx, d, []string{redirectURI}, []string{GrantAuthorizationCode, grantRefreshToken})
 	if err != nil {
 		return nil, err
 	}
@@ -46,12 +46,12 @@ func (gr *grants) authorizationCode(ctx context.Context, d *discovery, scopes []
 	scopeForm(q, scopes)
 	authURL, err := withQuery(d.as.AuthorizationEndpoint, q)
 	if err != nil {
-		return nil, gr.c.fail(StepMetadata, fmt.Errorf("%w: authorization_endpoint: %w", ErrMetadata, err))
+		return nil, c.fail(StepMetadata, fmt.Errorf("%w: authorization_endpoint: %w", ErrMetadata, err))
 	}
-	p := Prompt{Server: gr.c.name, URL: authURL, ID: rand.Text()}
-	gr.c.opts.Logger.Info("waiting for sign-in", "server", gr.c.name, "issuer", d.issuer, "prompt", p.ID)
+	p := Prompt{Server: c.name, URL: authURL, ID: rand.Text()}
+	c.opts.Logger.Info("waiting for sign-in", "server", c.name, "issuer", d.issuer, "prompt", p.ID)
 	var res redirectResult
-	err = gr.await(ctx, p, present, func(wctx context.Context) error {
+	err = c.await(ctx, p, present, func(wctx context.Context) error {
 		select {
 		case res = <-results:
 			return res.err
@@ -62,7 +62,7 @@ func (gr *grants) authorizationCode(ctx context.Context, d *discovery, scopes []
 	if err != nil {
 		return nil, err
 	}
-	rec, err := gr.c.newRecord(d, id)
+	rec, err := c.newRecord(d, id)
 	if err != nil {
 		return nil, err
 	}
@@ -73,14 +73,14 @@ func (gr *grants) authorizationCode(ctx context.Context, d *discovery, scopes []
 		"code_verifier": {verifier},
 		"resource":      {d.resource},
 	}
-	return gr.c.tokens.grant(ctx, rec, form, scopes)
+	return c.grant(ctx, rec, form, scopes)
 }
 
 // listen opens the loopback listener of one sign-in on 127.0.0.1 (a
 // random port) and returns its redirect URI, the channel its first
 // redirect arrives on, and the function that closes it (and waits until
 // it is closed).
-func (gr *grants) listen(ctx context.Context, state string, d *discovery) (string, <-chan redirectResult, func(), error) {
+func (c *Client) listen(ctx context.Context, state string, d *discovery) (string, <-chan redirectResult, func(), error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,7 +88,7 @@ func (gr *grants) listen(ctx context.Context, state string, d *discovery) (strin
 	}
 	results := make(chan redirectResult, 1)
 	srv := &http.Server{
-		Handler:           gr.callbackHandler(state, d, results),
+		Handler:           c.callbackHandler(state, d, results),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	served := make(chan struct{})
@@ -111,8 +111,8 @@ func (gr *grants) listen(ctx context.Context, state string, d *discovery) (strin
 // return: the user's part of a sign-in. present runs alongside (it may
 // return at once or when the user is done); its error ends the wait. It
 // returns only once present has returned.
-func (gr *grants) await(ctx context.Context, p Prompt, present PresentFunc, wait func(context.Context) error) error {
-	wctx, cancel := context.WithTimeout(ctx, gr.c.opts.RedirectTimeout)
+func (c *Client) await(ctx context.Context, p Prompt, present PresentFunc, wait func(context.Context) error) error {
+	wctx, cancel := context.WithTimeout(ctx, c.opts.RedirectTimeout)
 	defer cancel()
 	presented := make(chan error, 1)
 	go func() { presented <- present(wctx, p) }()
@@ -127,7 +127,7 @@ func (gr *grants) await(ctx context.Context, p Prompt, present PresentFunc, wait
 		if perr != nil && wctx.Err() == nil {
 			cancel()
 			<-waited
-			return gr.c.fail(StepAuthorization, fmt.Errorf("presenting the sign-in: %w", perr))
+			return c.fail(StepAuthorization, fmt.Errorf("presenting the sign-in: %w", perr))
 		}
 		err = <-waited
 	}
@@ -135,14 +135,14 @@ func (gr *grants) await(ctx context.Context, p Prompt, present PresentFunc, wait
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
-		return gr.c.fail(StepRedirect, ctx.Err())
+		return c.fail(StepRedirect, ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded) && wctx.Err() != nil:
-		return gr.c.fail(StepRedirect, fmt.Errorf("%w: no answer within %s", ErrRedirectTimeout, gr.c.opts.RedirectTimeout))
+		return c.fail(StepRedirect, fmt.Errorf("%w: no answer within %s", ErrRedirectTimeout, c.opts.RedirectTimeout))
 	}
 	if te := (*TokenError)(nil); errors.As(err, &te) {
-		return gr.c.fail(StepToken, err)
+		return c.fail(StepToken, err)
 	}
-	return gr.c.fail(StepRedirect, err)
+	return c.fail(StepRedirect, err)
 }
 
 // redirectResult is what the loopback redirect brought.
@@ -154,7 +154,7 @@ type redirectResult struct {
 // callbackHandler serves the loopback redirect: it checks state (first),
 // iss (RFC 9207) and the error, sends the result to results (the first
 // redirect only), and shows the user a short page.
-func (gr *grants) callbackHandler(state string, d *discovery, results chan<- redirectResult) http.Handler {
+func (c *Client) callbackHandler(state string, d *discovery, results chan<- redirectResult) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != callbackPath {
 			http.NotFound(w, r)
@@ -167,10 +167,10 @@ func (gr *grants) callbackHandler(state string, d *discovery, results chan<- red
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
-		msg := "Signed in to " + gr.c.name + ". You can close this window."
+		msg := "Signed in to " + c.name + ". You can close this window."
 		if res.err != nil {
 			w.WriteHeader(http.StatusBadRequest)
-			msg = "Sign-in to " + gr.c.name + " failed: " + res.err.Error()
+			msg = "Sign-in to " + c.name + " failed: " + res.err.Error()
 		}
 		fmt.Fprintf(w, "<!doctype html><title>acpgate</title><p>%s</p>\n", html.EscapeString(msg))
 	})

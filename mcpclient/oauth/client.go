@@ -54,33 +54,7 @@ type Client struct {
 	dkey             *dpopKey
 	dkeyDER          []byte
 	asNonce, rsNonce string
-
-	// The roles (see the package doc), made by New; each reaches the
-	// state above through c, under mu.
-	disco     *discoverer // metadata discovery
-	registrar *registrar  // client registration
-	grants    *grants     // the grants that sign in
-	tokens    *tokens     // the token endpoint, the held token, refresh
 }
-
-// discoverer finds the protected resource's and the authorization
-// server's metadata (RFC 9728, RFC 8414). File: discovery.go.
-type discoverer struct{ c *Client }
-
-// registrar gives the Client an identity at an authorization server:
-// configured, a client metadata document, or dynamic registration
-// (RFC 7591). File: register.go.
-type registrar struct{ c *Client }
-
-// grants are the grants that sign in: authorization code with PKCE and a
-// loopback redirect, device authorization, client credentials and the
-// identity assertion exchange. Files: authcode.go, device.go, machine.go.
-type grants struct{ c *Client }
-
-// tokens is the token endpoint and the token the Client holds: requests
-// to it, refresh, the one token flight, dropping a refused token.
-// Files: token.go, flight.go, transport.go.
-type tokens struct{ c *Client }
 
 // New returns a Client for the server at serverURL, with the token the
 // Store holds for it, if any. It fails (wrapping ErrConfig) on a disabled
@@ -101,7 +75,6 @@ func New(serverURL string, cfg Config, opts Options) (*Client, error) {
 	}
 	c := &Client{serverURL: res, resource: res, cfg: cfg, opts: opts.withDefaults(), ownHTTP: opts.HTTP == nil}
 	c.life, c.stop = context.WithCancel(context.Background())
-	c.disco, c.registrar, c.grants, c.tokens = &discoverer{c}, &registrar{c}, &grants{c}, &tokens{c}
 	c.name = c.opts.Name
 	if c.name == "" {
 		c.name = res
@@ -191,7 +164,7 @@ func (c *Client) SignIn(ctx context.Context, present PresentFunc) error {
 	ch := c.ch
 	stepUp := ch.Error == "insufficient_scope"
 	c.mu.Unlock()
-	d, err := c.disco.discover(ctx, ch)
+	d, err := c.discover(ctx, ch)
 	if err != nil {
 		return c.fail(StepMetadata, err)
 	}
@@ -202,16 +175,16 @@ func (c *Client) SignIn(ctx context.Context, present PresentFunc) error {
 	var rec *record
 	switch {
 	case c.cfg.machine():
-		rec, err = c.grants.machineGrant(ctx, d, scopes)
+		rec, err = c.machineGrant(ctx, d, scopes)
 	case present == nil:
 		return c.fail(StepAuthorization, ErrNoSignIn)
 	case c.cfg.DeviceCode && d.as.DeviceAuthorizationEndpoint != "":
-		rec, err = c.grants.deviceGrant(ctx, d, scopes, present)
+		rec, err = c.deviceGrant(ctx, d, scopes, present)
 	default:
 		if c.cfg.DeviceCode {
 			c.opts.Logger.Info("authorization server offers no device grant; using a redirect", "server", c.name)
 		}
-		rec, err = c.grants.authorizationCode(ctx, d, scopes, present)
+		rec, err = c.authorizationCode(ctx, d, scopes, present)
 	}
 	if err != nil {
 		return err
@@ -240,7 +213,7 @@ func (c *Client) machineSignIn(ctx context.Context) error {
 		c.mu.Lock()
 		c.disc = nil
 		c.mu.Unlock()
-		tok, err := c.tokens.machineToken(ctx, ch, stepUp)
+		tok, err := c.machineToken(ctx, ch, stepUp)
 		if err == nil {
 			c.mu.Lock()
 			c.ch = challenge{}
@@ -252,7 +225,7 @@ func (c *Client) machineSignIn(ctx context.Context) error {
 	// A flight under way may be a recovery that ends without a token (it
 	// dropped one the server refused): then this sign-in flies its own.
 	for range 2 {
-		tok, err := c.tokens.fly(ctx, stepUp, grant)
+		tok, err := c.fly(ctx, stepUp, grant)
 		if err != nil || tok != "" {
 			return err
 		}

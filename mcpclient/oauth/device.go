@@ -26,74 +26,74 @@ type deviceAuthorization struct {
 // deviceGrant runs the device authorization grant (RFC 8628): present
 // shows the user code and verification URI, and the token endpoint is
 // polled until the user has approved, declined, or the code expired.
-func (gr *grants) deviceGrant(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
-	id, err := gr.c.registrar.identify(ctx, d, nil, []string{grantDeviceCode, grantRefreshToken})
+func (c *Client) deviceGrant(ctx context.Context, d *discovery, scopes []string, present PresentFunc) (*record, error) {
+	id, err := c.identify(ctx, d, nil, []string{grantDeviceCode, grantRefreshToken})
 	if err != nil {
 		return nil, err
 	}
-	rec, err := gr.c.newRecord(d, id)
+	rec, err := c.newRecord(d, id)
 	if err != nil {
 		return nil, err
 	}
-	da, err := gr.authorizeDevice(ctx, d, rec, scopes)
+	da, err := c.authorizeDevice(ctx, d, rec, scopes)
 	if err != nil {
-		return nil, gr.c.fail(StepAuthorization, err)
+		return nil, c.fail(StepAuthorization, err)
 	}
 	for _, u := range []string{da.VerificationURI, da.VerificationURIComplete} {
 		if u == "" {
 			continue
 		}
-		if err := gr.c.opts.CheckURL(u); err != nil {
-			return nil, gr.c.fail(StepAuthorization, fmt.Errorf("%w: verification URI %q: %w", ErrMetadata, u, err))
+		if err := c.opts.CheckURL(u); err != nil {
+			return nil, c.fail(StepAuthorization, fmt.Errorf("%w: verification URI %q: %w", ErrMetadata, u, err))
 		}
 	}
-	p := Prompt{Server: gr.c.name, URL: da.VerificationURIComplete, UserCode: da.UserCode, VerificationURI: da.VerificationURI, ID: rand.Text()}
+	p := Prompt{Server: c.name, URL: da.VerificationURIComplete, UserCode: da.UserCode, VerificationURI: da.VerificationURI, ID: rand.Text()}
 	if p.URL == "" {
 		p.URL = da.VerificationURI
 	}
 	var tr *tokenResponse
-	err = gr.await(ctx, p, present, func(wctx context.Context) error {
+	err = c.await(ctx, p, present, func(wctx context.Context) error {
 		var err error
-		tr, err = gr.pollDevice(wctx, rec, da)
+		tr, err = c.pollDevice(wctx, rec, da)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := gr.c.tokens.applyToken(rec, tr, scopes); err != nil {
-		return nil, gr.c.fail(StepToken, err)
+	if err := c.applyToken(rec, tr, scopes); err != nil {
+		return nil, c.fail(StepToken, err)
 	}
 	return rec, nil
 }
 
 // authorizeDevice asks the device authorization endpoint for a user code.
-func (gr *grants) authorizeDevice(ctx context.Context, d *discovery, rec *record, scopes []string) (*deviceAuthorization, error) {
+func (c *Client) authorizeDevice(ctx context.Context, d *discovery, rec *record, scopes []string) (*deviceAuthorization, error) {
 	form := url.Values{"resource": {d.resource}}
 	scopeForm(form, scopes)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.as.DeviceAuthorizationEndpoint, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := gr.c.tokens.auth(rec).apply(form, req, gr.c.opts.Now(), gr.c.opts.Secrets); err != nil {
+	if err := c.auth(rec).apply(form, req, c.opts.Now(), c.opts.Secrets); err != nil {
 		return nil, err
 	}
 	req.Body = io.NopCloser(strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	var da deviceAuthorization
-	if err := gr.c.tokens.doJSON(req, ErrTokenEndpoint, &da); err != nil {
+	if err := c.doJSON(req, ErrTokenEndpoint, &da); err != nil {
 		return nil, err
 	}
 	if da.DeviceCode == "" || da.UserCode == "" || da.VerificationURI == "" {
 		return nil, fmt.Errorf("%w: %s: incomplete device authorization", ErrTokenEndpoint, d.as.DeviceAuthorizationEndpoint)
 	}
-	gr.c.opts.Secrets(da.DeviceCode)
+	c.opts.Secrets(da.DeviceCode)
 	return &da, nil
 }
 
 // pollDevice polls the token endpoint for the device code's token, at the
 // server's interval (RFC 8628 §3.4, §3.5), until ctx ends.
-func (gr *grants) pollDevice(ctx context.Context, rec *record, da *deviceAuthorization) (*tokenResponse, error) {
+func (c *Client) pollDevice(ctx context.Context, rec *record, da *deviceAuthorization) (*tokenResponse, error) {
 	interval := 5 * time.Second
 	if da.Interval != nil {
 		interval = time.Duration(max(*da.Interval, 0)) * time.Second
@@ -115,7 +115,7 @@ func (gr *grants) pollDevice(ctx context.Context, rec *record, da *deviceAuthori
 		case <-timer.C:
 		}
 		form := url.Values{"grant_type": {grantDeviceCode}, "device_code": {da.DeviceCode}, "resource": {rec.Resource}}
-		tr, err := gr.c.tokens.postToken(ctx, rec.TokenEndpoint, form, gr.c.tokens.auth(rec))
+		tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
 		var te *TokenError
 		switch {
 		case err == nil:

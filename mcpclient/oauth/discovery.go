@@ -63,22 +63,22 @@ type discovery struct {
 // configuration). Without protected-resource metadata it follows the
 // 2025-03-26 revision: metadata at the server's origin, else the default
 // endpoints there. Errors wrap ErrMetadata.
-func (dv *discoverer) discover(ctx context.Context, ch challenge) (*discovery, error) {
-	prm, err := dv.fetchResourceMetadata(ctx, ch.ResourceMetadata)
+func (c *Client) discover(ctx context.Context, ch challenge) (*discovery, error) {
+	prm, err := c.fetchResourceMetadata(ctx, ch.ResourceMetadata)
 	if err != nil {
 		return nil, err
 	}
 	if prm == nil {
-		return dv.discoverLegacy(ctx)
+		return c.discoverLegacy(ctx)
 	}
 	d := &discovery{resource: prm.Resource, prm: prm, issuer: prm.AuthorizationServers[0]}
-	if err := dv.c.opts.CheckURL(d.issuer); err != nil {
+	if err := c.opts.CheckURL(d.issuer); err != nil {
 		return nil, fmt.Errorf("%w: authorization server %q: %w", ErrMetadata, d.issuer, err)
 	}
 	var tried []string
 	for _, u := range serverMetadataURLs(d.issuer) {
 		var md serverMetadata
-		found, err := dv.getJSON(ctx, u, &md)
+		found, err := c.getJSON(ctx, u, &md)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +89,7 @@ func (dv *discoverer) discover(ctx context.Context, ch challenge) (*discovery, e
 		if strings.TrimSuffix(md.Issuer, "/") != strings.TrimSuffix(d.issuer, "/") {
 			return nil, fmt.Errorf("%w: %s declares issuer %q, not %q", ErrMetadata, u, md.Issuer, d.issuer)
 		}
-		if err := dv.checkServerMetadata(u, &md); err != nil {
+		if err := c.checkServerMetadata(u, &md); err != nil {
 			return nil, err
 		}
 		d.as = md
@@ -100,20 +100,20 @@ func (dv *discoverer) discover(ctx context.Context, ch challenge) (*discovery, e
 
 // discoverLegacy is discovery per the 2025-03-26 revision: the server's
 // origin is its authorization server.
-func (dv *discoverer) discoverLegacy(ctx context.Context) (*discovery, error) {
-	u, _ := url.Parse(dv.c.serverURL) // New checked it
+func (c *Client) discoverLegacy(ctx context.Context) (*discovery, error) {
+	u, _ := url.Parse(c.serverURL) // New checked it
 	origin := u.Scheme + "://" + u.Host
-	d := &discovery{resource: dv.c.resource, issuer: origin}
+	d := &discovery{resource: c.resource, issuer: origin}
 	for _, mu := range []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"} {
 		var md serverMetadata
-		found, err := dv.getJSON(ctx, mu, &md)
+		found, err := c.getJSON(ctx, mu, &md)
 		if err != nil {
 			return nil, err
 		}
 		if !found {
 			continue
 		}
-		if err := dv.checkServerMetadata(mu, &md); err != nil {
+		if err := c.checkServerMetadata(mu, &md); err != nil {
 			return nil, err
 		}
 		if md.Issuer != "" {
@@ -135,18 +135,18 @@ func (dv *discoverer) discoverLegacy(ctx context.Context) (*discovery, error) {
 // fetchResourceMetadata returns the server's protected-resource metadata:
 // from advertised (the challenge's resource_metadata) if set, else from
 // the well-known URIs, path-based first. Nil when none is found.
-func (dv *discoverer) fetchResourceMetadata(ctx context.Context, advertised string) (*resourceMetadata, error) {
+func (c *Client) fetchResourceMetadata(ctx context.Context, advertised string) (*resourceMetadata, error) {
 	var candidates []string
 	if advertised != "" {
-		if err := dv.c.opts.CheckURL(advertised); err != nil {
+		if err := c.opts.CheckURL(advertised); err != nil {
 			return nil, fmt.Errorf("%w: resource_metadata %q: %w", ErrMetadata, advertised, err)
 		}
 		candidates = append(candidates, advertised)
 	}
-	candidates = append(candidates, resourceMetadataURLs(dv.c.serverURL)...)
+	candidates = append(candidates, resourceMetadataURLs(c.serverURL)...)
 	for _, u := range candidates {
 		var prm resourceMetadata
-		found, err := dv.getJSON(ctx, u, &prm)
+		found, err := c.getJSON(ctx, u, &prm)
 		if err != nil {
 			return nil, err
 		}
@@ -157,10 +157,10 @@ func (dv *discoverer) fetchResourceMetadata(ctx context.Context, advertised stri
 			return nil, fmt.Errorf("%w: %s names no authorization server", ErrMetadata, u)
 		}
 		if prm.Resource == "" {
-			prm.Resource = dv.c.resource
+			prm.Resource = c.resource
 		}
-		if !resourceCovers(prm.Resource, dv.c.serverURL) {
-			return nil, fmt.Errorf("%w: %s names %q, not %q", ErrResourceMismatch, u, prm.Resource, dv.c.serverURL)
+		if !resourceCovers(prm.Resource, c.serverURL) {
+			return nil, fmt.Errorf("%w: %s names %q, not %q", ErrResourceMismatch, u, prm.Resource, c.serverURL)
 		}
 		return &prm, nil
 	}
@@ -171,7 +171,7 @@ func (dv *discoverer) fetchResourceMetadata(ctx context.Context, advertised stri
 // its endpoints pass Options.CheckURL and it supports PKCE S256 (the MCP
 // specification requires clients to refuse an authorization server that
 // does not say so).
-func (dv *discoverer) checkServerMetadata(u string, md *serverMetadata) error {
+func (c *Client) checkServerMetadata(u string, md *serverMetadata) error {
 	if md.TokenEndpoint == "" {
 		return fmt.Errorf("%w: %s has no token_endpoint", ErrMetadata, u)
 	}
@@ -184,21 +184,21 @@ func (dv *discoverer) checkServerMetadata(u string, md *serverMetadata) error {
 		if e.v == "" {
 			continue
 		}
-		if err := dv.c.opts.CheckURL(e.v); err != nil {
+		if err := c.opts.CheckURL(e.v); err != nil {
 			return fmt.Errorf("%w: %s: %s %q: %w", ErrMetadata, u, e.name, e.v, err)
 		}
 	}
-	if !dv.c.cfg.machine() && !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
+	if !c.cfg.machine() && !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 		return fmt.Errorf("%w: %s does not list S256 in code_challenge_methods_supported (PKCE is required)", ErrMetadata, u)
 	}
-	return dv.checkTokenOrigin(u, md)
+	return c.checkTokenOrigin(u, md)
 }
 
 // checkTokenOrigin checks md's token endpoint, where the client's
 // credentials go, against the origin of md's issuer: another origin is
 // refused where Config.SameOriginTokenEndpoint says so, else logged
 // naming both (RFC 8414 allows it, and real issuers do it).
-func (dv *discoverer) checkTokenOrigin(u string, md *serverMetadata) error {
+func (c *Client) checkTokenOrigin(u string, md *serverMetadata) error {
 	iu, err := url.Parse(md.Issuer)
 	if md.Issuer == "" || err != nil {
 		return nil // the 2025-03-26 layout: no issuer to compare with
@@ -207,25 +207,25 @@ func (dv *discoverer) checkTokenOrigin(u string, md *serverMetadata) error {
 	if err != nil || origin(iu) == origin(tu) {
 		return nil // CheckURL has refused an unparsable one
 	}
-	if dv.c.cfg.SameOriginTokenEndpoint {
+	if c.cfg.SameOriginTokenEndpoint {
 		return fmt.Errorf("%w: %s: issuer %s, token endpoint %s (oauth.sameOriginTokenEndpoint)", ErrTokenEndpointOrigin, u, origin(iu), origin(tu))
 	}
-	dv.c.opts.Logger.Warn("token endpoint on another origin than its issuer: the client's credentials go there",
-		"server", dv.c.name, "issuer", origin(iu), "token_endpoint", origin(tu))
+	c.opts.Logger.Warn("token endpoint on another origin than its issuer: the client's credentials go there",
+		"server", c.name, "issuer", origin(iu), "token_endpoint", origin(tu))
 	return nil
 }
 
 // getJSON GETs u and decodes a 200 answer into v. found is false for any
 // other status; an unreachable URL or a body that does not decode is an
 // error wrapping ErrMetadata.
-func (dv *discoverer) getJSON(ctx context.Context, u string, v any) (found bool, err error) {
+func (c *Client) getJSON(ctx context.Context, u string, v any) (found bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, fmt.Errorf("%w: %s: %w", ErrMetadata, u, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("MCP-Protocol-Version", protocolVersion)
-	resp, err := dv.c.tokens.send(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
@@ -316,11 +316,11 @@ func canonicalResource(serverURL string) (string, error) {
 // resource metadata now names another authorization server than r's
 // issuer; nil when it names the same, or cannot be read (the refusal then
 // stands for itself).
-func (dv *discoverer) issuerMoved(ctx context.Context, r *record, ch challenge) error {
+func (c *Client) issuerMoved(ctx context.Context, r *record, ch challenge) error {
 	if r == nil || r.Issuer == "" {
 		return nil
 	}
-	prm, err := dv.fetchResourceMetadata(ctx, ch.ResourceMetadata)
+	prm, err := c.fetchResourceMetadata(ctx, ch.ResourceMetadata)
 	if err != nil || prm == nil {
 		return nil
 	}

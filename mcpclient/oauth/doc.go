@@ -19,16 +19,29 @@
 // The package knows nothing of MCP sessions or ACP; it never logs a token
 // or a secret, and tells Options.Secrets about each one it holds.
 //
-// A Client is split by role, one type each, made by New and reaching the
-// Client's state (under its mu) through it:
+// One Client owns all of a sign-in's state, under its mu, and does all of
+// the work through its own methods; its files split by grant and by step
+// (the map below). It was once split into four roles (discoverer,
+// registrar, grants, tokens), each a struct{ c *Client } with no state of
+// its own that reached the Client's fields through the pointer. They fold
+// back into the Client, rather than each taking the state it uses,
+// because that state does not divide by role: the credentials record
+// (rec) holds the client's identity (registration), its tokens (the grants
+// write it, refresh replaces it) and the DPoP key (dkey, parsed from it),
+// and is stored and replaced whole; the discovered metadata (disc) gives
+// the registration endpoint, the grants' endpoints and the token
+// endpoint; the last challenge (ch) and the step-ups decide the scopes a
+// grant asks for and whether a refused token is dropped; a sign-in, a
+// refresh and a drop each change several of these at once, and must not
+// interleave. Owners per role would hand each other that state under each
+// other's locks, which is the coupling the roles only hid.
 //
-//   - Client: the API (SignIn, Logout, RoundTripper, Close), the scopes
-//     asked for, the credentials record kept.
-//   - discoverer: protected resource and authorization server metadata.
-//   - registrar: the client's identity at an authorization server.
-//   - grants: the grants that sign in (code, device, machine).
-//   - tokens: the token endpoint, the token held, refresh and its one
-//     flight, a refused token dropped.
+// Read the Client's fields by concern: the configuration (serverURL,
+// resource, name, cfg, opts, signer: set by New, never changed); the
+// credentials record, the discovery, the challenge and step-ups, the
+// reason of a drop, the token flight and DPoP's key and nonces (under
+// mu); the flights' life (life, stop, flights); and signInMu, which lets
+// one SignIn run at a time.
 //
 // Maintained libraries where they do a piece fully: PKCE verifiers and
 // S256 challenges come from golang.org/x/oauth2; JWTs (private_key_jwt
@@ -48,14 +61,17 @@
 //	doc.go        this map
 //	config.go     Config, Options, Timeouts: what a server's sign-in is configured with
 //	client.go     Client, New, SignIn, Logout: the API and the credentials record
-//	discovery.go  discoverer: RFC 9728 and RFC 8414 metadata
-//	register.go   registrar: configured client, metadata document URL, RFC 7591
-//	authcode.go   grants: authorization code with PKCE and a loopback redirect
-//	device.go     grants: device authorization (RFC 8628)
-//	machine.go    grants: client credentials and the identity assertion exchange
-//	token.go      tokens: requests to the token endpoint, client authentication
-//	flight.go     tokens: the one token flight, Close
-//	transport.go  RoundTripper; tokens: the held token, refresh, step-up, drop
+//	discovery.go  RFC 9728 and RFC 8414 metadata
+//	register.go   the client's identity: configured, metadata document URL, RFC 7591
+//	authcode.go   the authorization code grant with PKCE and a loopback redirect
+//	device.go     the device authorization grant (RFC 8628)
+//	machine.go    client credentials and the identity assertion exchange
+//	workload.go   workload identity (SEP-1933): a platform's token for the JWT bearer grant
+//	token.go      requests to the token endpoint, client authentication
+//	flight.go     the one token flight, Close
+//	transport.go  RoundTripper; the held token, refresh, step-up, drop
+//	dpop.go       DPoP (RFC 9449): proofs, nonces, the key of the record
+//	frames.go     FlightFrames: the flight's functions, for leak checks
 //	challenge.go  WWW-Authenticate challenges
 //	jwt.go        signer: private_key_jwt assertions (go-jose)
 //	store.go      Store: tokens and registrations on disk

@@ -50,19 +50,19 @@ func (f *flight) endpoint() string {
 // naming the endpoint the flight waits on, and the flight goes on. A
 // step-up does not take a refresh's token: it waits for the refresh to
 // end, then flies its own.
-func (tk *tokens) fly(ctx context.Context, stepUp bool, do func(context.Context) (string, error)) (string, error) {
+func (c *Client) fly(ctx context.Context, stepUp bool, do func(context.Context) (string, error)) (string, error) {
 	start := time.Now()
 	for {
-		tk.c.mu.Lock()
-		if tk.c.closed {
-			tk.c.mu.Unlock()
-			return "", fmt.Errorf("%s: %w", tk.c.name, ErrClosed)
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return "", fmt.Errorf("%s: %w", c.name, ErrClosed)
 		}
-		f := tk.c.flight
+		f := c.flight
 		if f == nil {
-			f = tk.launch(stepUp, do)
+			f = c.launch(stepUp, do)
 		}
-		tk.c.mu.Unlock()
+		c.mu.Unlock()
 		select {
 		case <-f.done:
 			if stepUp && !f.stepUp {
@@ -70,26 +70,26 @@ func (tk *tokens) fly(ctx context.Context, stepUp bool, do func(context.Context)
 			}
 			return f.tok, f.err
 		case <-ctx.Done():
-			return "", &UnansweredError{Server: tk.c.name, Endpoint: f.endpoint(), Waited: time.Since(start), Err: context.Cause(ctx)}
+			return "", &UnansweredError{Server: c.name, Endpoint: f.endpoint(), Waited: time.Since(start), Err: context.Cause(ctx)}
 		}
 	}
 }
 
 // launch starts a flight that runs do. Called with c.mu held, while no
 // flight runs and the Client is open.
-func (tk *tokens) launch(stepUp bool, do func(context.Context) (string, error)) *flight {
+func (c *Client) launch(stepUp bool, do func(context.Context) (string, error)) *flight {
 	f := &flight{stepUp: stepUp, done: make(chan struct{})}
-	tk.c.flight = f
-	tk.c.flights.Add(1)
+	c.flight = f
+	c.flights.Add(1)
 	go func() {
-		defer tk.c.flights.Done()
-		ctx, cancel := context.WithTimeoutCause(tk.c.life, tk.c.opts.Timeouts.Token, errFlightTimeout)
+		defer c.flights.Done()
+		ctx, cancel := context.WithTimeoutCause(c.life, c.opts.Timeouts.Token, errFlightTimeout)
 		defer cancel()
 		tok, err := do(context.WithValue(ctx, flightKey{}, f))
-		tk.c.mu.Lock()
+		c.mu.Lock()
 		f.tok, f.err = tok, err
-		tk.c.flight = nil
-		tk.c.mu.Unlock()
+		c.flight = nil
+		c.mu.Unlock()
 		close(f.done)
 	}()
 	return f

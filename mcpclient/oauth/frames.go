@@ -10,7 +10,7 @@ import (
 // them: for leak checks (oauthtest.FlightGoroutines). The names are taken
 // from the functions themselves, so a rename cannot leave them stale.
 func FlightFrames() []string {
-	return []string{funcName((*tokens).launch) + ".func", funcName((*tokens).fly) + "("}
+	return []string{funcName((*Client).launch) + ".func", funcName((*Client).fly) + "("}
 }
 
 // funcName is the full name of function f.

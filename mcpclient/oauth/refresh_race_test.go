@@ -47,13 +47,13 @@ func TestRefreshRaceAcrossClients(t *testing.T) {
 	c1.mu.Lock()
 	r1 := c1.rec
 	c1.mu.Unlock()
-	if _, err := c1.tokens.refresh(ctx, r1); err != nil { // spends the refresh token
+	if _, err := c1.refresh(ctx, r1); err != nil { // spends the refresh token
 		t.Fatal(err)
 	}
 	c2.mu.Lock()
 	r2 := c2.rec
 	c2.mu.Unlock()
-	tok, err := c2.tokens.refresh(ctx, r2) // the same, spent, refresh token
+	tok, err := c2.refresh(ctx, r2) // the same, spent, refresh token
 	if err != nil || tok == "" {
 		t.Fatalf("the second refresh: %q, %v; want the first Client's token", tok, err)
 	}

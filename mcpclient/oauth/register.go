@@ -41,54 +41,54 @@ type registered struct {
 // Client ID Metadata Document URL where the server supports it, a client
 // this Client registered there before, then dynamic registration (with
 // redirectURIs and grants).
-func (rg *registrar) identify(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
-	hasKey := rg.c.signer != nil
+func (c *Client) identify(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
+	hasKey := c.signer != nil
 	supported := d.as.TokenEndpointAuthMethodsSupported
 	var tieErr error // the configured client belongs to another issuer
-	if rg.c.cfg.ClientID != "" {
-		if tieErr = rg.configuredAt(d.issuer); tieErr == nil {
-			method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", rg.c.cfg.ClientSecret != "", hasKey, supported)
-			return identity{id: rg.c.cfg.ClientID, secret: rg.c.cfg.ClientSecret, method: method}, nil
+	if c.cfg.ClientID != "" {
+		if tieErr = c.configuredAt(d.issuer); tieErr == nil {
+			method := chooseAuthMethod(c.cfg.TokenEndpointAuthMethod, "", c.cfg.ClientSecret != "", hasKey, supported)
+			return identity{id: c.cfg.ClientID, secret: c.cfg.ClientSecret, method: method}, nil
 		}
 	}
-	if rg.c.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported {
-		method := chooseAuthMethod(rg.c.cfg.TokenEndpointAuthMethod, "", false, hasKey, supported)
-		return identity{id: rg.c.cfg.ClientMetadataURL, method: method}, nil
+	if c.cfg.ClientMetadataURL != "" && d.as.ClientIDMetadataDocumentSupported {
+		method := chooseAuthMethod(c.cfg.TokenEndpointAuthMethod, "", false, hasKey, supported)
+		return identity{id: c.cfg.ClientMetadataURL, method: method}, nil
 	}
-	if id, ok := rg.registeredBefore(d); ok {
+	if id, ok := c.registeredBefore(d); ok {
 		return id, nil
 	}
 	if d.as.RegistrationEndpoint == "" {
 		if tieErr != nil {
-			return identity{}, rg.c.fail(StepRegistration, fmt.Errorf("%w; %s offers no dynamic registration", tieErr, d.issuer))
+			return identity{}, c.fail(StepRegistration, fmt.Errorf("%w; %s offers no dynamic registration", tieErr, d.issuer))
 		}
-		return identity{}, rg.c.fail(StepRegistration, fmt.Errorf("%w: %s offers no dynamic registration and no clientId is configured for the server", ErrRegistration, d.issuer))
+		return identity{}, c.fail(StepRegistration, fmt.Errorf("%w: %s offers no dynamic registration and no clientId is configured for the server", ErrRegistration, d.issuer))
 	}
-	id, err := rg.register(ctx, d, redirectURIs, grants)
+	id, err := c.register(ctx, d, redirectURIs, grants)
 	if err != nil {
 		var te *TokenError
 		if d.guessed && (!errors.As(err, &te) || te.Status == http.StatusNotFound || te.Status == http.StatusMethodNotAllowed) {
 			// No metadata anywhere, and the 2025-03-26 default endpoint
 			// is not there either: say that the metadata is missing.
-			err = fmt.Errorf("%w: no protected-resource or authorization-server metadata found for %s, and the default registration endpoint failed: %w", ErrMetadata, rg.c.serverURL, err)
-			return identity{}, rg.c.fail(StepMetadata, err)
+			err = fmt.Errorf("%w: no protected-resource or authorization-server metadata found for %s, and the default registration endpoint failed: %w", ErrMetadata, c.serverURL, err)
+			return identity{}, c.fail(StepMetadata, err)
 		}
-		return identity{}, rg.c.fail(StepRegistration, err)
+		return identity{}, c.fail(StepRegistration, err)
 	}
 	return id, nil
 }
 
 // known returns the records of the server's clients: the Client's own,
 // then the Store's.
-func (rg *registrar) known() []*record {
-	rg.c.mu.Lock()
+func (c *Client) known() []*record {
+	c.mu.Lock()
 	cands := []*record{}
-	if rg.c.rec != nil {
-		cands = append(cands, rg.c.rec)
+	if c.rec != nil {
+		cands = append(cands, c.rec)
 	}
-	rg.c.mu.Unlock()
-	if rg.c.opts.Store != nil {
-		if recs, err := rg.c.opts.Store.load(rg.c.serverURL); err == nil {
+	c.mu.Unlock()
+	if c.opts.Store != nil {
+		if recs, err := c.opts.Store.load(c.serverURL); err == nil {
 			cands = append(cands, recs...)
 		}
 	}
@@ -100,11 +100,11 @@ func (rg *registrar) known() []*record {
 // record of it, held or stored: the first it was used with), or any
 // before its first use. Otherwise it logs, and returns an error wrapping
 // ErrClientIssuer, naming both issuers.
-func (rg *registrar) configuredAt(issuer string) error {
-	tied := rg.c.cfg.Issuer
+func (c *Client) configuredAt(issuer string) error {
+	tied := c.cfg.Issuer
 	if tied == "" {
-		for _, r := range rg.known() {
-			if r.Registered || r.ClientID != rg.c.cfg.ClientID || r.Issuer == "" {
+		for _, r := range c.known() {
+			if r.Registered || r.ClientID != c.cfg.ClientID || r.Issuer == "" {
 				continue
 			}
 			if sameIssuer(r.Issuer, issuer) {
@@ -116,10 +116,10 @@ func (rg *registrar) configuredAt(issuer string) error {
 	if tied == "" || sameIssuer(tied, issuer) {
 		return nil
 	}
-	rg.c.opts.Logger.Warn("the configured client is not used at another authorization server",
-		"server", rg.c.name, "client_id", rg.c.cfg.ClientID, "client_issuer", tied, "issuer", issuer)
+	c.opts.Logger.Warn("the configured client is not used at another authorization server",
+		"server", c.name, "client_id", c.cfg.ClientID, "client_issuer", tied, "issuer", issuer)
 	return fmt.Errorf("%w: client %q of %s belongs to %s, and the server now names %s: its credentials are not sent there (set oauth.issuer, or sign out of the server, to use it there)",
-		ErrClientIssuer, rg.c.cfg.ClientID, rg.c.name, tied, issuer)
+		ErrClientIssuer, c.cfg.ClientID, c.name, tied, issuer)
 }
 
 // sameIssuer reports whether issuers a and b are the same (a trailing
@@ -128,8 +128,8 @@ func sameIssuer(a, b string) bool { return strings.TrimSuffix(a, "/") == strings
 
 // registeredBefore returns a client this Client (or an earlier one, through
 // the Store) registered at d's authorization server.
-func (rg *registrar) registeredBefore(d *discovery) (identity, bool) {
-	for _, r := range rg.known() {
+func (c *Client) registeredBefore(d *discovery) (identity, bool) {
+	for _, r := range c.known() {
 		if r.Registered && r.Issuer == d.issuer && r.ClientID != "" {
 			return identity{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, registered: true}, true
 		}
@@ -139,9 +139,9 @@ func (rg *registrar) registeredBefore(d *discovery) (identity, bool) {
 
 // register registers a client (RFC 7591). It asks to be a public client
 // (token_endpoint_auth_method none) and uses whatever the server decides.
-func (rg *registrar) register(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
+func (c *Client) register(ctx context.Context, d *discovery, redirectURIs, grants []string) (identity, error) {
 	reg := registration{
-		ClientName:              rg.c.opts.ClientName,
+		ClientName:              c.opts.ClientName,
 		RedirectURIs:            redirectURIs,
 		GrantTypes:              grants,
 		TokenEndpointAuthMethod: AuthNone,
@@ -161,16 +161,16 @@ func (rg *registrar) register(ctx context.Context, d *discovery, redirectURIs, g
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var out registered
-	if err := rg.c.tokens.doJSON(req, ErrRegistration, &out); err != nil {
+	if err := c.doJSON(req, ErrRegistration, &out); err != nil {
 		return identity{}, err
 	}
 	if out.ClientID == "" {
 		return identity{}, fmt.Errorf("%w: %s returned no client_id", ErrRegistration, d.as.RegistrationEndpoint)
 	}
 	if out.ClientSecret != "" {
-		rg.c.opts.Secrets(out.ClientSecret)
+		c.opts.Secrets(out.ClientSecret)
 	}
 	method := chooseAuthMethod("", out.TokenEndpointAuthMethod, out.ClientSecret != "", false, d.as.TokenEndpointAuthMethodsSupported)
-	rg.c.opts.Logger.Info("registered a client", "server", rg.c.name, "issuer", d.issuer, "auth_method", method)
+	c.opts.Logger.Info("registered a client", "server", c.name, "issuer", d.issuer, "auth_method", method)
 	return identity{id: out.ClientID, secret: out.ClientSecret, method: method, registered: true}, nil
 }

@@ -106,9 +106,9 @@ func chooseAuthMethod(configured, registered string, hasSecret, hasKey bool, sup
 // token response. An OAuth error answer is a *TokenError wrapping
 // ErrTokenEndpoint. With a DPoP key, each attempt carries a fresh proof,
 // and a use_dpop_nonce answer is tried once more with the nonce it gives.
-func (tk *tokens) postToken(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
+func (c *Client) postToken(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
 	for attempt := 0; ; attempt++ {
-		tr, err := tk.postTokenOnce(ctx, endpoint, form, auth)
+		tr, err := c.postTokenOnce(ctx, endpoint, form, auth)
 		var te *TokenError
 		if attempt == 0 && auth.dpop != nil && errors.As(err, &te) && te.Status == http.StatusBadRequest && te.Code == errUseDPoPNonce && te.nonce != "" {
 			continue // the nonce is noted (doJSON); a new proof carries it
@@ -118,20 +118,20 @@ func (tk *tokens) postToken(ctx context.Context, endpoint string, form url.Value
 }
 
 // postTokenOnce is one attempt of postToken.
-func (tk *tokens) postTokenOnce(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
+func (c *Client) postTokenOnce(ctx context.Context, endpoint string, form url.Values, auth clientAuth) (*tokenResponse, error) {
 	form = maps.Clone(form) // apply adds the client's credentials
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrTokenEndpoint, endpoint, err)
 	}
-	if err := auth.apply(form, req, tk.c.opts.Now(), tk.c.opts.Secrets); err != nil {
+	if err := auth.apply(form, req, c.opts.Now(), c.opts.Secrets); err != nil {
 		return nil, err
 	}
 	if auth.dpop != nil {
-		tk.c.mu.Lock()
-		nonce := tk.c.asNonce
-		tk.c.mu.Unlock()
-		p, err := auth.dpop.proof(http.MethodPost, req.URL, nonce, "", tk.c.opts.Now())
+		c.mu.Lock()
+		nonce := c.asNonce
+		c.mu.Unlock()
+		p, err := auth.dpop.proof(http.MethodPost, req.URL, nonce, "", c.opts.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +144,7 @@ func (tk *tokens) postTokenOnce(ctx context.Context, endpoint string, form url.V
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	var tr tokenResponse
-	if err := tk.doJSON(req, ErrTokenEndpoint, &tr); err != nil {
+	if err := c.doJSON(req, ErrTokenEndpoint, &tr); err != nil {
 		return nil, err
 	}
 	return &tr, nil
@@ -153,13 +153,13 @@ func (tk *tokens) postTokenOnce(ctx context.Context, endpoint string, form url.V
 // doJSON sends req and decodes a 2xx JSON answer into v; anything else is
 // a *TokenError of kind, or an error wrapping kind (and, for a timeout, an
 // *UnansweredError).
-func (tk *tokens) doJSON(req *http.Request, kind error, v any) error {
-	resp, err := tk.send(req)
+func (c *Client) doJSON(req *http.Request, kind error, v any) error {
+	resp, err := c.send(req)
 	if err != nil {
 		return fmt.Errorf("%w: %w", kind, err)
 	}
 	defer resp.Body.Close()
-	tk.c.noteNonce(resp.Header, false)
+	c.noteNonce(resp.Header, false)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return fmt.Errorf("%w: %s: reading the answer: %w", kind, req.URL.Redacted(), err)
@@ -180,29 +180,29 @@ func (tk *tokens) doJSON(req *http.Request, kind error, v any) error {
 
 // grant posts form to rec's token endpoint and puts the answer into rec
 // (see applyToken); a failure is a StepToken error.
-func (tk *tokens) grant(ctx context.Context, rec *record, form url.Values, scopes []string) (*record, error) {
-	tr, err := tk.postToken(ctx, rec.TokenEndpoint, form, tk.auth(rec))
+func (c *Client) grant(ctx context.Context, rec *record, form url.Values, scopes []string) (*record, error) {
+	tr, err := c.postToken(ctx, rec.TokenEndpoint, form, c.auth(rec))
 	if err == nil {
-		err = tk.applyToken(rec, tr, scopes)
+		err = c.applyToken(rec, tr, scopes)
 	}
 	if err != nil {
-		return nil, tk.c.fail(StepToken, err)
+		return nil, c.fail(StepToken, err)
 	}
 	return rec, nil
 }
 
 // applyToken puts a token response into r, keeping r's refresh token when
 // the response brings none (RFC 6749 §6), and tells Options.Secrets.
-func (tk *tokens) applyToken(r *record, tr *tokenResponse, requested []string) error {
+func (c *Client) applyToken(r *record, tr *tokenResponse, requested []string) error {
 	if tr.AccessToken == "" {
 		return fmt.Errorf("%w: the answer has no access_token", ErrTokenEndpoint)
 	}
-	tk.c.opts.Secrets(tr.AccessToken)
+	c.opts.Secrets(tr.AccessToken)
 	if tr.RefreshToken != "" {
-		tk.c.opts.Secrets(tr.RefreshToken)
+		c.opts.Secrets(tr.RefreshToken)
 		r.RefreshToken = tr.RefreshToken
 	}
-	now := tk.c.opts.Now()
+	now := c.opts.Now()
 	r.AccessToken, r.TokenType = tr.AccessToken, tr.TokenType
 	r.Expiry = time.Time{}
 	if n, err := tr.ExpiresIn.Int64(); err == nil && n > 0 {
@@ -219,22 +219,22 @@ func (tk *tokens) applyToken(r *record, tr *tokenResponse, requested []string) e
 // auth returns the client authentication of r at its token endpoint, with
 // r's DPoP key (an unreadable one is logged and left out: the request is
 // then made without a proof).
-func (tk *tokens) auth(r *record) clientAuth {
-	k, err := tk.c.dpopKeyOf(r)
+func (c *Client) auth(r *record) clientAuth {
+	k, err := c.dpopKeyOf(r)
 	if err != nil {
-		tk.c.opts.Logger.Warn("DPoP key", "server", tk.c.name, "err", err)
+		c.opts.Logger.Warn("DPoP key", "server", c.name, "err", err)
 	}
-	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: tk.c.signer, audience: r.Issuer, dpop: k}
+	return clientAuth{id: r.ClientID, secret: r.ClientSecret, method: r.AuthMethod, signer: c.signer, audience: r.Issuer, dpop: k}
 }
 
 // send sends req with the HTTP client, noting its URL in the flight it is
 // made for, if any. A failure names the URL; a timeout is an
 // *UnansweredError.
-func (tk *tokens) send(req *http.Request) (*http.Response, error) {
+func (c *Client) send(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	noteURL(ctx, req.URL.Redacted())
 	start := time.Now()
-	resp, err := tk.c.opts.HTTP.Do(req)
+	resp, err := c.opts.HTTP.Do(req)
 	if err == nil {
 		return resp, nil
 	}

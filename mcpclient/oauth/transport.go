@@ -54,7 +54,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
-	tok, err := c.tokens.accessToken(ctx)
+	tok, err := c.accessToken(ctx)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -70,15 +70,15 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.noteChallenge(ch)
 		if tries >= c.retries(resp.StatusCode) {
 			if resp.StatusCode == http.StatusUnauthorized {
-				c.tokens.dropToken(tok, errors.New("the server refused a fresh token"))
+				c.dropToken(tok, errors.New("the server refused a fresh token"))
 			}
 			return nil, c.needsAuth(resp.StatusCode, ch)
 		}
 		var fresh string
 		if insufficient {
-			fresh, err = c.tokens.stepUp(ctx, ch)
+			fresh, err = c.stepUp(ctx, ch)
 		} else {
-			fresh, err = c.tokens.recoverToken(ctx, tok, &ch)
+			fresh, err = c.recoverToken(ctx, tok, &ch)
 		}
 		if err != nil {
 			return nil, err
@@ -197,17 +197,17 @@ func (c *Client) needsAuth(status int, ch challenge) error {
 
 // accessToken returns the token to send ("" for none), refreshing one that
 // is about to expire (or, for machine grants, obtaining a new one).
-func (tk *tokens) accessToken(ctx context.Context) (string, error) {
-	tk.c.mu.Lock()
-	r := tk.c.rec
-	tk.c.mu.Unlock()
+func (c *Client) accessToken(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
 	if r == nil || r.AccessToken == "" {
 		return "", nil
 	}
-	if r.Expiry.IsZero() || tk.c.opts.Now().Add(refreshSkew).Before(r.Expiry) {
+	if r.Expiry.IsZero() || c.opts.Now().Add(refreshSkew).Before(r.Expiry) {
 		return r.AccessToken, nil
 	}
-	return tk.recoverToken(ctx, r.AccessToken, nil)
+	return c.recoverToken(ctx, r.AccessToken, nil)
 }
 
 // recoverToken replaces stale, a token that is expiring (refusal nil) or
@@ -217,81 +217,81 @@ func (tk *tokens) accessToken(ctx context.Context) (string, error) {
 // means only a sign-in can help; c.reason then says why the token went.
 // The work is a token flight (see fly): when ctx ends first, the error is
 // an *UnansweredError.
-func (tk *tokens) recoverToken(ctx context.Context, stale string, refusal *challenge) (string, error) {
-	tk.c.mu.Lock()
-	r := tk.c.rec
-	tk.c.mu.Unlock()
-	if r != nil && r.AccessToken != "" && r.AccessToken != stale && tk.fresh(r) {
+func (c *Client) recoverToken(ctx context.Context, stale string, refusal *challenge) (string, error) {
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
+	if r != nil && r.AccessToken != "" && r.AccessToken != stale && c.fresh(r) {
 		return r.AccessToken, nil // refreshed meanwhile
 	}
-	return tk.fly(ctx, false, func(ctx context.Context) (string, error) { return tk.recoverNow(ctx, stale, refusal) })
+	return c.fly(ctx, false, func(ctx context.Context) (string, error) { return c.recoverNow(ctx, stale, refusal) })
 }
 
 // recoverNow is recoverToken's flight.
-func (tk *tokens) recoverNow(ctx context.Context, stale string, refusal *challenge) (string, error) {
-	tk.c.mu.Lock()
-	r := tk.c.rec
-	tk.c.mu.Unlock()
-	if r != nil && r.AccessToken != "" && r.AccessToken != stale && tk.fresh(r) {
+func (c *Client) recoverNow(ctx context.Context, stale string, refusal *challenge) (string, error) {
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
+	if r != nil && r.AccessToken != "" && r.AccessToken != stale && c.fresh(r) {
 		return r.AccessToken, nil // refreshed meanwhile
 	}
-	if nr := tk.storedNewer(r, stale); nr != nil {
+	if nr := c.storedNewer(r, stale); nr != nil {
 		return nr.AccessToken, nil
 	}
 	var ch challenge
 	if refusal != nil {
 		ch = *refusal
-		if moved := tk.c.disco.issuerMoved(ctx, r, ch); moved != nil {
-			tk.drop(r, moved) // a refresh at the old server would not help
+		if moved := c.issuerMoved(ctx, r, ch); moved != nil {
+			c.drop(r, moved) // a refresh at the old server would not help
 			return "", nil
 		}
 	}
 	if r != nil && r.RefreshToken != "" {
-		return tk.refresh(ctx, r)
+		return c.refresh(ctx, r)
 	}
-	if tk.c.cfg.machine() {
-		return tk.machineToken(ctx, ch, false)
+	if c.cfg.machine() {
+		return c.machineToken(ctx, ch, false)
 	}
 	if r != nil && r.AccessToken != "" {
-		tk.drop(r, fmt.Errorf("the token was refused or expired and cannot be refreshed"))
+		c.drop(r, fmt.Errorf("the token was refused or expired and cannot be refreshed"))
 	}
 	return "", nil
 }
 
 // fresh reports whether r's token is good for a while yet.
-func (tk *tokens) fresh(r *record) bool {
-	return r.Expiry.IsZero() || tk.c.opts.Now().Add(refreshSkew).Before(r.Expiry)
+func (c *Client) fresh(r *record) bool {
+	return r.Expiry.IsZero() || c.opts.Now().Add(refreshSkew).Before(r.Expiry)
 }
 
 // storedNewer adopts a token that another Client stored after r: for r's
 // client (it refreshed first: r's refresh token may be spent), or, when
 // the Client has no token, any that fits the configuration (another
 // session signed in).
-func (tk *tokens) storedNewer(r *record, stale string) *record {
-	if tk.c.opts.Store == nil {
+func (c *Client) storedNewer(r *record, stale string) *record {
+	if c.opts.Store == nil {
 		return nil
 	}
-	recs, err := tk.c.opts.Store.load(tk.c.serverURL)
+	recs, err := c.opts.Store.load(c.serverURL)
 	if err != nil {
 		return nil
 	}
 	for _, s := range recs {
 		// Not expired is enough: a token close to its expiry is refreshed
 		// on its next use, with its own (newer) refresh token.
-		if s.AccessToken == "" || s.AccessToken == stale || (!s.Expiry.IsZero() && !tk.c.opts.Now().Before(s.Expiry)) {
+		if s.AccessToken == "" || s.AccessToken == stale || (!s.Expiry.IsZero() && !c.opts.Now().Before(s.Expiry)) {
 			continue
 		}
-		fits := r == nil && tk.c.usable(s)
+		fits := r == nil && c.usable(s)
 		if r != nil {
 			fits = s.Issuer == r.Issuer && s.ClientID == r.ClientID && s.Updated.After(r.Updated)
 		}
 		if fits {
 			for _, v := range s.secrets() {
-				tk.c.opts.Secrets(v)
+				c.opts.Secrets(v)
 			}
-			tk.c.mu.Lock()
-			tk.c.rec = s
-			tk.c.mu.Unlock()
+			c.mu.Lock()
+			c.rec = s
+			c.mu.Unlock()
 			return s
 		}
 	}
@@ -301,93 +301,93 @@ func (tk *tokens) storedNewer(r *record, stale string) *record {
 // refresh refreshes r's token. A refresh the server refuses drops the
 // token (the next request needs a sign-in); other failures are errors.
 // Called in a flight.
-func (tk *tokens) refresh(ctx context.Context, r *record) (string, error) {
+func (c *Client) refresh(ctx context.Context, r *record) (string, error) {
 	form := url.Values{"grant_type": {grantRefreshToken}, "refresh_token": {r.RefreshToken}, "resource": {r.Resource}}
-	tr, err := tk.postToken(ctx, r.TokenEndpoint, form, tk.auth(r))
+	tr, err := c.postToken(ctx, r.TokenEndpoint, form, c.auth(r))
 	nr := *r
 	if err == nil {
-		err = tk.applyToken(&nr, tr, nil)
+		err = c.applyToken(&nr, tr, nil)
 	}
 	var te *TokenError
 	if errors.As(err, &te) && te.Status/100 == 4 && te.Status != http.StatusTooManyRequests {
 		// Another Client of the Store (another session) may have
 		// refreshed with the same refresh token meanwhile: a server that
 		// rotates them refuses the spent one. Its token is as good.
-		if nr := tk.storedNewer(r, r.AccessToken); nr != nil {
-			tk.c.opts.Logger.Debug("refresh refused; another session's token is used", "server", tk.c.name)
+		if nr := c.storedNewer(r, r.AccessToken); nr != nil {
+			c.opts.Logger.Debug("refresh refused; another session's token is used", "server", c.name)
 			return nr.AccessToken, nil
 		}
-		tk.c.opts.Logger.Info("refresh refused; a sign-in is needed", "server", tk.c.name, "err", err)
-		tk.drop(r, &Error{Server: tk.c.name, Step: StepRefresh, Err: err})
+		c.opts.Logger.Info("refresh refused; a sign-in is needed", "server", c.name, "err", err)
+		c.drop(r, &Error{Server: c.name, Step: StepRefresh, Err: err})
 		return "", nil
 	}
 	if err != nil {
-		return "", tk.c.fail(StepRefresh, err)
+		return "", c.fail(StepRefresh, err)
 	}
-	tk.c.opts.Logger.Debug("token refreshed", "server", tk.c.name)
-	return nr.AccessToken, tk.c.keep(&nr)
+	c.opts.Logger.Debug("token refreshed", "server", c.name)
+	return nr.AccessToken, c.keep(&nr)
 }
 
 // dropToken drops the current token if it is tok.
-func (tk *tokens) dropToken(tok string, reason error) {
-	tk.c.mu.Lock()
-	r := tk.c.rec
-	tk.c.mu.Unlock()
+func (c *Client) dropToken(tok string, reason error) {
+	c.mu.Lock()
+	r := c.rec
+	c.mu.Unlock()
 	if r != nil && tok != "" && r.AccessToken == tok {
-		tk.drop(r, reason)
+		c.drop(r, reason)
 	}
 }
 
 // drop forgets r's tokens (keeping its client) because of reason, which
 // the next NeedsAuthError carries.
-func (tk *tokens) drop(r *record, reason error) {
+func (c *Client) drop(r *record, reason error) {
 	nr := *r
 	nr.AccessToken, nr.RefreshToken, nr.Expiry = "", "", time.Time{}
-	nr.Updated = tk.c.opts.Now()
-	tk.c.mu.Lock()
-	tk.c.reason = reason
-	tk.c.mu.Unlock()
-	_ = tk.c.keep(&nr)
+	nr.Updated = c.opts.Now()
+	c.mu.Lock()
+	c.reason = reason
+	c.mu.Unlock()
+	_ = c.keep(&nr)
 }
 
 // stepUp handles a 403 insufficient_scope: a machine grant asks for the
 // scopes; a user's sign-in is needed otherwise (""), unless it cannot
 // help (an error wrapping ErrInsufficientScope).
-func (tk *tokens) stepUp(ctx context.Context, ch challenge) (string, error) {
-	if tk.c.stepUpHopeless(ch.Scope) {
-		return "", fmt.Errorf("%s: %w: the server still asks for scope %q after the step-ups allowed", tk.c.name, ErrInsufficientScope, ch.Scope)
+func (c *Client) stepUp(ctx context.Context, ch challenge) (string, error) {
+	if c.stepUpHopeless(ch.Scope) {
+		return "", fmt.Errorf("%s: %w: the server still asks for scope %q after the step-ups allowed", c.name, ErrInsufficientScope, ch.Scope)
 	}
-	if !tk.c.cfg.machine() {
+	if !c.cfg.machine() {
 		return "", nil
 	}
-	return tk.fly(ctx, true, func(ctx context.Context) (string, error) { return tk.machineToken(ctx, ch, true) })
+	return c.fly(ctx, true, func(ctx context.Context) (string, error) { return c.machineToken(ctx, ch, true) })
 }
 
 // machineToken obtains a token by the configured machine grant. Called in
 // a flight.
-func (tk *tokens) machineToken(ctx context.Context, ch challenge, stepUp bool) (string, error) {
-	tk.c.mu.Lock()
-	d := tk.c.disc
-	tk.c.mu.Unlock()
+func (c *Client) machineToken(ctx context.Context, ch challenge, stepUp bool) (string, error) {
+	c.mu.Lock()
+	d := c.disc
+	c.mu.Unlock()
 	if d == nil || ch.ResourceMetadata != "" {
 		var err error
-		if d, err = tk.c.disco.discover(ctx, ch); err != nil {
-			return "", tk.c.fail(StepMetadata, err)
+		if d, err = c.discover(ctx, ch); err != nil {
+			return "", c.fail(StepMetadata, err)
 		}
-		tk.c.mu.Lock()
-		tk.c.disc = d
-		tk.c.mu.Unlock()
+		c.mu.Lock()
+		c.disc = d
+		c.mu.Unlock()
 	}
-	rec, err := tk.c.grants.machineGrant(ctx, d, tk.c.scopesFor(d, ch, stepUp))
+	rec, err := c.machineGrant(ctx, d, c.scopesFor(d, ch, stepUp))
 	if err != nil {
 		return "", err
 	}
-	tk.c.mu.Lock()
+	c.mu.Lock()
 	if stepUp {
-		tk.c.stepUps++
+		c.stepUps++
 	}
-	tk.c.mu.Unlock()
-	return rec.AccessToken, tk.c.keep(rec)
+	c.mu.Unlock()
+	return rec.AccessToken, c.keep(rec)
 }
 
 // sameOrigin reports whether u has the origin (scheme, host, port) of

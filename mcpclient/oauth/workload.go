@@ -26,8 +26,8 @@ const maxWorkloadToken = 64 << 10
 // file WorkloadTokenFile, else the output of WorkloadTokenCommand (run by
 // Options.RunCommand, without a shell). Surrounding white space is
 // trimmed. Errors wrap ErrWorkloadToken and name the source.
-func (gr *grants) workloadToken(ctx context.Context) (string, error) {
-	cfg := &gr.c.cfg
+func (c *Client) workloadToken(ctx context.Context) (string, error) {
+	cfg := &c.cfg
 	var tok []byte
 	var err error
 	source := "file " + cfg.WorkloadTokenFile
@@ -35,7 +35,7 @@ func (gr *grants) workloadToken(ctx context.Context) (string, error) {
 		tok, err = safefile.ReadFile(cfg.WorkloadTokenFile, maxWorkloadToken, true)
 	} else {
 		source = "command " + strings.Join(cfg.WorkloadTokenCommand, " ")
-		tok, err = gr.c.opts.RunCommand(ctx, maxWorkloadToken, cfg.WorkloadTokenCommand[0], cfg.WorkloadTokenCommand[1:]...)
+		tok, err = c.opts.RunCommand(ctx, maxWorkloadToken, cfg.WorkloadTokenCommand[0], cfg.WorkloadTokenCommand[1:]...)
 	}
 	switch {
 	case err != nil:
@@ -48,6 +48,6 @@ func (gr *grants) workloadToken(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%w: %s: %w", ErrWorkloadToken, source, err)
 	}
 	s := string(bytes.TrimSpace(tok))
-	gr.c.opts.Secrets(s)
+	c.opts.Secrets(s)
 	return s, nil
 }
