@@ -31,20 +31,30 @@
 // and the request path every call takes).
 //
 // Each server of a Manager is split by protocol role, one type each, made
-// together by newServer. They meet through small interfaces where one
-// role asks another: notified (the reader goroutine hands each
-// notification to the role that takes it), serverRequests (the dialer and
-// the caller ask the answerer to serve or answer a server's requests) and
-// callFinder (the answerer asks the caller which call a request belongs
-// to); for the rest (spec, logger, Options, state) through the server they
-// belong to (server.go):
+// together by newServer. No role holds its server: each gets, at
+// construction, a roleEnv (the server's spec and logger, the Manager's
+// Options, the channel that hurries teardown), the values it uses (the
+// log gate, the read budget, the fleet's lock), and small interfaces for
+// what it asks of a sibling or of the server (all in server.go):
+// notified (the reader goroutine hands each notification to the role
+// that takes it), serverRequests (the dialer and the caller ask the
+// answerer to serve or answer a server's requests), callFinder (the
+// answerer asks the caller which call a request belongs to), linkOwner,
+// authTransport and sessionSetup (what the dialer asks of the server, auth
+// and the subscriber), callSignIn, toolIndex and rawRequester (what the
+// caller asks of auth, the lister and the subscriber), callPlumbing and
+// resourceEvents (what the subscriber asks of the caller and the server),
+// authOwner (what auth asks of the server). State is the owner's: the
+// server's Status and connection under its mu, the catalog the lister's
+// under its own:
 //
 //   - server: the link's lifecycle: connect, watch, restart after a crash,
 //     sign-in waits, teardown; its Status.
 //   - dialer: the link itself: the transport of each kind, the
 //     initialize handshake or the 2026-07-28 discovery, the revision.
-//   - lister: the catalog: tools, resources and prompts, listed again on
-//     list_changed or when a 2026-07-28 list's TTL ends.
+//   - lister: the catalog: tools, resources and prompts (and how many
+//     tools the limit keeps), listed again on list_changed or when a
+//     2026-07-28 list's TTL ends.
 //   - caller: tools/call and the tasks calls become, with progress and
 //     cancellation.
 //   - answerer: requests from the server to the client (elicitation,
@@ -60,7 +70,7 @@
 //	spec.go             ServerSpec, ProtocolVersion: what a server is and how it is run
 //	status.go           State, Status, Event
 //	events.go           the event queue: Options.OnEvent in order, off the caller's goroutine
-//	server.go           server: lifecycle, restarts, ready connection, notification routing
+//	server.go           server: lifecycle, restarts, ready connection, notification routing; roleEnv and the roles' interfaces
 //	link.go             dialer, link, conn: transports, the handshake, process and HTTP links
 //	revision.go         the 2026-07-28 revision: discovery probe, input requests, list TTLs
 //	catalog.go          lister, catalog: listing, list_changed, tool names
