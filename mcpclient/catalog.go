@@ -226,6 +226,25 @@ func (ls *lister) kick(what refreshKind) {
 	}
 }
 
+// refreshes is a channel that receives when something asked for a
+// refresh (see kick): the server's serve loop then calls relist.
+func (ls *lister) refreshes() <-chan struct{} { return ls.refreshCh }
+
+// relist lists again, on c, what was asked for since it last ran, within
+// the call timeout, and updates the catalog; a listing that fails is
+// logged and the catalog kept.
+func (ls *lister) relist(ctx context.Context, c *conn) {
+	what := refreshKind(ls.refreshReq.Swap(0))
+	rctx, cancel := context.WithTimeout(ctx, ls.env.spec.CallTimeout)
+	cat, err := ls.discover(rctx, c, what)
+	cancel()
+	if err != nil {
+		ls.env.logger.Warn("re-listing after list_changed failed", "err", err)
+		return
+	}
+	ls.update(what, cat)
+}
+
 // checkTool reports whether tool is one the server offers within the limit.
 func (ls *lister) checkTool(tool string) error {
 	ls.fleetMu.Lock() // kept is allocated under it (see changedLocked)

@@ -274,16 +274,8 @@ func (s *server) serve(ctx context.Context, c *conn) error {
 			return nil
 		case <-c.link.done():
 			return c.link.reason()
-		case <-s.lister.refreshCh:
-			what := refreshKind(s.lister.refreshReq.Swap(0))
-			rctx, cancel := context.WithTimeout(ctx, s.spec.CallTimeout)
-			cat, err := s.lister.discover(rctx, c, what)
-			cancel()
-			if err != nil {
-				s.logger.Warn("re-listing after list_changed failed", "err", err)
-				continue
-			}
-			s.lister.update(what, cat)
+		case <-s.lister.refreshes():
+			s.lister.relist(ctx, c)
 		}
 	}
 }
