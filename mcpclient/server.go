@@ -71,17 +71,18 @@ func newServer(m *Manager, spec ServerSpec) *server {
 			Since:       time.Now(),
 		},
 	}
-	env := roleEnv{spec: spec, logger: s.logger, opts: &m.opts, hurry: m.hurry}
-	s.auth = newAuth(env, s)
-	s.caller = &caller{env: env, auth: s.auth}
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
-	s.answerer = &answerer{env: env, logs: s.logs, calls: s.caller}
-	s.caller.answers = s.answerer
 	s.reads = newReadBudget(o.Clock, time.Sleep)
+	// The roles, each given what it uses; the caller, the answerer and the
+	// subscriber ask each other, so the caller's links are set last.
+	env := roleEnv{spec: spec, logger: s.logger, opts: o, hurry: m.hurry}
+	s.auth = newAuth(env, s)
+	s.caller = &caller{env: env, auth: s.auth}
+	s.answerer = &answerer{env: env, logs: s.logs, calls: s.caller}
 	s.lister = newLister(env, &m.mu, s.changedLocked)
 	s.subscriber = &subscriber{env: env, calls: s.caller, owner: s}
-	s.caller.tools, s.caller.raw = s.lister, s.subscriber
+	s.caller.answers, s.caller.tools, s.caller.raw = s.answerer, s.lister, s.subscriber
 	s.dialer = &dialer{env: env, logs: s.logs, reads: s.reads, owner: s, auth: s.auth, session: s.subscriber, requests: s.answerer}
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}
 	if spec.CallsPerMinute > 0 {
