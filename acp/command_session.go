@@ -11,22 +11,64 @@ import (
 
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
 
 // This file is what a live session does for the slash commands: commandView,
-// its side of commandSession (commands.go). Each method takes the locks it needs:
-// s.mu for the configuration and the history, and the parts' own (ed,
-// pick, the Managers, the tool view) after it, never before.
+// its side of commandSession (commands.go), and the live session's own
+// methods it asks for what liveSession.mu guards. Each method takes the
+// locks it needs: s.mu (in liveSession's methods) for the configuration
+// and the history, and the parts' own (ed, pick, the Managers, the tool
+// view) after it, never before.
 
 var _ commandSession = commandView{}
 
+// commandState is what commandView asks of its live session
+// (liveSession implements it): the state its mutex guards, read and
+// changed in its own methods, and the waits and prompts that take the
+// session whole. Safe for concurrent use.
+type commandState interface {
+	sessionID() string
+	allowed(tool gateway.Tool) bool
+	caller() sessionCaller
+	startupBudget(cf *agentConfig) time.Duration
+	editedSpecs(cf *agentConfig, edits serverEdits, client []mcpclient.ServerSpec) []mcpclient.ServerSpec
+	configProfile() string
+	takeConfig(sc sessionConfig)
+	historySize() (messages, bytes int)
+	fitInput(cf *agentConfig) (history gateway.History, window int)
+	waitServers(ctx context.Context, pe *peer, found func() bool)
+	systemPromptFor(ctx context.Context, cf *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped)
+}
+
 // commandView is a live session as the slash commands see it: the
 // commandSession methods, on their own type so that liveSession's own
-// stay few. Its methods take the session's locks as they need them.
-type commandView struct{ *liveSession }
+// stay few. It holds the session's parts it uses (each with its own
+// lock) and the session as commandState; liveSession.asCommands builds it.
+type commandView struct {
+	sess      commandState
+	id        string
+	mgr       *mcpclient.Manager
+	shared    *mcpclient.Manager // nil: no shared servers
+	sync      *bridge.Sync
+	access    gateway.ToolAccess
+	store     *session.Session
+	ed        *editState
+	pick      *picker
+	compactor *compact.Compactor
+}
+
+// asCommands is the session as the slash commands see it.
+func (s *liveSession) asCommands() commandView {
+	return commandView{sess: s, id: s.id, mgr: s.mgr, shared: s.shared, sync: s.sync, access: s.access,
+		store: s.store, ed: &s.ed, pick: &s.pick, compactor: s.compactor}
+}
+
+// sessionID implements commandSession.
+func (v commandView) sessionID() string { return v.id }
 
 // ownStatuses implements commandSession.
 func (v commandView) ownStatuses() []mcpclient.Status { return v.mgr.Statuses() }
@@ -47,11 +89,18 @@ func (v commandView) serverStatus(name string) (st mcpclient.Status, shared, ok 
 
 // waitServers implements commandSession (peer.waitServers, peer.waitFor).
 func (v commandView) waitServers(ctx context.Context, pe *peer, found func() bool) {
+	v.sess.waitServers(ctx, pe, found)
+}
+
+// waitServers waits for the session's servers for a command: all of them
+// (found nil), or until found reports true (peer.waitServers,
+// peer.waitFor).
+func (s *liveSession) waitServers(ctx context.Context, pe *peer, found func() bool) {
 	if found == nil {
-		pe.waitServers(ctx, v.liveSession)
+		pe.waitServers(ctx, s)
 		return
 	}
-	pe.waitFor(ctx, v.liveSession, found)
+	pe.waitFor(ctx, s, found)
 }
 
 // login implements commandSession.
@@ -66,7 +115,7 @@ func (v commandView) logout(ctx context.Context, server string) error {
 
 // restartServer implements commandSession.
 func (v commandView) restartServer(ctx context.Context, cf *agentConfig, name string) error {
-	wctx, cancel := context.WithTimeout(ctx, v.startupBudget(cf))
+	wctx, cancel := context.WithTimeout(ctx, v.sess.startupBudget(cf))
 	defer cancel()
 	err := v.mgr.Restart(wctx, name)
 	if err != nil && !errors.Is(err, mcpclient.ErrUnknownServer) && wctx.Err() != nil {
@@ -88,10 +137,7 @@ func (v commandView) applyEdits(ctx context.Context, cf *agentConfig, edits serv
 	if err != nil {
 		return err
 	}
-	v.mu.Lock()
-	specs := cf.merge(edits.configured(v.cfg.servers), client)
-	v.cfg.applyLimits(&mcpclient.Options{}, specs)
-	v.mu.Unlock()
+	specs := v.sess.editedSpecs(cf, edits, client)
 	if err := v.store.UpdateMeta(func(m *session.Meta) {
 		delete(m.Extra, extraServerEdits)
 		if len(edits.Added) > 0 || len(edits.Removed) > 0 {
@@ -100,7 +146,7 @@ func (v commandView) applyEdits(ctx context.Context, cf *agentConfig, edits serv
 	}); err != nil {
 		cf.logger.Warn("saving the MCP server changes", "session", v.id, "err", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, v.startupBudget(cf))
+	wctx, cancel := context.WithTimeout(ctx, v.sess.startupBudget(cf))
 	defer cancel()
 	if _, err := v.mgr.Reconfigure(wctx, specs); err != nil && wctx.Err() == nil {
 		return err
@@ -108,20 +154,31 @@ func (v commandView) applyEdits(ctx context.Context, cf *agentConfig, edits serv
 	return nil
 }
 
+// editedSpecs is the session's servers with edits and the client's
+// servers merged in (agentConfig.merge), their limits applied from its
+// configuration.
+func (s *liveSession) editedSpecs(cf *agentConfig, edits serverEdits, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	specs := cf.merge(edits.configured(s.cfg.servers), client)
+	s.cfg.applyLimits(&mcpclient.Options{}, specs)
+	return specs
+}
+
 // tellModel implements commandSession.
 func (v commandView) tellModel(note string) { v.ed.tell(note) }
 
 // startupBudget is how long what needs the session's servers waits for
 // them to connect (agentConfig.budgetFor of its configuration).
-func (v commandView) startupBudget(cf *agentConfig) time.Duration {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return cf.budgetFor(v.cfg)
+func (s *liveSession) startupBudget(cf *agentConfig) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cf.budgetFor(s.cfg)
 }
 
 // tools implements commandSession.
 func (v commandView) tools(filter string) []gateway.Tool {
-	return slices.DeleteFunc(v.sync.Current().Filter(filter), func(t gateway.Tool) bool { return !v.allowed(t) })
+	return slices.DeleteFunc(v.sync.Current().Filter(filter), func(t gateway.Tool) bool { return !v.sess.allowed(t) })
 }
 
 // offersTool implements commandSession.
@@ -143,10 +200,7 @@ func (v commandView) toolAccess() gateway.ToolAccess { return v.access }
 // servers reconfigured without s.mu; the session takes the new
 // configuration (and forgets its system prompt) once they are.
 func (v commandView) reload(ctx context.Context, cf *agentConfig) ([]string, error) {
-	v.mu.Lock()
-	profile := v.cfg.profile
-	v.mu.Unlock()
-	sc, err := cf.sessionConfigFor(profile)
+	sc, err := cf.sessionConfigFor(v.sess.configProfile())
 	if err != nil {
 		return nil, err
 	}
@@ -158,32 +212,56 @@ func (v commandView) reload(ctx context.Context, cf *agentConfig) ([]string, err
 		return nil, err
 	}
 	model, gen := cf.provider(ctx, sc, v.pick.choice())
-	v.mu.Lock()
-	v.cfg = sc
-	v.resetPrompt()
-	v.mu.Unlock()
+	v.sess.takeConfig(sc)
 	v.pick.setProvider(model, gen)
 	v.sync.SetOptions(sc.bridgeOptions(cf.bridgeBase(v.id)))
 	return restarted, nil
 }
 
+// configProfile is the profile the session's configuration was read for.
+func (s *liveSession) configProfile() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.profile
+}
+
+// takeConfig makes sc the session's configuration and forgets its system
+// prompt (built again from sc when next asked for).
+func (s *liveSession) takeConfig(sc sessionConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg = sc
+	s.resetPrompt()
+}
+
 // systemPrompt implements commandSession (agentConfig.systemPrompt,
 // agentConfig.instructionFiles).
 func (v commandView) systemPrompt(ctx context.Context, cf *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped) {
-	p := cf.systemPrompt(ctx, v.liveSession)
-	_, skipped := cf.instructionFiles(ctx, v.liveSession)
+	return v.sess.systemPromptFor(ctx, cf)
+}
+
+// systemPromptFor is the session's system prompt and the instruction
+// files left out of it (agentConfig.systemPrompt,
+// agentConfig.instructionFiles).
+func (s *liveSession) systemPromptFor(ctx context.Context, cf *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped) {
+	p := cf.systemPrompt(ctx, s)
+	_, skipped := cf.instructionFiles(ctx, s)
 	return p, skipped
 }
 
 // historySize implements commandSession.
-func (v commandView) historySize() (messages, bytes int) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if len(v.history) == 0 {
+func (v commandView) historySize() (messages, bytes int) { return v.sess.historySize() }
+
+// historySize is the number of messages in the session's history and its
+// size as JSON.
+func (s *liveSession) historySize() (messages, bytes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) == 0 {
 		return 0, 0
 	}
-	history, _ := json.Marshal(v.history)
-	return len(v.history), len(history)
+	history, _ := json.Marshal(s.history)
+	return len(s.history), len(history)
 }
 
 // compact implements commandSession with the session's compactor, the
@@ -194,16 +272,24 @@ func (v commandView) compact(ctx context.Context, cf *agentConfig, focus string,
 	if model == nil {
 		return nil, errNoModel
 	}
-	v.mu.Lock()
-	history := v.history
-	_, window, _ := v.current(cf)
-	v.mu.Unlock()
+	history, window := v.sess.fitInput(cf)
 	return v.compactor.Fit(ctx, gateway.FitRequest{Model: model, Request: gateway.ModelRequest{Messages: history}, Window: window, Force: true, Focus: focus,
 		Started: started})
 }
 
+// fitInput is what compaction fits: the session's history and the
+// context window of its current model.
+func (s *liveSession) fitInput(cf *agentConfig) (history gateway.History, window int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, window, _ = s.current(cf)
+	return s.history, window
+}
+
 // resources implements commandSession.
-func (v commandView) resources() bridge.ResourceCaller { return v.caller() }
+func (v commandView) resources() bridge.ResourceCaller { return v.sess.caller() }
 
 // prompts implements commandSession.
-func (v commandView) prompts() []mcpclient.ServerResource[mcp.Prompt] { return v.caller().Prompts() }
+func (v commandView) prompts() []mcpclient.ServerResource[mcp.Prompt] {
+	return v.sess.caller().Prompts()
+}

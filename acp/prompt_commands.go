@@ -81,7 +81,7 @@ func (co *commands) sessionCommands(s commandSession) []acpsdk.AvailableCommand 
 func (co *commands) advertiseCommands(s *liveSession, force bool) {
 	s.res.advertising.Lock()
 	defer s.res.advertising.Unlock()
-	cmds := co.sessionCommands(commandView{s})
+	cmds := co.sessionCommands(s.asCommands())
 	var key strings.Builder
 	for _, c := range cmds {
 		key.WriteString(c.Name + "\x00" + c.Description + "\x00")

@@ -73,8 +73,8 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 
 	var stop gateway.StopReason
 	if cmd, arg, ok := tu.cmds.slashCommand(input); ok {
-		stop = tu.cmds.command(ctx, commandView{s}, t, cmd, arg)
-	} else if pc, ok := tu.cmds.promptCommand(ctx, commandView{s}, input); ok {
+		stop = tu.cmds.command(ctx, s.asCommands(), t, cmd, arg)
+	} else if pc, ok := tu.cmds.promptCommand(ctx, s.asCommands(), input); ok {
 		stop = tu.cmds.runPrompt(ctx, s, t, pc)
 	} else {
 		// Servers still connecting get to join first, so the model sees
