@@ -307,11 +307,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p acpsdk.SetSessionC
 // setModel switches session s to model id, one of its model picker's
 // entries, and saves the choice.
 func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
-	s.mu.Lock()
-	cur, _, _ := s.current(a.conf)
-	values := s.modelValues(a.conf)
-	sc := s.cfg
-	s.mu.Unlock()
+	cur, values, sc := s.modelChoice(a.conf)
 	if cur == "" {
 		return invalidParams("config option %q: this session has no model configured", optModel)
 	}
@@ -323,16 +319,32 @@ func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 		chosen = "" // back to the configured model: follows the configuration again
 	}
 	model, gen := a.conf.provider(ctx, sc, chosen)
+	if err := s.chooseModel(chosen, model, gen); err != nil {
+		return internalError("saving the model: %v", err)
+	}
+	return nil
+}
+
+// modelChoice is what setModel decides from, read at once: the session's
+// current model (agentConfig.current), the models its picker offers and
+// its configuration.
+func (s *liveSession) modelChoice(cf *agentConfig) (cur string, values []acpsdk.SessionConfigSelectOption, sc sessionConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, _, _ = s.current(cf)
+	return cur, s.modelValues(cf), s.cfg
+}
+
+// chooseModel makes chosen (built as model, gen; "" for the configured
+// one) the session's model and saves the choice in its metadata.
+func (s *liveSession) chooseModel(chosen string, model gateway.Provider, gen uint64) error {
 	s.pick.choose(chosen, model, gen)
-	if err := s.store.UpdateMeta(func(m *session.Meta) {
+	return s.store.UpdateMeta(func(m *session.Meta) {
 		delete(m.Extra, extraModel)
 		if chosen != "" {
 			m.Extra[extraModel] = chosen
 		}
-	}); err != nil {
-		return internalError("saving the model: %v", err)
-	}
-	return nil
+	})
 }
 
 // valueList names the first values of a select option, for an error.
@@ -354,11 +366,17 @@ func (a *Agent) setMode(s *liveSession, mode string) error {
 	if mode != modeAsk && mode != modeAuto {
 		return invalidParams("unknown mode %q (want %q or %q)", mode, modeAsk, modeAuto)
 	}
-	s.mu.Lock()
-	s.mode = mode
-	s.mu.Unlock()
-	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Mode = mode }); err != nil {
+	if err := s.setMode(mode); err != nil {
 		return internalError("saving the mode: %v", err)
 	}
 	return nil
+}
+
+// setMode makes mode the session's permission mode and saves it in its
+// metadata.
+func (s *liveSession) setMode(mode string) error {
+	s.mu.Lock()
+	s.mode = mode
+	s.mu.Unlock()
+	return s.store.UpdateMeta(func(m *session.Meta) { m.Mode = mode })
 }

@@ -54,7 +54,7 @@ func (a *Agent) newSession(ctx context.Context, p acpsdk.NewSessionRequest) (any
 // cards and the command list follow (announce), for the client then
 // knows the session.
 func (a *Agent) created(s *liveSession) jsonrpc.Then {
-	resp := acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modes(), ConfigOptions: s.configOptions(a.conf), Meta: s.responseMeta()}
+	resp := acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.sessionID()), Modes: s.modes(), ConfigOptions: s.configOptions(a.conf), Meta: s.responseMeta()}
 	return jsonrpc.Then{Result: resp, After: func() { a.announce(s) }}
 }
 
@@ -224,83 +224,61 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	cwd := place.cwd
 	listed := a.conf.listModels(ctx, sc) // meanwhile, bounded
+	mode := meta.Mode
+	if mode != modeAuto {
+		mode = modeAsk
+	}
+	always := map[string]string{}
+	for k, v := range meta.Always {
+		always[k] = v
+	}
 	s := &liveSession{
 		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, cfg: sc,
-		mode: meta.Mode, always: map[string]string{}, history: history,
+		mode: mode, always: always, history: history,
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.conf.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
-	s.pick.restore(meta)
-	s.pick.setProvider(a.conf.provider(ctx, sc, s.pick.choice()))
-	edits, err := restoreEdits(meta)
-	if err == nil {
-		err = s.ed.start(client, edits)
-	} else {
-		_ = s.ed.start(client, serverEdits{})
-	}
-	if err != nil {
-		a.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
-	}
-	edits, edited := s.ed.current()
+	edits, edited := s.restore(meta, client, func(choice string) (gateway.Provider, uint64) {
+		return a.conf.provider(ctx, sc, choice)
+	})
 	specs := a.conf.merge(edits.configured(sc.servers), edited)
-	if s.mode != modeAuto {
-		s.mode = modeAsk
-	}
-	for k, v := range meta.Always {
-		s.always[k] = v
-	}
-	s.sync = bridge.NewSync(sc.bridgeOptions(a.conf.bridgeBase(s.id)), a.conf.nativeTools(s.id, cwd, place.dirs, sc)...)
-	s.access = gateway.ToolAccess{
-		Tools:  s.sync,
-		Policy: s.allowed,
-		Approver: func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
+	s.grant(bridge.NewSync(sc.bridgeOptions(a.conf.bridgeBase(meta.ID)), a.conf.nativeTools(meta.ID, cwd, place.dirs, sc)...),
+		func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
 			return a.perms.approve(ctx, s, call, tool)
-		},
-	}
-	mo := a.mcpOptions(s, specs, sc)
+		})
+	mo := a.mcpOptions(s, cwd, specs, sc)
 	mgr, err := mcpclient.New(specs, &mo)
 	if err != nil {
 		stop()
 		_ = st.Close()
 		return nil, invalidParams("%v", err)
 	}
-	s.mgr = mgr
-	s.startBy = time.Now().Add(a.conf.budgetFor(sc))
+	s.connect(mgr, a.conf.budgetFor(sc))
 	a.mu.Lock()
 	if a.closing {
 		a.mu.Unlock()
 		_ = a.closeSession(ctx, s)
 		return nil, internalError("the agent is shutting down")
 	}
-	a.sessions[s.id] = s
+	a.sessions[meta.ID] = s
 	a.mu.Unlock()
-	// Attached once registered: a shared server's change from now on
-	// reaches the view by its event (sharedEvent), an earlier one by
-	// Attach's reading of the catalog.
-	s.sync.Attach(sessionCaller{own: mgr, shared: a.shared.mgr})
-	// The servers connect in the background: the session is answered at
-	// once, showing them connecting, and what needs their tools waits for
-	// them within the startup budget (peer.waitServers).
-	mgr.Launch()
-	models := <-listed
-	s.pick.setListed(models)
+	s.launch(listed)
 	return s, nil
 }
 
 // mcpOptions returns the MCP client options of session s: the agent's
 // template with the session's limits, logger, cwd, sign-in, events and
 // answers to the servers' requests.
-func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sessionConfig) mcpclient.Options {
+func (a *Agent) mcpOptions(s *liveSession, cwd string, specs []mcpclient.ServerSpec, sc sessionConfig) mcpclient.Options {
 	mo := a.opts.MCP
 	sc.applyLimits(&mo, specs)
-	mo.Logger = a.logger.With("session", s.id)
-	mo.Cwd = s.cwd
+	mo.Logger = a.logger.With("session", s.sessionID())
+	mo.Cwd = cwd
 	mo.Prepare = a.conf.prepareFor(s.isClientServer)
 	mo.Redact = a.conf.redact()
 	mo.SignIn = a.asks.presentSignIn(s)
 	observe := a.opts.MCP.OnEvent
 	mo.OnEvent = func(e mcpclient.Event) {
-		s.sync.OnEvent(e)
-		s.news.changed()
+		s.serverChanged(e)
 		a.serverEvent(s, e)
 		a.resourceEvent(s, e)
 		if observe != nil {
@@ -313,7 +291,7 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 	requests := serverRequests{u: a.asks, s: s}
 	mo.Elicitor, mo.Roots = requests, requests
 	mo.Tunnel = a.tunnel
-	if p, _ := s.pick.model(); p != nil {
+	if s.hasModel() {
 		mo.Sampler = requests
 	}
 	return mo
@@ -324,12 +302,10 @@ func (a *Agent) mcpOptions(s *liveSession, specs []mcpclient.ServerSpec, sc sess
 // that takes notices, one for each of the servers it uses that failed or
 // needs sign-in.
 func (a *Agent) announce(s *liveSession) {
-	s.shown.announce()
+	s.markAnnounced()
 	a.cmds.advertiseCommands(s, true)
-	for _, st := range s.mgr.Statuses() {
-		if st.State == mcpclient.StateFailed {
-			a.peer.failureCard(s, st)
-		}
+	for _, st := range s.failedServers() {
+		a.peer.failureCard(s, st)
 	}
 	a.peer.notifyServers(s, s.statuses)
 	a.peer.serversInfo(s)
@@ -490,7 +466,7 @@ func (a *Agent) closeLive(ctx context.Context, id string) (live bool, err error)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeBound)
 	defer cancel()
 	if err := a.closeSession(cctx, s); err != nil {
-		return true, internalError("closing session %q: %v", s.id, err)
+		return true, internalError("closing session %q: %v", id, err)
 	}
 	return true, nil
 }
@@ -551,23 +527,7 @@ func (l *idLocks) lock(ctx context.Context, id string) (unlock func(), err error
 // closeSession tears a session down: turn, servers, tools, store. Servers
 // not gone when ctx ends are killed at once.
 func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
-	cancel, turn := s.running.close()
-	if cancel != nil {
-		cancel()
-		// A turn stuck writing to a client that stopped reading must not
-		// keep the servers alive: past ctx, close without it.
-		select {
-		case <-turn:
-		case <-ctx.Done():
-			a.logger.Warn("closing a session whose turn has not ended", "session", s.id)
-		}
-	}
-	s.unsubscribeAll(ctx)
-	s.stop()
-	err := s.mgr.Close(ctx)
-	s.sync.Detach()
-	a.asks.forgetURLs(s)
-	return errors.Join(err, s.store.Close())
+	return s.close(ctx, func() { a.asks.forgetURLs(s) })
 }
 
 // SetSessionMode answers session/set_mode.
@@ -593,7 +553,7 @@ func (a *Agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
 	if err != nil {
 		return err
 	}
-	s.running.interrupt()
+	s.interrupt()
 	return nil
 }
 

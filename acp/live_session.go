@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -22,7 +23,8 @@ import (
 
 // This file is a live session's state (liveSession) and the small
 // questions the roles ask of it: its turn, its policy, its permission
-// decisions, its roots, its modes and servers as reported to the editor.
+// decisions, its roots, its modes and servers as reported to the editor;
+// and what the Agent does to it as it opens, runs turns and closes.
 
 // liveSession is a session open on this connection.
 type liveSession struct {
@@ -287,3 +289,129 @@ func (s *liveSession) autoApproved(tool string) bool {
 }
 
 var _ permissionSession = (*liveSession)(nil)
+
+// restore takes back what the session's metadata kept: the model choice
+// (built by provider for the chosen name) and the MCP server changes
+// (client is the servers the client asked for; changes that do not apply
+// are logged and dropped). It returns the edits and the client's servers
+// as edited (editState.current).
+func (s *liveSession) restore(meta session.Meta, client []mcpclient.ServerSpec, provider func(choice string) (gateway.Provider, uint64)) (serverEdits, []mcpclient.ServerSpec) {
+	s.pick.restore(meta)
+	s.pick.setProvider(provider(s.pick.choice()))
+	edits, err := restoreEdits(meta)
+	if err == nil {
+		err = s.ed.start(client, edits)
+	} else {
+		_ = s.ed.start(client, serverEdits{})
+	}
+	if err != nil {
+		s.logger.Warn("MCP server changes not restored", "session", s.id, "err", err)
+	}
+	return s.ed.current()
+}
+
+// grant gives the session its tool view and what its tool calls go
+// through: that view, its policy (allowed) and approve.
+func (s *liveSession) grant(sync *bridge.Sync, approve func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error)) {
+	s.sync = sync
+	s.access = gateway.ToolAccess{Tools: sync, Policy: s.allowed, Approver: approve}
+}
+
+// connect gives the session its Manager (not launched) and starts its
+// startup budget. Called before the session is registered.
+func (s *liveSession) connect(mgr *mcpclient.Manager, budget time.Duration) {
+	s.mgr = mgr
+	s.startBy = time.Now().Add(budget)
+}
+
+// launch starts the session's servers once it is registered, and takes
+// the models listed meanwhile into its picker.
+func (s *liveSession) launch(listed <-chan []gateway.ModelInfo) {
+	// Attached once registered: a shared server's change from now on
+	// reaches the view by its event (sharedEvent), an earlier one by
+	// Attach's reading of the catalog.
+	s.sync.Attach(sessionCaller{own: s.mgr, shared: s.shared})
+	// The servers connect in the background: the session is answered at
+	// once, showing them connecting, and what needs their tools waits for
+	// them within the startup budget (peer.waitServers).
+	s.mgr.Launch()
+	models := <-listed
+	s.pick.setListed(models)
+}
+
+// serverChanged follows an event of the session's servers: its tool view
+// takes it, and the change is noted for the client (serverNews).
+func (s *liveSession) serverChanged(e mcpclient.Event) {
+	s.sync.OnEvent(e)
+	s.news.changed()
+}
+
+// hasModel reports whether the session has a model built for it now.
+func (s *liveSession) hasModel() bool {
+	p, _ := s.pick.model()
+	return p != nil
+}
+
+// failedServers is the state of the session's own servers that failed.
+func (s *liveSession) failedServers() []mcpclient.Status {
+	var failed []mcpclient.Status
+	for _, st := range s.mgr.Statuses() {
+		if st.State == mcpclient.StateFailed {
+			failed = append(failed, st)
+		}
+	}
+	return failed
+}
+
+// markAnnounced notes that the client was told of the session's servers
+// (serverCards.announce).
+func (s *liveSession) markAnnounced() { s.shown.announce() }
+
+// resourceUpdated marks a subscribed resource updated, for the model's
+// next turn.
+func (s *liveSession) resourceUpdated(k resourceKey) { s.res.updated(k) }
+
+// turn runs run as the session's running turn (turnSlot.take), with a
+// context cancelled by session/cancel, by a prompt that supersedes it and
+// by the session's close. A turn that could not start is cancelled (err
+// says why when the session is closed).
+func (s *liveSession) turn(ctx context.Context, run func(ctx context.Context) acpsdk.StopReason) (acpsdk.StopReason, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopOnClose := context.AfterFunc(s.ctx, cancel)
+	defer stopOnClose()
+	turn := make(chan struct{})
+	if ok, err := s.running.take(ctx, s.id, cancel, turn); !ok {
+		return acpsdk.StopReasonCancelled, err
+	}
+	defer func() {
+		s.running.end()
+		close(turn)
+	}()
+	return run(ctx), nil
+}
+
+// interrupt cancels the session's running turn, if there is one.
+func (s *liveSession) interrupt() { s.running.interrupt() }
+
+// close tears the session down: turn, servers, tools, then (after
+// detached) its store. Servers not gone when ctx ends are killed at once.
+func (s *liveSession) close(ctx context.Context, detached func()) error {
+	cancel, turn := s.running.close()
+	if cancel != nil {
+		cancel()
+		// A turn stuck writing to a client that stopped reading must not
+		// keep the servers alive: past ctx, close without it.
+		select {
+		case <-turn:
+		case <-ctx.Done():
+			s.logger.Warn("closing a session whose turn has not ended", "session", s.id)
+		}
+	}
+	s.unsubscribeAll(ctx)
+	s.stop()
+	err := s.mgr.Close(ctx)
+	s.sync.Detach()
+	detached()
+	return errors.Join(err, s.store.Close())
+}

@@ -190,7 +190,7 @@ func sortedKeys[V any](m map[resourceKey]V) []resourceKey {
 func (a *Agent) resourceEvent(s *liveSession, e mcpclient.Event) {
 	switch e.Kind {
 	case mcpclient.EventResourceUpdated:
-		s.res.updated(resourceKey{e.Server, e.URI})
+		s.resourceUpdated(resourceKey{e.Server, e.URI})
 	case mcpclient.EventResourcesChanged, mcpclient.EventStatus:
 		a.cmds.advertiseCommands(s, false)
 	}

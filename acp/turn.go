@@ -47,19 +47,10 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	ctx, cancel := context.WithCancel(withSession(ctx, s))
-	defer cancel()
-	stopOnClose := context.AfterFunc(s.ctx, cancel)
-	defer stopOnClose()
-	turn := make(chan struct{})
-	if ok, err := s.running.take(ctx, s.id, cancel, turn); !ok {
-		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, err
-	}
-	defer func() {
-		s.running.end()
-		close(turn)
-	}()
-	return acpsdk.PromptResponse{StopReason: stopReason(a.turns.run(ctx, s, p.Prompt))}, nil
+	reason, err := s.turn(withSession(ctx, s), func(ctx context.Context) acpsdk.StopReason {
+		return stopReason(a.turns.run(ctx, s, p.Prompt))
+	})
+	return acpsdk.PromptResponse{StopReason: reason}, err
 }
 
 // run runs one turn of s, the session's running turn, on prompt.
