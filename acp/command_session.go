@@ -20,9 +20,9 @@ import (
 // This file is what a live session does for the slash commands: commandView,
 // its side of commandSession (commands.go), and the live session's own
 // methods it asks for what liveSession.mu guards. Each method takes the
-// locks it needs: s.mu (in liveSession's methods) for the configuration
-// and the history, and the parts' own (ed, pick, the Managers, the tool
-// view) after it, never before.
+// locks it needs: the session's state through liveSession.update (the
+// configuration, the history), and the parts' own (ed, pick, the
+// Managers, the tool view) after it, never before.
 
 var _ commandSession = commandView{}
 
@@ -158,10 +158,11 @@ func (v commandView) applyEdits(ctx context.Context, cf *agentConfig, edits serv
 // servers merged in (agentConfig.merge), their limits applied from its
 // configuration.
 func (s *liveSession) editedSpecs(cf *agentConfig, edits serverEdits, client []mcpclient.ServerSpec) []mcpclient.ServerSpec {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	specs := cf.merge(edits.configured(s.cfg.servers), client)
-	s.cfg.applyLimits(&mcpclient.Options{}, specs)
+	var specs []mcpclient.ServerSpec
+	s.update(func(st *sessionState) {
+		specs = cf.merge(edits.configured(st.cfg.servers), client)
+		st.cfg.applyLimits(&mcpclient.Options{}, specs)
+	})
 	return specs
 }
 
@@ -171,9 +172,7 @@ func (v commandView) tellModel(note string) { v.ed.tell(note) }
 // startupBudget is how long what needs the session's servers waits for
 // them to connect (agentConfig.budgetFor of its configuration).
 func (s *liveSession) startupBudget(cf *agentConfig) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return cf.budgetFor(s.cfg)
+	return cf.budgetFor(s.snapshot().cfg)
 }
 
 // tools implements commandSession.
@@ -197,7 +196,7 @@ func (v commandView) toolServer(name string) (string, bool) {
 func (v commandView) toolAccess() gateway.ToolAccess { return v.access }
 
 // reload implements commandSession: the configuration is read and the
-// servers reconfigured without s.mu; the session takes the new
+// servers reconfigured without the session's lock; the session takes the new
 // configuration (and forgets its system prompt) once they are.
 func (v commandView) reload(ctx context.Context, cf *agentConfig) ([]string, error) {
 	sc, err := cf.sessionConfigFor(v.sess.configProfile())
@@ -220,18 +219,16 @@ func (v commandView) reload(ctx context.Context, cf *agentConfig) ([]string, err
 
 // configProfile is the profile the session's configuration was read for.
 func (s *liveSession) configProfile() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg.profile
+	return s.snapshot().cfg.profile
 }
 
 // takeConfig makes sc the session's configuration and forgets its system
 // prompt (built again from sc when next asked for).
 func (s *liveSession) takeConfig(sc sessionConfig) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cfg = sc
-	s.resetPrompt()
+	s.update(func(st *sessionState) {
+		st.cfg = sc
+		st.resetPrompt()
+	})
 }
 
 // systemPrompt implements commandSession (agentConfig.systemPrompt,
@@ -255,13 +252,14 @@ func (v commandView) historySize() (messages, bytes int) { return v.sess.history
 // historySize is the number of messages in the session's history and its
 // size as JSON.
 func (s *liveSession) historySize() (messages, bytes int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.history) == 0 {
-		return 0, 0
-	}
-	history, _ := json.Marshal(s.history)
-	return len(s.history), len(history)
+	s.update(func(st *sessionState) {
+		if len(st.history) == 0 {
+			return
+		}
+		history, _ := json.Marshal(st.history)
+		messages, bytes = len(st.history), len(history)
+	})
+	return messages, bytes
 }
 
 // compact implements commandSession with the session's compactor, the
@@ -280,10 +278,11 @@ func (v commandView) compact(ctx context.Context, cf *agentConfig, focus string,
 // fitInput is what compaction fits: the session's history and the
 // context window of its current model.
 func (s *liveSession) fitInput(cf *agentConfig) (history gateway.History, window int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, window, _ = s.current(cf)
-	return s.history, window
+	s.update(func(st *sessionState) {
+		_, window, _ = s.current(cf, st.cfg)
+		history = st.history
+	})
+	return history, window
 }
 
 // resources implements commandSession.

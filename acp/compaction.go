@@ -51,9 +51,9 @@ func (cf *agentConfig) newCompactor(id string, sc sessionConfig) *compact.Compac
 }
 
 // compaction sets the session's compactor, with the threshold the
-// configuration says now, on a turn's options. The caller holds s.mu.
-func (s *liveSession) compaction(run *gateway.RunOptions) {
-	s.compactor.SetThreshold(s.cfg.compactThreshold())
+// configuration (cfg) says now, on a turn's options.
+func (s *liveSession) compaction(run *gateway.RunOptions, cfg sessionConfig) {
+	s.compactor.SetThreshold(cfg.compactThreshold())
 	run.Compactor = s.compactor
 }
 
@@ -62,13 +62,13 @@ func (s *liveSession) compaction(run *gateway.RunOptions) {
 // compacted it, and replaces the history instead.
 func (t *turnLog) addHistory(msgs []gateway.Message, history gateway.History) {
 	s := t.s
-	s.mu.Lock()
-	if history != nil {
-		s.history = history
-	} else {
-		s.history = append(s.history, msgs...)
-	}
-	s.mu.Unlock()
+	s.update(func(st *sessionState) {
+		if history != nil {
+			st.history = history
+		} else {
+			st.history = append(st.history, msgs...)
+		}
+	})
 	if history != nil {
 		t.persist(recHistory, history)
 		return

@@ -191,17 +191,17 @@ func (p *picker) listedModels() []gateway.ModelInfo {
 
 // current returns the session's model name ("" when none is configured)
 // and what is known of it: the context window (the configuration's, else
-// the one the endpoint lists) and the pricing. The caller holds s.mu.
-func (s *liveSession) current(cf *agentConfig) (name string, window int, pricing *config.Pricing) {
-	return s.pick.current(cf.settings(s.cfg))
+// the one the endpoint lists) and the pricing, for its configuration cfg.
+func (s *liveSession) current(cf *agentConfig, cfg sessionConfig) (name string, window int, pricing *config.Pricing) {
+	return s.pick.current(cf.settings(cfg))
 }
 
 // modelValues returns the model picker's entries: the configured model,
 // model.choices, then the endpoint's list, each id once; the current
-// model is always among them. The caller holds s.mu.
-func (s *liveSession) modelValues(cf *agentConfig) []acpsdk.SessionConfigSelectOption {
-	set := cf.settings(s.cfg)
-	cur, _, _ := s.current(cf)
+// model is always among them (for its configuration cfg).
+func (s *liveSession) modelValues(cf *agentConfig, cfg sessionConfig) []acpsdk.SessionConfigSelectOption {
+	set := cf.settings(cfg)
+	cur, _, _ := s.current(cf, cfg)
 	var out []acpsdk.SessionConfigSelectOption
 	seen := map[string]bool{}
 	add := func(id, name, desc string) {
@@ -237,18 +237,22 @@ func (s *liveSession) modelValues(cf *agentConfig) []acpsdk.SessionConfigSelectO
 // values: the model picker (when a model is configured) and the
 // permission mode.
 func (s *liveSession) configOptions(cf *agentConfig) []acpsdk.SessionConfigOption {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var opts []acpsdk.SessionConfigOption
-	if cur, _, _ := s.current(cf); cur != "" {
-		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(cf))
+	var mode string
+	s.update(func(st *sessionState) {
+		mode = st.mode
+		cur, _, _ := s.current(cf, st.cfg)
+		if cur == "" {
+			return
+		}
+		values := acpsdk.SessionConfigSelectOptionsUngrouped(s.modelValues(cf, st.cfg))
 		opts = append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
 			Id: optModel, Name: "Model", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryModel),
 			Description:  acpsdk.Ptr("The model that answers this session's prompts, from the next prompt on"),
 			CurrentValue: acpsdk.SessionConfigValueId(cur), Type: "select",
 			Options: acpsdk.SessionConfigSelectOptions{Ungrouped: &values},
 		}})
-	}
+	})
 	var modes acpsdk.SessionConfigSelectOptionsUngrouped
 	for _, m := range permissionModes() {
 		modes = append(modes, acpsdk.SessionConfigSelectOption{Value: acpsdk.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description})
@@ -256,7 +260,7 @@ func (s *liveSession) configOptions(cf *agentConfig) []acpsdk.SessionConfigOptio
 	opts = append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
 		Id: optMode, Name: "Permission mode", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryMode),
 		Description:  acpsdk.Ptr("When tools ask before they run"),
-		CurrentValue: acpsdk.SessionConfigValueId(s.mode), Type: "select",
+		CurrentValue: acpsdk.SessionConfigValueId(mode), Type: "select",
 		Options: acpsdk.SessionConfigSelectOptions{Ungrouped: &modes},
 	}})
 	return opts
@@ -329,10 +333,11 @@ func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
 // current model (agentConfig.current), the models its picker offers and
 // its configuration.
 func (s *liveSession) modelChoice(cf *agentConfig) (cur string, values []acpsdk.SessionConfigSelectOption, sc sessionConfig) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, _, _ = s.current(cf)
-	return cur, s.modelValues(cf), s.cfg
+	s.update(func(st *sessionState) {
+		cur, _, _ = s.current(cf, st.cfg)
+		values, sc = s.modelValues(cf, st.cfg), st.cfg
+	})
+	return cur, values, sc
 }
 
 // chooseModel makes chosen (built as model, gen; "" for the configured
@@ -375,8 +380,6 @@ func (a *Agent) setMode(s *liveSession, mode string) error {
 // setMode makes mode the session's permission mode and saves it in its
 // metadata.
 func (s *liveSession) setMode(mode string) error {
-	s.mu.Lock()
-	s.mode = mode
-	s.mu.Unlock()
+	s.update(func(st *sessionState) { st.mode = mode })
 	return s.store.UpdateMeta(func(m *session.Meta) { m.Mode = mode })
 }

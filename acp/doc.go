@@ -27,7 +27,8 @@
 //     capabilities).
 //   - tunnel: MCP over ACP, the client's own servers reached through the
 //     connection (an mcpclient.Tunnel).
-//   - liveSession: one open session's state.
+//   - liveSession: one open session: its parts, and its sessionState
+//     (read through snapshot, changed only through update).
 //
 // Where things are:
 //
@@ -37,7 +38,7 @@
 //	clientcalls.go        what the agent sends the client (session/update, request_permission, elicitation, fs, terminal)
 //	auth.go               the terminal auth method (acpgate setup); authenticate
 //	lifecycle.go          session/new, load, resume, fork, list, close, delete, cancel; opening and closing
-//	live_session.go       liveSession: a session's state and the questions roles ask of it
+//	live_session.go       liveSession, sessionState: a session, its state and the questions roles ask of it
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context

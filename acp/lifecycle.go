@@ -233,8 +233,8 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		always[k] = v
 	}
 	s := &liveSession{
-		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop, cfg: sc,
-		mode: mode, always: always, history: history,
+		id: meta.ID, cwd: cwd, dirs: place.dirs, store: st, ctx: sctx, stop: stop,
+		st:     sessionState{cfg: sc, mode: mode, always: always, history: history},
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.conf.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
 	edits, edited := s.restore(meta, client, func(choice string) (gateway.Provider, uint64) {

@@ -49,21 +49,9 @@ type liveSession struct {
 	subs   *sharedSubs
 	logger *slog.Logger
 
-	// Guarded by mu: what the configuration says (replaced by /reload),
-	// the mode and "always" decisions, the history, the startup budget's
-	// end, the sampling limits and the system prompt.
-	mu      sync.Mutex
-	cfg     sessionConfig
-	mode    string
-	always  map[string]string // tool name -> "allow" | "reject"
-	history gateway.History
-	// startBy is when the startup budget ends: prompts and /call wait for
-	// servers still connecting until then, no longer.
-	startBy time.Time
-	// sampleLimits holds the servers' sampling rate limits.
-	sampleLimits map[string]*ratelimit.Window
-	// prompt is the session's system prompt (system_prompt.go).
-	prompt promptState
+	// mu guards st; update is the one place that takes it.
+	mu sync.Mutex
+	st sessionState
 
 	// The session's parts, each with its own lock (taken after mu when
 	// both are, never before) and its own methods:
@@ -77,6 +65,44 @@ type liveSession struct {
 	res     resourceState // mentioned resources, advertised commands (resources.go)
 	// compactor keeps history within the model's window (compaction.go).
 	compactor *compact.Compactor
+}
+
+// sessionState is what liveSession.mu guards: what the configuration
+// says (replaced by /reload), the mode and "always" decisions, the
+// history, the startup budget's end, the sampling limits and the system
+// prompt. It is read and changed only in liveSession.update (snapshot
+// copies it).
+type sessionState struct {
+	cfg     sessionConfig
+	mode    string
+	always  map[string]string // tool name -> "allow" | "reject"
+	history gateway.History
+	// startBy is when the startup budget ends: prompts and /call wait for
+	// servers still connecting until then, no longer.
+	startBy time.Time
+	// sampleLimits holds the servers' sampling rate limits.
+	sampleLimits map[string]*ratelimit.Window
+	// prompt is the session's system prompt (system_prompt.go).
+	prompt promptState
+}
+
+// update runs f on the session's state under its lock: the one place
+// that state is read or changed. f must not call back into the session's
+// state (update or snapshot) and takes only the parts' locks (they come
+// after mu), never another session's.
+func (s *liveSession) update(f func(st *sessionState)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.st)
+}
+
+// snapshot is a copy of the session's state as it is now. Its maps
+// (always, sampleLimits) and its prompt's builder are the session's own,
+// not copies: read or change them only in update.
+func (s *liveSession) snapshot() sessionState {
+	var st sessionState
+	s.update(func(cur *sessionState) { st = *cur })
+	return st
 }
 
 // isClientServer reports whether the server called name came from the
@@ -163,9 +189,7 @@ func (ts *turnSlot) isClosed() bool {
 
 // allowed is the session's tool policy: its allow/deny globs.
 func (s *liveSession) allowed(tool gateway.Tool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg.policy.Allowed(tool.Name)
+	return s.snapshot().cfg.policy.Allowed(tool.Name)
 }
 
 // roots are the session's directories as MCP roots: file:// URIs named
@@ -183,9 +207,7 @@ func (s *liveSession) roots() []mcpclient.Root {
 // modes is the session's permission mode for clients of ACP's modes API
 // (kept in step with the config option "mode").
 func (s *liveSession) modes() *acpsdk.SessionModeState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.mode), AvailableModes: permissionModes()}
+	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.snapshot().mode), AvailableModes: permissionModes()}
 }
 
 // responseMeta is serversMeta for a session/new, load or resume response,
@@ -220,9 +242,7 @@ func (s *liveSession) serversMeta() map[string]any {
 // remember keeps an "always" decision ("allow" or "reject") about key (a
 // tool name, or samplingKey of a server) for the session, and saves it.
 func (s *liveSession) remember(key, decision string) {
-	s.mu.Lock()
-	s.always[key] = decision
-	s.mu.Unlock()
+	s.update(func(st *sessionState) { st.always[key] = decision })
 	if err := s.store.UpdateMeta(func(m *session.Meta) {
 		if m.Always == nil {
 			m.Always = map[string]string{}
@@ -234,18 +254,18 @@ func (s *liveSession) remember(key, decision string) {
 }
 
 // samplingLimiter returns the server's sampling rate limit in the session
-// (nil: none). Called with s.mu held.
-func (s *liveSession) samplingLimiter(server string, perMinute int) *ratelimit.Window {
+// (nil: none), made the first time it is asked for.
+func (st *sessionState) samplingLimiter(server string, perMinute int) *ratelimit.Window {
 	if perMinute <= 0 {
 		return nil
 	}
-	if s.sampleLimits == nil {
-		s.sampleLimits = map[string]*ratelimit.Window{}
+	if st.sampleLimits == nil {
+		st.sampleLimits = map[string]*ratelimit.Window{}
 	}
-	l, ok := s.sampleLimits[server]
+	l, ok := st.sampleLimits[server]
 	if !ok {
 		l = ratelimit.New(perMinute, time.Minute)
-		s.sampleLimits[server] = l
+		st.sampleLimits[server] = l
 	}
 	return l
 }
@@ -276,16 +296,13 @@ func (s *liveSession) sessionID() string { return s.id }
 
 // decision implements permissionSession.
 func (s *liveSession) decision(key string) (mode, always string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mode, s.always[key]
+	s.update(func(st *sessionState) { mode, always = st.mode, st.always[key] })
+	return mode, always
 }
 
 // autoApproved implements permissionSession: the configuration's policy.
 func (s *liveSession) autoApproved(tool string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg.policy.AutoApproved(tool)
+	return s.snapshot().cfg.policy.AutoApproved(tool)
 }
 
 var _ permissionSession = (*liveSession)(nil)
@@ -321,7 +338,7 @@ func (s *liveSession) grant(sync *bridge.Sync, approve func(ctx context.Context,
 // startup budget. Called before the session is registered.
 func (s *liveSession) connect(mgr *mcpclient.Manager, budget time.Duration) {
 	s.mgr = mgr
-	s.startBy = time.Now().Add(budget)
+	s.update(func(st *sessionState) { st.startBy = time.Now().Add(budget) })
 }
 
 // launch starts the session's servers once it is registered, and takes

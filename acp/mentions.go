@@ -44,9 +44,7 @@ func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []ga
 			continue
 		}
 		if opts == nil {
-			s.mu.Lock()
-			cfg := s.cfg
-			s.mu.Unlock()
+			cfg := s.snapshot().cfg
 			opts = cfg.bridgeOptions(tu.conf.bridgeBase(s.id))
 		}
 		res := bridge.ReadResource(ctx, c, opts, server, b.URI)

@@ -98,10 +98,7 @@ func (cf *agentConfig) model(ctx context.Context, s *liveSession) gateway.Provid
 	if built == gen {
 		return p
 	}
-	s.mu.Lock()
-	sc := s.cfg
-	s.mu.Unlock()
-	p, gen = cf.provider(ctx, sc, s.pick.choice())
+	p, gen = cf.provider(ctx, s.snapshot().cfg, s.pick.choice())
 	return s.pick.rebuilt(built, p, gen)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -41,12 +42,17 @@ var errNoModel = errors.New("this session has no model")
 // asks). A card shows what the server asked and what the model answered.
 func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 	model := ur.conf.model(ctx, s)
-	s.mu.Lock()
-	pol := s.cfg.samplingFor(req.Server)
-	limits := s.cfg.outputLimits()
-	trusted, always := s.cfg.trusted[req.Server], s.always[samplingKey(req.Server)]
-	limiter := s.samplingLimiter(req.Server, pol.perMinute)
-	s.mu.Unlock()
+	var pol samplingPolicy
+	var limits gateway.OutputLimits
+	var trusted bool
+	var always string
+	var limiter *ratelimit.Window
+	s.update(func(st *sessionState) {
+		pol = st.cfg.samplingFor(req.Server)
+		limits = st.cfg.outputLimits()
+		trusted, always = st.cfg.trusted[req.Server], st.always[samplingKey(req.Server)]
+		limiter = st.samplingLimiter(req.Server, pol.perMinute)
+	})
 	switch {
 	case pol.mode == config.SamplingDeny:
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcpclient.CodeUserRejected, Message: "sampling is turned off for this server in acpgate's configuration"}

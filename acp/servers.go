@@ -21,7 +21,7 @@ import (
 // timeout). Servers still connecting then get a card saying their tools
 // are not available yet; the card is closed when they settle.
 func (pe *peer) waitServers(ctx context.Context, s *liveSession) {
-	wctx, cancel := context.WithDeadline(ctx, s.startBy)
+	wctx, cancel := context.WithDeadline(ctx, s.snapshot().startBy)
 	defer cancel()
 	// Wait returns once the session's tool view has seen every change of
 	// the servers so far; the shared servers were launched at start-up

@@ -22,9 +22,7 @@ type storedCut struct {
 // maxStoredResultBytes is the session's bound on the stored copy of one
 // tool result.
 func (s *liveSession) maxStoredResultBytes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if l := s.cfg.limits.MaxStoredResultBytes; l != nil {
+	if l := s.snapshot().cfg.limits.MaxStoredResultBytes; l != nil {
 		return *l
 	}
 	return DefaultMaxStoredResultBytes

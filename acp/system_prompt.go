@@ -35,7 +35,7 @@ import (
 // system_prompt_servers.go's.
 
 // promptState is a session's system prompt: its builder and the
-// instructions files read for it. Guarded by liveSession.mu; the zero
+// instructions files read for it, part of sessionState; the zero
 // value has nothing built or read yet.
 type promptState struct {
 	builder *sysprompt.Builder
@@ -45,10 +45,10 @@ type promptState struct {
 	loaded  bool                // files is read
 }
 
-// resetPrompt forgets s's prompt builder and instructions files (the
-// configuration changed): the next turn reads and builds them again.
-// Called with s.mu held.
-func (s *liveSession) resetPrompt() { s.prompt = promptState{} }
+// resetPrompt forgets the session's prompt builder and instructions
+// files (the configuration changed): the next turn reads and builds them
+// again.
+func (st *sessionState) resetPrompt() { st.prompt = promptState{} }
 
 // configInstructions are the configuration's instructions of eff, as the
 // prompt names them.
@@ -93,19 +93,21 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s *liveSession) sysprom
 			servers = append(servers, serverInPrompt(st.Name, state, st.Instructions))
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in.Instructions = append(append(in.Instructions, s.cfg.instructions...), files...)
-	if s.prompt.builder == nil {
-		opts := promptOptions()
-		if l := s.cfg.limits.MaxInstructionsBytes; l != nil {
-			opts.MaxTotalInstructionsBytes = *l
+	var p sysprompt.Prompt
+	s.update(func(st *sessionState) {
+		in.Instructions = append(append(in.Instructions, st.cfg.instructions...), files...)
+		if st.prompt.builder == nil {
+			opts := promptOptions()
+			if l := st.cfg.limits.MaxInstructionsBytes; l != nil {
+				opts.MaxTotalInstructionsBytes = *l
+			}
+			st.prompt.builder = sysprompt.NewBuilder(opts)
+			st.prompt.servers = serversPrompt{frame: st.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
 		}
-		s.prompt.builder = sysprompt.NewBuilder(opts)
-		s.prompt.servers = serversPrompt{frame: s.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
-	}
-	in.Sections = s.prompt.servers.sections(servers)
-	return s.prompt.builder.Build(in)
+		in.Sections = st.prompt.servers.sections(servers)
+		p = st.prompt.builder.Build(in)
+	})
+	return p
 }
 
 // shellName is how run_command runs a command line, as "sh -c".
@@ -122,15 +124,14 @@ func shellName() string {
 // time it is called (and after resetPrompt). A read cut short by ctx is
 // not kept.
 func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
-	s.mu.Lock()
-	if s.prompt.loaded {
-		defer s.mu.Unlock()
-		return s.prompt.files, s.prompt.skipped
-	}
-	s.mu.Unlock()
-	logger := cf.logger.With("session", s.id)
 	var files []sysprompt.Instructions
 	var skipped []sysprompt.Skipped
+	var loaded bool
+	s.update(func(st *sessionState) { files, skipped, loaded = st.prompt.files, st.prompt.skipped, st.prompt.loaded })
+	if loaded {
+		return files, skipped
+	}
+	logger := cf.logger.With("session", s.id)
 	if p := cf.opts.UserInstructions; p != "" {
 		roots := []string{filepath.Dir(p)}
 		files, skipped = sysprompt.Load(ctx, []string{p}, roots, sysprompt.DiskReader(roots), logger)
@@ -141,9 +142,7 @@ func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]
 	project, skip := sysprompt.Load(ctx, sysprompt.ProjectFiles(dirs, home), roots, cf.fileReader(s, roots), logger)
 	files, skipped = append(files, project...), append(skipped, skip...)
 	if ctx.Err() == nil {
-		s.mu.Lock()
-		s.prompt.files, s.prompt.skipped, s.prompt.loaded = files, skipped, true
-		s.mu.Unlock()
+		s.update(func(st *sessionState) { st.prompt.files, st.prompt.skipped, st.prompt.loaded = files, skipped, true })
 	}
 	return files, skipped
 }

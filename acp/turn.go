@@ -85,15 +85,15 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
 	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
-	s.mu.Lock()
-	if note := s.ed.takeUntold(); note != "" {
-		run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
-	}
-	run.History = append(s.history[:len(s.history):len(s.history)], prior...)
-	s.cfg.runOptions(&run)
-	_, run.ContextWindow, _ = s.current(tu.conf)
-	s.compaction(&run)
-	s.mu.Unlock()
+	s.update(func(st *sessionState) {
+		if note := s.ed.takeUntold(); note != "" {
+			run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
+		}
+		run.History = append(st.history[:len(st.history):len(st.history)], prior...)
+		st.cfg.runOptions(&run)
+		_, run.ContextWindow, _ = s.current(tu.conf, st.cfg)
+		s.compaction(&run, st.cfg)
+	})
 	res, err := tu.runner.Run(ctx, run)
 	if err != nil {
 		// A provider error: tell the user in the session, end the turn.

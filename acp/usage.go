@@ -2,6 +2,7 @@ package acp
 
 import (
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/session"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -18,16 +19,19 @@ import (
 // tokens served from the provider's prompt cache are priced at the
 // model's cached input price.
 func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
-	s.mu.Lock()
-	_, window, pricing := s.current(tu.conf)
+	var window int
 	var cost *acpsdk.Cost
-	if pricing != nil {
-		cur := pricing.CurrencyCode()
-		total := s.pick.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.conf.settings(s.cfg).ResolvedProvider()))
-		cost = &acpsdk.Cost{Amount: total, Currency: cur}
-	}
-	costs := costMeta(s.pick.costs())
-	s.mu.Unlock()
+	var costs map[string]any
+	s.update(func(st *sessionState) {
+		var pricing *config.Pricing
+		_, window, pricing = s.current(tu.conf, st.cfg)
+		if pricing != nil {
+			cur := pricing.CurrencyCode()
+			total := s.pick.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.conf.settings(st.cfg).ResolvedProvider()))
+			cost = &acpsdk.Cost{Amount: total, Currency: cur}
+		}
+		costs = costMeta(s.pick.costs())
+	})
 	if cost != nil {
 		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
 			tu.logger.Warn("saving the session's cost", "session", s.id, "err", err)
