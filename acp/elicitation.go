@@ -65,7 +65,7 @@ func (ur *userRequests) resumed(s *liveSession, call gateway.CallInfo, text stri
 // clientElicit sends an elicitation/create to the client, scoped to the
 // session and call.
 func (ur *userRequests) clientElicit(ctx context.Context, s *liveSession, call gateway.CallInfo, req createElicitation) (acpsdk.UnstableCreateElicitationResponse, error) {
-	req.SessionID, req.ToolCallID = s.id, call.ID
+	req.SessionID, req.ToolCallID = s.sessionID(), call.ID
 	return ur.peer.conn.CreateElicitation(ctx, req)
 }
 
@@ -99,7 +99,7 @@ func (ur *userRequests) elicitAnswer(ctx context.Context, s *liveSession, req mc
 	case ctx.Err() != nil:
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}
 	case err != nil:
-		ur.logger.Warn("the client could not ask an MCP server's question", "session", s.id, "server", req.Server, "err", err)
+		ur.logger.Warn("the client could not ask an MCP server's question", "session", s.sessionID(), "server", req.Server, "err", err)
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}
 	case resp.Accept != nil:
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}
@@ -135,7 +135,7 @@ func (ur *userRequests) askChoice(ctx context.Context, s *liveSession, call gate
 		options = append(options, acpsdk.PermissionOption{OptionId: "decline", Name: "Decline", Kind: acpsdk.PermissionOptionKindRejectOnce})
 	}
 	resp, err := ur.peer.conn.RequestPermission(ctx, permissionRequest{
-		SessionID: s.id,
+		SessionID: s.sessionID(),
 		ToolCall: toolUpdate{update: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(id), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}}},
 		Options: options,
@@ -154,7 +154,7 @@ func (ur *userRequests) askChoice(ctx context.Context, s *liveSession, call gate
 		}
 	}
 	if err != nil && ctx.Err() == nil {
-		ur.logger.Warn("asking an MCP server's question as a permission request failed", "session", s.id, "server", req.Server, "err", err)
+		ur.logger.Warn("asking an MCP server's question as a permission request failed", "session", s.sessionID(), "server", req.Server, "err", err)
 	}
 	answer := fmt.Sprintf("You answered MCP server %s: %s.", req.Server, res.Action)
 	if call.ID == "" {
@@ -249,7 +249,7 @@ func (ur *userRequests) elicitationComplete(server, id string) {
 			return
 		}
 		if err := ur.peer.conn.CompleteElicitation(e.s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(id)}); err != nil {
-			ur.logger.Debug("elicitation/complete not sent", "session", e.s.id, "err", err)
+			ur.logger.Debug("elicitation/complete not sent", "session", e.s.sessionID(), "err", err)
 		}
 	}()
 }

@@ -101,18 +101,18 @@ type notification struct {
 // pe.update does, writing the held strings in pieces.
 func (pe *peer) updateSpliced(s *liveSession, u toolUpdate, sp *splicer) {
 	if err := s.ctx.Err(); err != nil { // as the SDK does for a notification
-		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
+		pe.logger.Debug("session/update not sent", "session", s.sessionID(), "err", err)
 		return
 	}
 	frame, err := json.Marshal(notification{JSONRPC: "2.0", Method: acpsdk.ClientMethodSessionUpdate,
-		Params: sessionNotification{SessionID: s.id, Update: u}})
+		Params: sessionNotification{SessionID: s.sessionID(), Update: u}})
 	if err != nil {
-		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
+		pe.logger.Debug("session/update not sent", "session", s.sessionID(), "err", err)
 		return
 	}
 	frame = append(frame, '\n')
 	if err := pe.out.writeStream(func(w io.Writer) error { return sp.write(w, frame) }); err != nil {
-		pe.logger.Debug("session/update not sent", "session", s.id, "err", err)
+		pe.logger.Debug("session/update not sent", "session", s.sessionID(), "err", err)
 	}
 }
 

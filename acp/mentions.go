@@ -45,7 +45,7 @@ func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []ga
 		}
 		if opts == nil {
 			cfg := s.snapshot().cfg
-			opts = cfg.bridgeOptions(tu.conf.bridgeBase(s.id))
+			opts = cfg.bridgeOptions(tu.conf.bridgeBase(s.sessionID()))
 		}
 		res := bridge.ReadResource(ctx, c, opts, server, b.URI)
 		out = append(out, gateway.Content{Type: gateway.ContentText, Text: "[The user mentioned this resource]\n" + res.ModelText()})

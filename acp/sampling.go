@@ -98,7 +98,7 @@ func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclien
 // approveSampling asks the user whether the server may use the model.
 func (ur *userRequests) approveSampling(ctx context.Context, s *liveSession, server, card, title, preview string) bool {
 	resp, err := ur.peer.conn.RequestPermission(ctx, permissionRequest{
-		SessionID: s.id,
+		SessionID: s.sessionID(),
 		ToolCall: toolUpdate{update: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(card), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
 			Content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(preview))}}},
 		Options: []acpsdk.PermissionOption{
@@ -110,7 +110,7 @@ func (ur *userRequests) approveSampling(ctx context.Context, s *liveSession, ser
 	})
 	if err != nil || resp.Outcome.Selected == nil {
 		if err != nil && ctx.Err() == nil {
-			ur.logger.Warn("asking the client for permission to sample failed", "session", s.id, "server", server, "err", err)
+			ur.logger.Warn("asking the client for permission to sample failed", "session", s.sessionID(), "server", server, "err", err)
 		}
 		return false
 	}
@@ -286,5 +286,5 @@ func (ur *userRequests) logSampling(s *liveSession, msg, server string, v any) {
 	if r := ur.secrets; r != nil && r.Redactor != nil {
 		text = r.Redactor.Redact(text)
 	}
-	ur.logger.Debug(msg, "session", s.id, "server", server, "data", cut(text, 4096))
+	ur.logger.Debug(msg, "session", s.sessionID(), "server", server, "data", cut(text, 4096))
 }

@@ -124,7 +124,7 @@ func (ur *userRequests) signInEvent(s *liveSession, st mcpclient.Status) {
 	if shown.elicit {
 		if failed == nil {
 			if err := ur.peer.conn.CompleteElicitation(s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
-				ur.logger.Warn("telling the client a sign-in completed", "session", s.id, "server", st.Name, "err", err)
+				ur.logger.Warn("telling the client a sign-in completed", "session", s.sessionID(), "server", st.Name, "err", err)
 			}
 		}
 		return
@@ -148,7 +148,7 @@ func (au *auth) logout(ctx context.Context, _ acpsdk.UnstableLogoutRequest) (acp
 		for _, st := range s.mgr.Statuses() {
 			if st.Transport != mcpclient.TransportStdio {
 				if err := s.mgr.Logout(ctx, st.Name); err != nil && !errors.Is(err, mcpclient.ErrNoOAuth) {
-					au.logger.Warn("logout", "session", s.id, "server", st.Name, "err", err)
+					au.logger.Warn("logout", "session", s.sessionID(), "server", st.Name, "err", err)
 				}
 			}
 		}

@@ -102,7 +102,7 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s *liveSession) sysprom
 				opts.MaxTotalInstructionsBytes = *l
 			}
 			st.prompt.builder = sysprompt.NewBuilder(opts)
-			st.prompt.servers = serversPrompt{frame: st.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
+			st.prompt.servers = serversPrompt{frame: st.cfg.bridgeOptions(cf.bridgeBase(s.sessionID())).Instructions}
 		}
 		in.Sections = st.prompt.servers.sections(servers)
 		p = st.prompt.builder.Build(in)
@@ -131,7 +131,7 @@ func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]
 	if loaded {
 		return files, skipped
 	}
-	logger := cf.logger.With("session", s.id)
+	logger := cf.logger.With("session", s.sessionID())
 	if p := cf.opts.UserInstructions; p != "" {
 		roots := []string{filepath.Dir(p)}
 		files, skipped = sysprompt.Load(ctx, []string{p}, roots, sysprompt.DiskReader(roots), logger)
@@ -155,11 +155,11 @@ func (cf *agentConfig) fileReader(s *liveSession, roots []string) sysprompt.Read
 	if !cf.peer.capabilities().Fs.ReadTextFile {
 		return disk
 	}
-	editor := clientws.New(cf.peer.conn, s.id)
+	editor := clientws.New(cf.peer.conn, s.sessionID())
 	return func(ctx context.Context, path string) (string, error) {
 		text, err := editor.ReadFile(ctx, path, 0, 0)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && ctx.Err() == nil {
-			cf.logger.Debug("the editor did not read an instructions file; reading it from the disk", "session", s.id, "path", path, "err", err)
+			cf.logger.Debug("the editor did not read an instructions file; reading it from the disk", "session", s.sessionID(), "path", path, "err", err)
 			return disk(ctx, path)
 		}
 		return text, err

@@ -84,7 +84,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.id, Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
+	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
 	s.update(func(st *sessionState) {
 		if note := s.ed.takeUntold(); note != "" {
 			run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
@@ -98,7 +98,7 @@ func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, inpu
 	if err != nil {
 		// A provider error: tell the user in the session, end the turn.
 		t.sink(gateway.Event{Kind: gateway.EventText, Text: "\n\n" + err.Error()})
-		tu.logger.Error("model turn failed", "session", s.id, "err", err)
+		tu.logger.Error("model turn failed", "session", s.sessionID(), "err", err)
 	}
 	stop := res.Stop
 	t.addHistory(append(prior[:len(prior):len(prior)], res.Messages...), res.History)
@@ -145,7 +145,7 @@ func (tu *turns) setTitle(s *liveSession, input []gateway.Content) {
 		return
 	}
 	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Title = title }); err != nil {
-		tu.logger.Warn("saving the session title", "session", s.id, "err", err)
+		tu.logger.Warn("saving the session title", "session", s.sessionID(), "err", err)
 	}
 	tu.peer.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: &title}})
 }
@@ -255,7 +255,7 @@ func (t *turnLog) finished(e gateway.Event) {
 	final.Status, final.Content, final.RawOutput = status, toolContent(sp.content(stored.Content)), rawOutput(stored, cut)
 	final.Locations = locations(stored.Content)
 	if data, err := sp.json(named(acpsdk.SessionUpdate{ToolCall: final}, e.Call)); err != nil {
-		t.tu.logger.Error("saving to the session log", "session", t.s.id, "err", err)
+		t.tu.logger.Error("saving to the session log", "session", t.s.sessionID(), "err", err)
 	} else {
 		t.persist(recUpdate, data)
 	}
@@ -359,7 +359,7 @@ func (t *turnLog) persist(kind string, v any) bool {
 		}
 	}
 	if err := t.s.store.Append(kind, v); err != nil {
-		t.tu.logger.Error("saving to the session log", "session", t.s.id, "err", err)
+		t.tu.logger.Error("saving to the session log", "session", t.s.sessionID(), "err", err)
 		return false
 	}
 	if kind == recUpdate {
@@ -378,14 +378,14 @@ func (tu *turns) replay(s *liveSession, records []session.Record) {
 			// its types lack (a tool call's name) are kept.
 			var u acpsdk.SessionUpdate
 			if err := json.Unmarshal(r.Data, &u); err != nil {
-				tu.logger.Warn("skipping an unreadable stored update", "session", s.id, "err", err)
+				tu.logger.Warn("skipping an unreadable stored update", "session", s.sessionID(), "err", err)
 				continue
 			}
 			tu.peer.send(s, r.Data)
 		case recCompaction:
 			var c compactionRecord
 			if err := json.Unmarshal(r.Data, &c); err != nil {
-				tu.logger.Warn("skipping an unreadable stored compaction", "session", s.id, "err", err)
+				tu.logger.Warn("skipping an unreadable stored compaction", "session", s.sessionID(), "err", err)
 				continue
 			}
 			tu.peer.showCompaction(s, c)

@@ -34,7 +34,7 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 	})
 	if cost != nil {
 		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
-			tu.logger.Warn("saving the session's cost", "session", s.id, "err", err)
+			tu.logger.Warn("saving the session's cost", "session", s.sessionID(), "err", err)
 		}
 	}
 	if window <= 0 {
