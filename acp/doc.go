@@ -39,6 +39,7 @@
 //	auth.go               the terminal auth method (acpgate setup); authenticate
 //	lifecycle.go          session/new, load, resume, fork, list, close, delete, cancel; opening and closing
 //	live_session.go       liveSession, sessionState: a session, its state and the questions roles ask of it
+//	session_parts.go      what the roles ask of a live session's parts (cards, news, sign-ins, store, picker)
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context

@@ -248,7 +248,7 @@ func (ur *userRequests) elicitationComplete(server, id string) {
 			ur.peer.cardStatus(e.s, e.card, acpsdk.ToolCallStatusCompleted, fmt.Sprintf("MCP server %s says the interaction at the link is complete.", server))
 			return
 		}
-		if err := ur.peer.conn.CompleteElicitation(e.s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(id)}); err != nil {
+		if err := ur.peer.conn.CompleteElicitation(e.s.lifetime(), acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(id)}); err != nil {
 			ur.logger.Debug("elicitation/complete not sent", "session", e.s.sessionID(), "err", err)
 		}
 	}()

@@ -30,7 +30,7 @@ func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []ga
 	c := s.caller()
 	var opts *bridge.Options
 	out := make([]gateway.Content, 0, len(input)+1)
-	if note := changedNote(s.res.takeChanged()); note != "" {
+	if note := changedNote(s.takeChanged()); note != "" {
 		out = append(out, gateway.Content{Type: gateway.ContentText, Text: note})
 	}
 	for _, b := range input {

@@ -108,11 +108,10 @@ func (pe *peer) notifyServers(s *liveSession, read func() []mcpclient.Status) {
 	if !pe.sessionCapabilities().notices {
 		return
 	}
-	announced, closed := s.shown.isAnnounced(), s.running.isClosed()
-	if !announced || closed {
+	if !s.known() {
 		return
 	}
-	s.notices.tell(read, func(n Notice) { pe.updateOwn(s, n) })
+	s.tellNotices(read, func(n Notice) { pe.updateOwn(s, n) })
 }
 
 // statusOf returns a read function for notifyServers giving st.

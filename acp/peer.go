@@ -88,7 +88,7 @@ type sessionNotification struct {
 // send sends one session/update whose update is u (see
 // sessionNotification); failures are logged.
 func (pe *peer) send(s *liveSession, u any) {
-	if err := pe.conn.notify(s.ctx, acpsdk.ClientMethodSessionUpdate, sessionNotification{SessionID: s.sessionID(), Update: encodable(u)}); err != nil {
+	if err := pe.conn.notify(s.lifetime(), acpsdk.ClientMethodSessionUpdate, sessionNotification{SessionID: s.sessionID(), Update: encodable(u)}); err != nil {
 		pe.logger.Debug("session/update not sent", "session", s.sessionID(), "err", err)
 	}
 }

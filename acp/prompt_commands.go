@@ -79,8 +79,12 @@ func (co *commands) sessionCommands(s commandSession) []acpsdk.AvailableCommand 
 // session, to tell the client of it (peer.update) only once the client
 // knows it and while it is open.
 func (co *commands) advertiseCommands(s *liveSession, force bool) {
-	s.res.advertising.Lock()
-	defer s.res.advertising.Unlock()
+	s.advertising(func() { co.advertise(s, force) })
+}
+
+// advertise is advertiseCommands, run alone among the session's
+// advertisements (liveSession.advertising).
+func (co *commands) advertise(s *liveSession, force bool) {
 	cmds := co.sessionCommands(s.asCommands())
 	var key strings.Builder
 	for _, c := range cmds {
@@ -90,11 +94,10 @@ func (co *commands) advertiseCommands(s *liveSession, force bool) {
 		}
 		key.WriteString("\x00")
 	}
-	announced, closed := s.shown.isAnnounced(), s.running.isClosed()
-	if !announced || closed {
+	if !s.known() {
 		return
 	}
-	if same := s.res.advertised(key.String()); same && !force {
+	if same := s.advertised(key.String()); same && !force {
 		return
 	}
 	co.peer.update(s, acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: cmds}})

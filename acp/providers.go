@@ -94,12 +94,13 @@ func endpointURL(m config.Model) string {
 // turn in progress finishes on the model it started with.
 func (cf *agentConfig) model(ctx context.Context, s *liveSession) gateway.Provider {
 	gen, _, _ := cf.endpoint.state()
-	p, built := s.pick.model()
+	p, built := s.modelBuilt()
 	if built == gen {
 		return p
 	}
-	p, gen = cf.provider(ctx, s.snapshot().cfg, s.pick.choice())
-	return s.pick.rebuilt(built, p, gen)
+	return s.rebuildModel(built, func(sc sessionConfig, choice string) (gateway.Provider, uint64) {
+		return cf.provider(ctx, sc, choice)
+	})
 }
 
 // canRoute reports whether the agent builds its sessions' models from

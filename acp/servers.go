@@ -26,10 +26,7 @@ func (pe *peer) waitServers(ctx context.Context, s *liveSession) {
 	// Wait returns once the session's tool view has seen every change of
 	// the servers so far; the shared servers were launched at start-up
 	// and have usually settled long before.
-	err := s.mgr.Wait(wctx)
-	if s.shared != nil {
-		err = errors.Join(err, s.shared.Wait(wctx))
-	}
+	err := s.waitSettled(wctx)
 	if err == nil || ctx.Err() != nil {
 		return
 	}
@@ -56,7 +53,7 @@ func (pe *peer) waitFor(ctx context.Context, s *liveSession, found func() bool) 
 		pe.waitServers(wctx, s)
 	}()
 	for {
-		next := s.news.next()
+		next := s.nextNews()
 		if found() {
 			cancel()
 			<-settled
@@ -79,7 +76,7 @@ func connectingCardID(server string) acpsdk.ToolCallId {
 // connectingCard shows, once per connection attempt, that a server is
 // still connecting and its tools are absent.
 func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
-	if s.running.isClosed() || !s.shown.openConnecting(st.Name) {
+	if s.isClosed() || !s.openConnecting(st.Name) {
 		return
 	}
 	text := fmt.Sprintf("MCP server %s has been connecting since %s; its tools are not available until it is ready.",
@@ -94,7 +91,7 @@ func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
 // settledCard closes the "still connecting" card of a server that is now
 // ready (completed) or not (failed).
 func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
-	if !s.shown.closeConnecting(st.Name) {
+	if !s.closeConnecting(st.Name) {
 		return
 	}
 	status, text := acpsdk.ToolCallStatusCompleted, fmt.Sprintf("MCP server %s is ready: %d tools.", st.Name, st.Tools)
@@ -107,7 +104,7 @@ func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
 
 // failureCard shows a failed server in the session as a failed tool call.
 func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
-	if s.running.isClosed() || !s.shown.markFailed(st.Name) {
+	if s.isClosed() || !s.markFailed(st.Name) {
 		return // announce sends the cards of servers failed before it
 	}
 	title := fmt.Sprintf("MCP server %s failed to start", st.Name)
@@ -134,11 +131,10 @@ func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 // serialised and each carries the state at its sending, so the last one
 // is never older than the last change.
 func (pe *peer) serversInfo(s *liveSession) {
-	announced, closed := s.shown.isAnnounced(), s.running.isClosed()
-	if !announced || closed {
+	if !s.known() {
 		return
 	}
-	s.news.tell(s.serversMeta, func(meta map[string]any) {
+	s.tellNews(func(meta map[string]any) {
 		pe.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Meta: meta}})
 	})
 }

@@ -116,15 +116,14 @@ func (sh *sharedServers) follow(ctx context.Context) {
 // that name of their own).
 func (sh *sharedServers) event(e mcpclient.Event) {
 	for _, s := range sh.sessions() {
-		s.sync.OnEvent(e)
-		s.news.changed()
+		own := s.sharedChanged(e)
 		switch e.Kind {
 		case mcpclient.EventStatus:
 			// The "still connecting" card of a shared server a prompt
 			// waited for (peer.waitServers) closes when it settles, and
 			// its change of state may call for a notice, unless the
 			// session has a server of its own of that name.
-			if _, own := s.mgr.Status(e.Server); !own {
+			if !own {
 				if e.Status.State != mcpclient.StateConnecting {
 					sh.peer.settledCard(s, e.Status)
 				}
@@ -135,7 +134,7 @@ func (sh *sharedServers) event(e mcpclient.Event) {
 			sh.cmds.advertiseCommands(s, false)
 		case mcpclient.EventResourceUpdated:
 			if s.caller().manager(e.Server) == sh.mgr {
-				s.res.updated(resourceKey{e.Server, e.URI})
+				s.resourceUpdated(resourceKey{e.Server, e.URI})
 			}
 		}
 	}

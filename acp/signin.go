@@ -71,7 +71,7 @@ func (si *signIns) end(st mcpclient.Status) (shown *signInState, failed error, o
 func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, server string, p oauth.Prompt) error {
 	return func(ctx context.Context, server string, p oauth.Prompt) error {
 		select {
-		case <-s.shown.knownCh():
+		case <-s.knownCh():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -82,7 +82,7 @@ func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, 
 		st := signInState{prompt: p, cardID: acpsdk.ToolCallId("mcp-signin-" + server + "-" + p.ID)}
 		if _, url := ur.peer.clientElicitation(); url {
 			st.elicit = true
-			s.signIns.set(server, &st)
+			s.setSignIn(server, &st)
 			resp, err := ur.clientElicit(ctx, s, gateway.CallInfo{}, createElicitation{ElicitationID: p.ID, Mode: string(mcpclient.ElicitURL), URL: link, Message: signInMessage(server, p)})
 			switch {
 			case err != nil:
@@ -92,7 +92,7 @@ func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, 
 			}
 			return nil
 		}
-		s.signIns.set(server, &st)
+		s.setSignIn(server, &st)
 		text := signInMessage(server, p) + fmt.Sprintf("\n\n[Sign in to %s](%s)\n\n%s\n\nThe sign-in waits for you; `/mcp login %s` starts it again.", server, link, link, server)
 		ur.peer.update(s, acpsdk.StartToolCall(st.cardID, fmt.Sprintf("Sign in to MCP server %s", server),
 			acpsdk.WithStartKind(acpsdk.ToolKindFetch),
@@ -117,13 +117,13 @@ func signInMessage(server string, p oauth.Prompt) string {
 // is completed or the card marked done. A sign-in replaced by a new one
 // closes its card.
 func (ur *userRequests) signInEvent(s *liveSession, st mcpclient.Status) {
-	shown, failed, ended := s.signIns.end(st)
+	shown, failed, ended := s.endSignIn(st)
 	if !ended {
 		return
 	}
 	if shown.elicit {
 		if failed == nil {
-			if err := ur.peer.conn.CompleteElicitation(s.ctx, acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
+			if err := ur.peer.conn.CompleteElicitation(s.lifetime(), acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
 				ur.logger.Warn("telling the client a sign-in completed", "session", s.sessionID(), "server", st.Name, "err", err)
 			}
 		}
@@ -145,13 +145,9 @@ var errReplaced = errors.New("replaced by a new sign-in")
 // signed in wait for a new sign-in.
 func (au *auth) logout(ctx context.Context, _ acpsdk.UnstableLogoutRequest) (acpsdk.UnstableLogoutResponse, error) {
 	for _, s := range au.sessions() {
-		for _, st := range s.mgr.Statuses() {
-			if st.Transport != mcpclient.TransportStdio {
-				if err := s.mgr.Logout(ctx, st.Name); err != nil && !errors.Is(err, mcpclient.ErrNoOAuth) {
-					au.logger.Warn("logout", "session", s.sessionID(), "server", st.Name, "err", err)
-				}
-			}
-		}
+		s.logoutAll(ctx, func(server string, err error) {
+			au.logger.Warn("logout", "session", s.sessionID(), "server", server, "err", err)
+		})
 	}
 	if store := au.opts.MCP.OAuthStore; store != nil {
 		if err := store.RemoveAll(); err != nil {

@@ -67,7 +67,7 @@ func configInstructions(eff config.Effective) []sysprompt.Instructions {
 // when s has no model (the turn is answered without one, and nothing is
 // read for it).
 func (cf *agentConfig) turnSystem(ctx context.Context, s *liveSession) string {
-	if p, _ := s.pick.model(); p == nil {
+	if !s.hasModel() {
 		return ""
 	}
 	return cf.systemPrompt(ctx, s).Text
@@ -77,8 +77,9 @@ func (cf *agentConfig) turnSystem(ctx context.Context, s *liveSession) string {
 // file's comment). ctx bounds reading the instructions files.
 func (cf *agentConfig) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
 	files, _ := cf.instructionFiles(ctx, s)
-	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName(), Cwd: s.cwd, Dirs: s.dirs, Client: s.clientPrompt}
-	for _, t := range s.sync.Current().Native() {
+	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName()}
+	s.promptInput(&in)
+	for _, t := range s.nativeTools() {
 		switch {
 		case !s.allowed(t):
 		case t.Name == plan.ToolName:
@@ -137,7 +138,7 @@ func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]
 		files, skipped = sysprompt.Load(ctx, []string{p}, roots, sysprompt.DiskReader(roots), logger)
 	}
 	home, _ := os.UserHomeDir()
-	dirs := append([]string{s.cwd}, s.dirs...)
+	dirs := s.projectDirs()
 	roots := sysprompt.ProjectRoots(dirs, home)
 	project, skip := sysprompt.Load(ctx, sysprompt.ProjectFiles(dirs, home), roots, cf.fileReader(s, roots), logger)
 	files, skipped = append(files, project...), append(skipped, skip...)

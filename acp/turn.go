@@ -76,7 +76,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 	t.flush()
 	// Every record is written already; it reaches the disk within the
 	// store's sync delay (and before close or shutdown).
-	s.store.SyncSoon()
+	s.syncSoon()
 	return stop
 }
 
@@ -84,9 +84,9 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.access, Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
+	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
 	s.update(func(st *sessionState) {
-		if note := s.ed.takeUntold(); note != "" {
+		if note := s.takeUntold(); note != "" {
 			run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
 		}
 		run.History = append(st.history[:len(st.history):len(st.history)], prior...)
@@ -137,14 +137,14 @@ func forkTitle(title string) string {
 // setTitle names a session after its first prompt and tells the client
 // (session_info_update).
 func (tu *turns) setTitle(s *liveSession, input []gateway.Content) {
-	if s.store.Meta().Title != "" {
+	if s.titled() {
 		return
 	}
 	title := cutTitle(strings.Join(strings.Fields(gateway.PlainText(input)), " "), maxTitleRunes)
 	if title == "" {
 		return
 	}
-	if err := s.store.UpdateMeta(func(m *session.Meta) { m.Title = title }); err != nil {
+	if err := s.updateMeta(func(m *session.Meta) { m.Title = title }); err != nil {
 		tu.logger.Warn("saving the session title", "session", s.sessionID(), "err", err)
 	}
 	tu.peer.update(s, acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: &title}})
@@ -259,7 +259,7 @@ func (t *turnLog) finished(e gateway.Event) {
 	} else {
 		t.persist(recUpdate, data)
 	}
-	t.s.store.SyncSoon()
+	t.s.syncSoon()
 	// The client gets the whole result.
 	sp = newSplicer()
 	t.tu.peer.updateSpliced(t.s, named(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Call.ID), acpsdk.WithUpdateStatus(status),
@@ -358,7 +358,7 @@ func (t *turnLog) persist(kind string, v any) bool {
 			v = json.RawMessage(r.Redactor.RedactJSON(data)) // strings only, as frames
 		}
 	}
-	if err := t.s.store.Append(kind, v); err != nil {
+	if err := t.s.appendRecord(kind, v); err != nil {
 		t.tu.logger.Error("saving to the session log", "session", t.s.sessionID(), "err", err)
 		return false
 	}

@@ -27,13 +27,13 @@ func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.Ses
 		_, window, pricing = s.current(tu.conf, st.cfg)
 		if pricing != nil {
 			cur := pricing.CurrencyCode()
-			total := s.pick.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.conf.settings(st.cfg).ResolvedProvider()))
+			total, all := s.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.conf.settings(st.cfg).ResolvedProvider()))
 			cost = &acpsdk.Cost{Amount: total, Currency: cur}
+			costs = costMeta(all)
 		}
-		costs = costMeta(s.pick.costs())
 	})
 	if cost != nil {
-		if err := s.store.UpdateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
+		if err := s.updateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
 			tu.logger.Warn("saving the session's cost", "session", s.sessionID(), "err", err)
 		}
 	}
