@@ -172,7 +172,7 @@ type compactionRecord struct {
 // client that advertised session.compaction, the summary as a
 // compaction_summary_chunk and the compaction_update that completes it
 // (after its in_progress, live; on its own, replayed).
-func (pe *peer) showCompaction(s *liveSession, r compactionRecord) {
+func (pe *peer) showCompaction(s peerSession, r compactionRecord) {
 	if !pe.sessionCapabilities().compaction {
 		pe.update(s, r.Card)
 		return

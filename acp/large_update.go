@@ -99,7 +99,7 @@ type notification struct {
 
 // updateSpliced sends u, whose large strings sp holds, to the client as
 // pe.update does, writing the held strings in pieces.
-func (pe *peer) updateSpliced(s *liveSession, u toolUpdate, sp *splicer) {
+func (pe *peer) updateSpliced(s peerSession, u toolUpdate, sp *splicer) {
 	if err := s.lifetime().Err(); err != nil { // as the SDK does for a notification
 		pe.logger.Debug("session/update not sent", "session", s.sessionID(), "err", err)
 		return

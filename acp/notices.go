@@ -104,7 +104,7 @@ func noticeLine(text string) string {
 // notifyServers sends session s the notices the states read calls for,
 // when the client advertised session.notices and knows the session (it
 // is announced, and not closed).
-func (pe *peer) notifyServers(s *liveSession, read func() []mcpclient.Status) {
+func (pe *peer) notifyServers(s peerSession, read func() []mcpclient.Status) {
 	if !pe.sessionCapabilities().notices {
 		return
 	}

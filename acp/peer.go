@@ -46,7 +46,7 @@ func (pe *peer) sessionCapabilities() clientSession {
 }
 
 // cardStatus updates a card (or a tool call): its status and text.
-func (pe *peer) cardStatus(s *liveSession, id string, status acpsdk.ToolCallStatus, text string) {
+func (pe *peer) cardStatus(s peerSession, id string, status acpsdk.ToolCallStatus, text string) {
 	pe.update(s, acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))})))
 }
@@ -75,7 +75,7 @@ func (pe *peer) clientElicitation() (form, url bool) {
 // update sends one session/update; failures are logged (the client is
 // gone). Resolved secrets are redacted from every frame on its way out
 // (lockedWriter).
-func (pe *peer) update(s *liveSession, u acpsdk.SessionUpdate) { pe.send(s, u) }
+func (pe *peer) update(s peerSession, u acpsdk.SessionUpdate) { pe.send(s, u) }
 
 // sessionNotification is session/update's params with an update of any
 // type that marshals as the schema's SessionUpdate: acp-go-sdk's, or one
@@ -87,7 +87,7 @@ type sessionNotification struct {
 
 // send sends one session/update whose update is u (see
 // sessionNotification); failures are logged.
-func (pe *peer) send(s *liveSession, u any) {
+func (pe *peer) send(s peerSession, u any) {
 	if err := pe.conn.notify(s.lifetime(), acpsdk.ClientMethodSessionUpdate, sessionNotification{SessionID: s.sessionID(), Update: encodable(u)}); err != nil {
 		pe.logger.Debug("session/update not sent", "session", s.sessionID(), "err", err)
 	}
@@ -95,7 +95,7 @@ func (pe *peer) send(s *liveSession, u any) {
 
 // card shows a card of its own in session s: a tool call with id, title,
 // status and text content (and extra content blocks).
-func (pe *peer) card(s *liveSession, id, title string, status acpsdk.ToolCallStatus, text string, extra ...acpsdk.ToolCallContent) {
+func (pe *peer) card(s peerSession, id, title string, status acpsdk.ToolCallStatus, text string, extra ...acpsdk.ToolCallContent) {
 	content := append([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}, extra...)
 	pe.update(s, acpsdk.StartToolCall(acpsdk.ToolCallId(id), title,
 		acpsdk.WithStartKind(acpsdk.ToolKindOther),

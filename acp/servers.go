@@ -20,13 +20,11 @@ import (
 // never initializes must not stall every prompt for its whole connect
 // timeout). Servers still connecting then get a card saying their tools
 // are not available yet; the card is closed when they settle.
-func (pe *peer) waitServers(ctx context.Context, s *liveSession) {
-	wctx, cancel := context.WithDeadline(ctx, s.snapshot().startBy)
-	defer cancel()
-	// Wait returns once the session's tool view has seen every change of
+func (pe *peer) waitServers(ctx context.Context, s peerSession) {
+	// The wait ends once the session's tool view has seen every change of
 	// the servers so far; the shared servers were launched at start-up
 	// and have usually settled long before.
-	err := s.waitSettled(wctx)
+	err := s.waitSettled(ctx)
 	if err == nil || ctx.Err() != nil {
 		return
 	}
@@ -41,7 +39,7 @@ func (pe *peer) waitServers(ctx context.Context, s *liveSession) {
 // connecting, but only until found reports true (checked after each of
 // their events): /call of a tool, or a prompt command, whose server is
 // ready goes on while another server is still connecting.
-func (pe *peer) waitFor(ctx context.Context, s *liveSession, found func() bool) {
+func (pe *peer) waitFor(ctx context.Context, s peerSession, found func() bool) {
 	if found() {
 		return
 	}
@@ -75,7 +73,7 @@ func connectingCardID(server string) acpsdk.ToolCallId {
 
 // connectingCard shows, once per connection attempt, that a server is
 // still connecting and its tools are absent.
-func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
+func (pe *peer) connectingCard(s peerSession, st mcpclient.Status) {
 	if s.isClosed() || !s.openConnecting(st.Name) {
 		return
 	}
@@ -90,7 +88,7 @@ func (pe *peer) connectingCard(s *liveSession, st mcpclient.Status) {
 
 // settledCard closes the "still connecting" card of a server that is now
 // ready (completed) or not (failed).
-func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
+func (pe *peer) settledCard(s peerSession, st mcpclient.Status) {
 	if !s.closeConnecting(st.Name) {
 		return
 	}
@@ -103,7 +101,7 @@ func (pe *peer) settledCard(s *liveSession, st mcpclient.Status) {
 }
 
 // failureCard shows a failed server in the session as a failed tool call.
-func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
+func (pe *peer) failureCard(s peerSession, st mcpclient.Status) {
 	if s.isClosed() || !s.markFailed(st.Name) {
 		return // announce sends the cards of servers failed before it
 	}
@@ -130,7 +128,7 @@ func (pe *peer) failureCard(s *liveSession, st mcpclient.Status) {
 // session opened is reported ready or failed when it settles. Updates are
 // serialised and each carries the state at its sending, so the last one
 // is never older than the last change.
-func (pe *peer) serversInfo(s *liveSession) {
+func (pe *peer) serversInfo(s peerSession) {
 	if !s.known() {
 		return
 	}

@@ -15,6 +15,26 @@ import (
 // a question or a change the session answers with its own parts (their
 // own locks), so that no role reaches into liveSession's fields.
 
+// peerSession is a live session as the peer sees it: what it tells the
+// client of, and when (liveSession implements it). Safe for concurrent
+// use.
+type peerSession interface {
+	sessionID() string
+	lifetime() context.Context
+	known() bool
+	isClosed() bool
+	openConnecting(server string) bool
+	closeConnecting(server string) bool
+	markFailed(server string) bool
+	tellNotices(read func() []mcpclient.Status, send func(Notice))
+	tellNews(send func(map[string]any))
+	nextNews() <-chan struct{}
+	waitSettled(ctx context.Context) error
+	statuses() []mcpclient.Status
+}
+
+var _ peerSession = (*liveSession)(nil)
+
 // lifetime is the session's life: done once it is closed. What is sent to
 // the client for the session is sent within it.
 func (s *liveSession) lifetime() context.Context { return s.ctx }
@@ -61,11 +81,13 @@ func (s *liveSession) nextNews() <-chan struct{} { return s.news.next() }
 
 // waitSettled waits until the session's tool view has seen every change
 // of its servers, its own and the shared ones, so far (Manager.Wait), or
-// ctx ends.
+// the startup budget or ctx ends.
 func (s *liveSession) waitSettled(ctx context.Context) error {
-	err := s.mgr.Wait(ctx)
+	wctx, cancel := context.WithDeadline(ctx, s.snapshot().startBy)
+	defer cancel()
+	err := s.mgr.Wait(wctx)
 	if s.shared != nil {
-		err = errors.Join(err, s.shared.Wait(ctx))
+		err = errors.Join(err, s.shared.Wait(wctx))
 	}
 	return err
 }

@@ -104,4 +104,4 @@ func (c CompactionSummaryChunk) variant() any {
 // updateOwn sends one session/update whose update is u, as update does
 // with acp-go-sdk's: failures are logged (the client is gone), resolved
 // secrets are redacted.
-func (pe *peer) updateOwn(s *liveSession, u ownUpdate) { pe.send(s, u.variant()) }
+func (pe *peer) updateOwn(s peerSession, u ownUpdate) { pe.send(s, u.variant()) }
