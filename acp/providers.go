@@ -92,7 +92,7 @@ func endpointURL(m config.Model) string {
 // built again first when the client changed the endpoint since. Each turn
 // calls it once, so a change reaches every session at its next turn and a
 // turn in progress finishes on the model it started with.
-func (cf *agentConfig) model(ctx context.Context, s *liveSession) gateway.Provider {
+func (cf *agentConfig) model(ctx context.Context, s configSession) gateway.Provider {
 	gen, _, _ := cf.endpoint.state()
 	p, built := s.modelBuilt()
 	if built == gen {

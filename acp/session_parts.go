@@ -35,6 +35,25 @@ type peerSession interface {
 
 var _ peerSession = (*liveSession)(nil)
 
+// configSession is a live session as agentConfig sees it when it builds
+// the session's system prompt and model (liveSession implements it): its
+// place, tools and servers, its model as built, and its state through
+// update. Safe for concurrent use.
+type configSession interface {
+	sessionID() string
+	promptInput(in *sysprompt.Input)
+	projectDirs() []string
+	nativeTools() []gateway.Tool
+	allowed(tool gateway.Tool) bool
+	statuses() []mcpclient.Status
+	hasModel() bool
+	modelBuilt() (gateway.Provider, uint64)
+	rebuildModel(built uint64, build func(sc sessionConfig, choice string) (gateway.Provider, uint64)) gateway.Provider
+	update(f func(st *sessionState))
+}
+
+var _ configSession = (*liveSession)(nil)
+
 // lifetime is the session's life: done once it is closed. What is sent to
 // the client for the session is sent within it.
 func (s *liveSession) lifetime() context.Context { return s.ctx }

@@ -66,7 +66,7 @@ func configInstructions(eff config.Effective) []sysprompt.Instructions {
 // turnSystem is the system prompt of a model turn of s starting now: ""
 // when s has no model (the turn is answered without one, and nothing is
 // read for it).
-func (cf *agentConfig) turnSystem(ctx context.Context, s *liveSession) string {
+func (cf *agentConfig) turnSystem(ctx context.Context, s configSession) string {
 	if !s.hasModel() {
 		return ""
 	}
@@ -75,7 +75,7 @@ func (cf *agentConfig) turnSystem(ctx context.Context, s *liveSession) string {
 
 // systemPrompt returns the system prompt of s's next model turn (see the
 // file's comment). ctx bounds reading the instructions files.
-func (cf *agentConfig) systemPrompt(ctx context.Context, s *liveSession) sysprompt.Prompt {
+func (cf *agentConfig) systemPrompt(ctx context.Context, s configSession) sysprompt.Prompt {
 	files, _ := cf.instructionFiles(ctx, s)
 	in := sysprompt.Input{Date: time.Now(), OS: runtime.GOOS, Arch: runtime.GOARCH, Shell: shellName()}
 	s.promptInput(&in)
@@ -124,7 +124,7 @@ func shellName() string {
 // sysprompt.ProjectRoots), read the first
 // time it is called (and after resetPrompt). A read cut short by ctx is
 // not kept.
-func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
+func (cf *agentConfig) instructionFiles(ctx context.Context, s configSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
 	var files []sysprompt.Instructions
 	var skipped []sysprompt.Skipped
 	var loaded bool
@@ -151,7 +151,7 @@ func (cf *agentConfig) instructionFiles(ctx context.Context, s *liveSession) ([]
 // fileReader reads the instructions files of s, inside roots: through the
 // editor (fs/read_text_file: its unsaved changes count) when it can read
 // files, else, or when it fails to, from the disk.
-func (cf *agentConfig) fileReader(s *liveSession, roots []string) sysprompt.ReadFunc {
+func (cf *agentConfig) fileReader(s configSession, roots []string) sysprompt.ReadFunc {
 	disk := sysprompt.DiskReader(roots)
 	if !cf.peer.capabilities().Fs.ReadTextFile {
 		return disk
