@@ -25,7 +25,7 @@ import (
 // saying so. A URL is shown by the client, or on a card with the link.
 // The call the question belongs to (if known: gateway.CallFrom(ctx))
 // shows that it waits for the user. ctx ends with that call.
-func (ur *userRequests) elicit(ctx context.Context, s *liveSession, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
+func (ur *userRequests) elicit(ctx context.Context, s askSession, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 	form, urlMode := ur.peer.clientElicitation()
 	call, _ := gateway.CallFrom(ctx)
 	if req.Mode == mcpclient.ElicitURL {
@@ -49,14 +49,14 @@ func (ur *userRequests) elicit(ctx context.Context, s *liveSession, req mcpclien
 }
 
 // waiting marks call (if any) as waiting for the user, with text.
-func (ur *userRequests) waiting(s *liveSession, call gateway.CallInfo, text string) {
+func (ur *userRequests) waiting(s askSession, call gateway.CallInfo, text string) {
 	if call.ID != "" {
 		ur.peer.cardStatus(s, call.ID, acpsdk.ToolCallStatusPending, text)
 	}
 }
 
 // resumed marks call (if any) as running again, with text.
-func (ur *userRequests) resumed(s *liveSession, call gateway.CallInfo, text string) {
+func (ur *userRequests) resumed(s askSession, call gateway.CallInfo, text string) {
 	if call.ID != "" {
 		ur.peer.cardStatus(s, call.ID, acpsdk.ToolCallStatusInProgress, text)
 	}
@@ -64,14 +64,14 @@ func (ur *userRequests) resumed(s *liveSession, call gateway.CallInfo, text stri
 
 // clientElicit sends an elicitation/create to the client, scoped to the
 // session and call.
-func (ur *userRequests) clientElicit(ctx context.Context, s *liveSession, call gateway.CallInfo, req createElicitation) (acpsdk.UnstableCreateElicitationResponse, error) {
+func (ur *userRequests) clientElicit(ctx context.Context, s askSession, call gateway.CallInfo, req createElicitation) (acpsdk.UnstableCreateElicitationResponse, error) {
 	req.SessionID, req.ToolCallID = s.sessionID(), call.ID
 	return ur.peer.conn.CreateElicitation(ctx, req)
 }
 
 // elicitForm asks through the client's form: the answer gets the schema's
 // defaults for what it leaves out and must then match the schema.
-func (ur *userRequests) elicitForm(ctx context.Context, s *liveSession, call gateway.CallInfo, req mcpclient.ElicitRequest, f *formSchema) (mcpclient.ElicitResult, error) {
+func (ur *userRequests) elicitForm(ctx context.Context, s askSession, call gateway.CallInfo, req mcpclient.ElicitRequest, f *formSchema) (mcpclient.ElicitResult, error) {
 	var schema acpsdk.UnstableElicitationSchema
 	if err := json.Unmarshal(req.Schema, &schema); err != nil {
 		return mcpclient.ElicitResult{}, &mcpclient.RequestError{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("%v: %v", errBadSchema, err)}
@@ -94,7 +94,7 @@ func (ur *userRequests) elicitForm(ctx context.Context, s *liveSession, call gat
 
 // elicitAnswer maps the client's answer to an elicitation; a failed or
 // cancelled request is a cancel.
-func (ur *userRequests) elicitAnswer(ctx context.Context, s *liveSession, req mcpclient.ElicitRequest, resp acpsdk.UnstableCreateElicitationResponse, err error) mcpclient.ElicitResult {
+func (ur *userRequests) elicitAnswer(ctx context.Context, s askSession, req mcpclient.ElicitRequest, resp acpsdk.UnstableCreateElicitationResponse, err error) mcpclient.ElicitResult {
 	switch {
 	case ctx.Err() != nil:
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}
@@ -112,7 +112,7 @@ func (ur *userRequests) elicitAnswer(ctx context.Context, s *liveSession, req mc
 // askChoice asks a single yes/no or choice question as a permission
 // request (the client has no elicitation): on the call's card when the
 // question belongs to a call, else on a card of its own.
-func (ur *userRequests) askChoice(ctx context.Context, s *liveSession, call gateway.CallInfo, req mcpclient.ElicitRequest, c choice) (mcpclient.ElicitResult, error) {
+func (ur *userRequests) askChoice(ctx context.Context, s askSession, call gateway.CallInfo, req mcpclient.ElicitRequest, c choice) (mcpclient.ElicitResult, error) {
 	text := fmt.Sprintf("MCP server %s asks: %s", req.Server, req.Message)
 	if c.title != "" {
 		text += "\n\n" + c.title
@@ -167,7 +167,7 @@ func (ur *userRequests) askChoice(ctx context.Context, s *liveSession, call gate
 
 // cannotAsk shows a form acpgate cannot put to the user (the client has
 // no elicitation): what the server asked, and why it was declined.
-func (ur *userRequests) cannotAsk(s *liveSession, req mcpclient.ElicitRequest, f *formSchema) {
+func (ur *userRequests) cannotAsk(s askSession, req mcpclient.ElicitRequest, f *formSchema) {
 	text := fmt.Sprintf("MCP server %s asked: %s\n\nFields: %s\n\nThis editor does not support forms (ACP elicitation); only a single yes/no or choice question can be asked as a permission request. The question was declined.",
 		req.Server, req.Message, strings.Join(f.fieldNames(), ", "))
 	ur.peer.card(s, ur.peer.nextCard("mcp-question"), fmt.Sprintf("MCP server %s asked a question that cannot be shown here", req.Server), acpsdk.ToolCallStatusFailed, text)
@@ -176,7 +176,7 @@ func (ur *userRequests) cannotAsk(s *liveSession, req mcpclient.ElicitRequest, f
 // urlElicitation is a URL-mode elicitation waiting for its
 // notifications/elicitation/complete.
 type urlElicitation struct {
-	s    *liveSession
+	s    peerSession
 	card string // the card with the link; "" when the client showed the URL
 }
 
@@ -184,7 +184,7 @@ type urlElicitation struct {
 func urlKey(server, id string) string { return server + "\x00" + id }
 
 // elicitURL has the client show the URL (ACP URL elicitation).
-func (ur *userRequests) elicitURL(ctx context.Context, s *liveSession, call gateway.CallInfo, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
+func (ur *userRequests) elicitURL(ctx context.Context, s askSession, call gateway.CallInfo, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 	ur.waiting(s, call, fmt.Sprintf("Waiting for you: MCP server %s asks you to open %s", req.Server, req.URL))
 	ur.trackURL(req, urlElicitation{s: s})
 	resp, err := ur.clientElicit(ctx, s, call, createElicitation{Message: req.Message, Mode: string(mcpclient.ElicitURL), URL: req.URL, ElicitationID: req.ElicitationID})
@@ -199,7 +199,7 @@ func (ur *userRequests) elicitURL(ctx context.Context, s *liveSession, call gate
 // urlCard shows the URL on a card with the link (the client has no URL
 // elicitation) and accepts: the interaction happens outside the editor,
 // and the card is completed when the server says it is done.
-func (ur *userRequests) urlCard(s *liveSession, req mcpclient.ElicitRequest) mcpclient.ElicitResult {
+func (ur *userRequests) urlCard(s askSession, req mcpclient.ElicitRequest) mcpclient.ElicitResult {
 	id := ur.peer.nextCard("mcp-link")
 	ur.trackURL(req, urlElicitation{s: s, card: id})
 	text := fmt.Sprintf("MCP server %s asks you to open this link: %s\n\n%s", req.Server, req.URL, req.Message)
@@ -223,7 +223,7 @@ func (ur *userRequests) untrackURL(server, id string) (urlElicitation, bool) {
 }
 
 // forgetURLs drops the URL elicitations of a closed session.
-func (ur *userRequests) forgetURLs(s *liveSession) {
+func (ur *userRequests) forgetURLs(s askSession) {
 	ur.mu.Lock()
 	defer ur.mu.Unlock()
 	for k, e := range ur.urls {

@@ -78,13 +78,13 @@ func (co *commands) sessionCommands(s commandSession) []acpsdk.AvailableCommand 
 // the client knows the session. It is no command: it takes the whole
 // session, to tell the client of it (peer.update) only once the client
 // knows it and while it is open.
-func (co *commands) advertiseCommands(s *liveSession, force bool) {
+func (co *commands) advertiseCommands(s advertSession, force bool) {
 	s.advertising(func() { co.advertise(s, force) })
 }
 
 // advertise is advertiseCommands, run alone among the session's
 // advertisements (liveSession.advertising).
-func (co *commands) advertise(s *liveSession, force bool) {
+func (co *commands) advertise(s advertSession, force bool) {
 	cmds := co.sessionCommands(s.asCommands())
 	var key strings.Builder
 	for _, c := range cmds {

@@ -40,7 +40,7 @@ var errNoModel = errors.New("this session has no model")
 // within the server's limits, after the user approved it (unless the
 // configuration allows it or the server is trusted; auto mode still
 // asks). A card shows what the server asked and what the model answered.
-func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
+func (ur *userRequests) sample(ctx context.Context, s askSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 	model := ur.conf.model(ctx, s)
 	var pol samplingPolicy
 	var limits gateway.OutputLimits
@@ -96,7 +96,7 @@ func (ur *userRequests) sample(ctx context.Context, s *liveSession, req mcpclien
 }
 
 // approveSampling asks the user whether the server may use the model.
-func (ur *userRequests) approveSampling(ctx context.Context, s *liveSession, server, card, title, preview string) bool {
+func (ur *userRequests) approveSampling(ctx context.Context, s askSession, server, card, title, preview string) bool {
 	resp, err := ur.peer.conn.RequestPermission(ctx, permissionRequest{
 		SessionID: s.sessionID(),
 		ToolCall: toolUpdate{update: acpsdk.ToolCallUpdate{ToolCallId: acpsdk.ToolCallId(card), Title: acpsdk.Ptr(title), Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending),
@@ -277,7 +277,7 @@ func cut(s string, max int) string {
 
 // logSampling logs what a server sent or got at debug level: as JSON,
 // secrets redacted, cut to 4 KiB.
-func (ur *userRequests) logSampling(s *liveSession, msg, server string, v any) {
+func (ur *userRequests) logSampling(s askSession, msg, server string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return

@@ -54,6 +54,33 @@ type configSession interface {
 
 var _ configSession = (*liveSession)(nil)
 
+// advertSession is a live session as commands.advertiseCommands sees it:
+// the peer's view, its commands, and the record of what was advertised
+// (liveSession implements it). Safe for concurrent use.
+type advertSession interface {
+	peerSession
+	advertising(f func())
+	asCommands() commandView
+	advertised(key string) (same bool)
+}
+
+var _ advertSession = (*liveSession)(nil)
+
+// askSession is a live session as userRequests sees it when it puts a
+// server's question to the user: the peer's view, the model and state
+// (for sampling), its "always" decisions and its sign-ins (liveSession
+// implements it). Safe for concurrent use.
+type askSession interface {
+	peerSession
+	configSession
+	remember(key, decision string)
+	knownCh() <-chan struct{}
+	setSignIn(server string, st *signInState)
+	endSignIn(st mcpclient.Status) (shown *signInState, failed error, ok bool)
+}
+
+var _ askSession = (*liveSession)(nil)
+
 // lifetime is the session's life: done once it is closed. What is sent to
 // the client for the session is sent within it.
 func (s *liveSession) lifetime() context.Context { return s.ctx }

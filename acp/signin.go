@@ -68,7 +68,7 @@ func (si *signIns) end(st mcpclient.Status) (shown *signInState, failed error, o
 // elicitation where the client supports them (returning when the user
 // accepted, or with oauth.ErrDeclined), else as a card with the link
 // (returning at once: the sign-in waits for the redirect).
-func (ur *userRequests) presentSignIn(s *liveSession) func(ctx context.Context, server string, p oauth.Prompt) error {
+func (ur *userRequests) presentSignIn(s askSession) func(ctx context.Context, server string, p oauth.Prompt) error {
 	return func(ctx context.Context, server string, p oauth.Prompt) error {
 		select {
 		case <-s.knownCh():
@@ -116,7 +116,7 @@ func signInMessage(server string, p oauth.Prompt) string {
 // successful one waits for the server to be ready, then the elicitation
 // is completed or the card marked done. A sign-in replaced by a new one
 // closes its card.
-func (ur *userRequests) signInEvent(s *liveSession, st mcpclient.Status) {
+func (ur *userRequests) signInEvent(s askSession, st mcpclient.Status) {
 	shown, failed, ended := s.endSignIn(st)
 	if !ended {
 		return
