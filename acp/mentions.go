@@ -23,7 +23,7 @@ import (
 // subscribed to where the server allows. Blocks that belong to no server
 // stay as they are. A note saying which mentioned resources changed since
 // the last turn goes first.
-func (tu *turns) resourceContext(ctx context.Context, s *liveSession, input []gateway.Content) []gateway.Content {
+func (tu *turns) resourceContext(ctx context.Context, s turnSession, input []gateway.Content) []gateway.Content {
 	if tu.conf.model(ctx, s) == nil {
 		return input // the turn only says how to configure a model
 	}

@@ -222,7 +222,7 @@ func completeMissing(ctx context.Context, c sessionCaller, pc promptCall, args m
 // a commandSession: the model turn (turns.modelTurn) is the session's
 // like any other, with its history, configuration and compactor; and it
 // gets the prompt from the server that has it (sessionCaller.manager).
-func (co *commands) runPrompt(ctx context.Context, s *liveSession, t *turnLog, pc promptCall) gateway.StopReason {
+func (co *commands) runPrompt(ctx context.Context, s turnSession, t *turnLog, pc promptCall) gateway.StopReason {
 	say := func(text string) { t.sink(gateway.Event{Kind: gateway.EventText, Text: text}) }
 	name := "/" + promptCommandName(pc.server, pc.prompt.Name)
 	args, err := parsePromptArgs(pc.prompt, pc.rest)

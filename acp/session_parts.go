@@ -6,6 +6,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
@@ -80,6 +81,33 @@ type askSession interface {
 }
 
 var _ askSession = (*liveSession)(nil)
+
+// turnSession is a live session as turns and turnLog see it when they run
+// and record a turn: the peer's and agentConfig's views, its commands,
+// tools and resources, its log and metadata, and its state through
+// update and snapshot (liveSession implements it). Safe for concurrent
+// use.
+type turnSession interface {
+	peerSession
+	configSession
+	asCommands() commandView
+	toolAccess() gateway.ToolAccess
+	caller() sessionCaller
+	takeChanged() []resourceKey
+	subscribeMention(ctx context.Context, k resourceKey)
+	takeUntold() string
+	snapshot() sessionState
+	current(cf *agentConfig, cfg sessionConfig) (name string, window int, pricing *config.Pricing)
+	compaction(run *gateway.RunOptions, cfg sessionConfig)
+	addCost(cur string, amount float64) (total float64, costs map[string]float64)
+	maxStoredResultBytes() int
+	titled() bool
+	updateMeta(f func(m *session.Meta)) error
+	appendRecord(kind string, v any) error
+	syncSoon()
+}
+
+var _ turnSession = (*liveSession)(nil)
 
 // lifetime is the session's life: done once it is closed. What is sent to
 // the client for the session is sent within it.

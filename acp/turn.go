@@ -54,7 +54,7 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 }
 
 // run runs one turn of s, the session's running turn, on prompt.
-func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
+func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
 	t := tu.newTurnLog(s)
 	input := fromACP(prompt)
 	for _, b := range prompt {
@@ -83,7 +83,7 @@ func (tu *turns) run(ctx context.Context, s *liveSession, prompt []acpsdk.Conten
 // modelTurn runs the model on input, the user's turn, after the
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
-func (tu *turns) modelTurn(ctx context.Context, s *liveSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
+func (tu *turns) modelTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
 	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
 	s.update(func(st *sessionState) {
 		if note := s.takeUntold(); note != "" {
@@ -136,7 +136,7 @@ func forkTitle(title string) string {
 
 // setTitle names a session after its first prompt and tells the client
 // (session_info_update).
-func (tu *turns) setTitle(s *liveSession, input []gateway.Content) {
+func (tu *turns) setTitle(s turnSession, input []gateway.Content) {
 	if s.titled() {
 		return
 	}
@@ -160,7 +160,7 @@ func (tu *turns) setTitle(s *liveSession, input []gateway.Content) {
 // call starts and at the end of the turn.
 type turnLog struct {
 	tu     *turns
-	s      *liveSession
+	s      turnSession
 	text   strings.Builder // pending agent text not yet recorded (redacted)
 	kind   gateway.EventKind
 	stream *secrets.StreamRedactor // of the current kind; nil without secrets
@@ -174,7 +174,7 @@ type turnLog struct {
 }
 
 // newTurnLog starts the log of one turn of s.
-func (tu *turns) newTurnLog(s *liveSession) *turnLog {
+func (tu *turns) newTurnLog(s turnSession) *turnLog {
 	t := &turnLog{tu: tu, s: s}
 	if r := tu.secrets; r != nil && r.Redactor != nil {
 		t.stream = r.Redactor.Stream()
@@ -370,7 +370,7 @@ func (t *turnLog) persist(kind string, v any) bool {
 
 // replay sends a stored session's updates to the client, each
 // compaction in the shape the client advertised (showCompaction).
-func (tu *turns) replay(s *liveSession, records []session.Record) {
+func (tu *turns) replay(s turnSession, records []session.Record) {
 	for _, r := range records {
 		switch r.Kind {
 		case recUpdate:

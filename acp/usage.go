@@ -18,7 +18,7 @@ import (
 // known (the update needs a size; acpgate does not guess one). Input
 // tokens served from the provider's prompt cache are priced at the
 // model's cached input price.
-func (tu *turns) usageUpdate(s *liveSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
+func (tu *turns) usageUpdate(s turnSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
 	var window int
 	var cost *acpsdk.Cost
 	var costs map[string]any
