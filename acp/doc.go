@@ -28,7 +28,9 @@
 //   - tunnel: MCP over ACP, the client's own servers reached through the
 //     connection (an mcpclient.Tunnel).
 //   - liveSession: one open session: its parts, and its sessionState
-//     (read through snapshot, changed only through update).
+//     (read through snapshot, changed only through update). The roles see
+//     it through interfaces of its methods (commandState, peerSession,
+//     configSession, advertSession, askSession, turnSession).
 //
 // Where things are:
 //
@@ -39,7 +41,7 @@
 //	auth.go               the terminal auth method (acpgate setup); authenticate
 //	lifecycle.go          session/new, load, resume, fork, list, close, delete, cancel; opening and closing
 //	live_session.go       liveSession, sessionState: a session, its state and the questions roles ask of it
-//	session_parts.go      what the roles ask of a live session's parts (cards, news, sign-ins, store, picker)
+//	session_parts.go      the roles' views of a live session (peerSession, configSession, advertSession, askSession, turnSession) and its methods behind them
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context

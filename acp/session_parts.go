@@ -11,10 +11,11 @@ import (
 	"github.com/acpgate/acpgate/session"
 )
 
-// This file is what the roles (peer, commands, turns, userRequests,
-// agentConfig, auth, sharedServers) ask of a live session's parts: each
-// a question or a change the session answers with its own parts (their
-// own locks), so that no role reaches into liveSession's fields.
+// This file is how the roles (peer, commands, turns, userRequests,
+// agentConfig, auth, sharedServers) see a live session: the interfaces
+// they take it as, and the methods behind them, each a question or a
+// change the session answers with its own parts (their own locks), so
+// that no role reaches into liveSession's fields.
 
 // peerSession is a live session as the peer sees it: what it tells the
 // client of, and when (liveSession implements it). Safe for concurrent
