@@ -61,14 +61,7 @@ func (s *liveSession) compaction(run *gateway.RunOptions, cfg sessionConfig) {
 // its log; history, when set, is the whole conversation after a turn that
 // compacted it, and replaces the history instead.
 func (t *turnLog) addHistory(msgs []gateway.Message, history gateway.History) {
-	s := t.s
-	s.update(func(st *sessionState) {
-		if history != nil {
-			st.history = history
-		} else {
-			st.history = append(st.history, msgs...)
-		}
-	})
+	t.s.addHistory(msgs, history)
 	if history != nil {
 		t.persist(recHistory, history)
 		return

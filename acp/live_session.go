@@ -16,6 +16,7 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
@@ -431,4 +432,82 @@ func (s *liveSession) close(ctx context.Context, detached func()) error {
 	s.sync.Detach()
 	detached()
 	return errors.Join(err, s.store.Close())
+}
+
+// addHistory adds a model turn's messages to the session's history;
+// history, when set, is the whole conversation after a turn that
+// compacted it, and replaces the history instead.
+func (s *liveSession) addHistory(msgs []gateway.Message, history gateway.History) {
+	s.update(func(st *sessionState) {
+		if history != nil {
+			st.history = history
+		} else {
+			st.history = append(st.history, msgs...)
+		}
+	})
+}
+
+// prepareRun sets what the session's state says on a model turn's
+// options: the note of server edits not yet told (before the input), the
+// history and then prior, the configuration's run options, the context
+// window and the compactor.
+func (s *liveSession) prepareRun(cf *agentConfig, run *gateway.RunOptions, prior []gateway.Message) {
+	input := run.Input
+	s.update(func(st *sessionState) {
+		if note := s.ed.takeUntold(); note != "" {
+			run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
+		}
+		run.History = append(st.history[:len(st.history):len(st.history)], prior...)
+		st.cfg.runOptions(run)
+		_, run.ContextWindow, _ = s.current(cf, st.cfg)
+		s.compaction(run, st.cfg)
+	})
+}
+
+// bridgeOptions is the bridge's options of the session's configuration
+// now (agentConfig.bridgeBase).
+func (s *liveSession) bridgeOptions(cf *agentConfig) *bridge.Options {
+	cfg := s.snapshot().cfg
+	return cfg.bridgeOptions(cf.bridgeBase(s.id))
+}
+
+// samplingTerms is what a session's configuration and decisions say of a
+// server's sampling requests.
+type samplingTerms struct {
+	pol     samplingPolicy
+	limits  gateway.OutputLimits
+	trusted bool
+	always  string            // the "always" decision about the server ("": none)
+	limiter *ratelimit.Window // nil: no rate limit
+}
+
+// samplingTerms returns the session's terms for server's sampling
+// requests, its rate limiter made the first time.
+func (s *liveSession) samplingTerms(server string) samplingTerms {
+	var t samplingTerms
+	s.update(func(st *sessionState) {
+		t.pol = st.cfg.samplingFor(server)
+		t.limits = st.cfg.outputLimits()
+		t.trusted, t.always = st.cfg.trusted[server], st.always[samplingKey(server)]
+		t.limiter = st.samplingLimiter(server, t.pol.perMinute)
+	})
+	return t
+}
+
+// chargeUsage returns the context window of the session's model and,
+// when its pricing is configured, adds the cost of usage u to the
+// session's (cost, in the pricing's currency; costs, all of them as
+// saved; both nil without pricing).
+func (s *liveSession) chargeUsage(cf *agentConfig, u gateway.Usage) (window int, cost *acpsdk.Cost, costs map[string]any) {
+	s.update(func(st *sessionState) {
+		var pricing *config.Pricing
+		_, window, pricing = s.current(cf, st.cfg)
+		if pricing != nil {
+			cur := pricing.CurrencyCode()
+			total, all := s.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, cf.settings(st.cfg).ResolvedProvider()))
+			cost = &acpsdk.Cost{Amount: total, Currency: cur}
+			costs = costMeta(all)
+		}
+	})
+	return window, cost, costs
 }

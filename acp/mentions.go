@@ -44,8 +44,7 @@ func (tu *turns) resourceContext(ctx context.Context, s turnSession, input []gat
 			continue
 		}
 		if opts == nil {
-			cfg := s.snapshot().cfg
-			opts = cfg.bridgeOptions(tu.conf.bridgeBase(s.sessionID()))
+			opts = s.bridgeOptions(tu.conf)
 		}
 		res := bridge.ReadResource(ctx, c, opts, server, b.URI)
 		out = append(out, gateway.Content{Type: gateway.ContentText, Text: "[The user mentioned this resource]\n" + res.ModelText()})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -42,17 +41,8 @@ var errNoModel = errors.New("this session has no model")
 // asks). A card shows what the server asked and what the model answered.
 func (ur *userRequests) sample(ctx context.Context, s askSession, req mcpclient.SamplingRequest) (mcpclient.SamplingResult, error) {
 	model := ur.conf.model(ctx, s)
-	var pol samplingPolicy
-	var limits gateway.OutputLimits
-	var trusted bool
-	var always string
-	var limiter *ratelimit.Window
-	s.update(func(st *sessionState) {
-		pol = st.cfg.samplingFor(req.Server)
-		limits = st.cfg.outputLimits()
-		trusted, always = st.cfg.trusted[req.Server], st.always[samplingKey(req.Server)]
-		limiter = st.samplingLimiter(req.Server, pol.perMinute)
-	})
+	terms := s.samplingTerms(req.Server)
+	pol, limits, trusted, always, limiter := terms.pol, terms.limits, terms.trusted, terms.always, terms.limiter
 	switch {
 	case pol.mode == config.SamplingDeny:
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcpclient.CodeUserRejected, Message: "sampling is turned off for this server in acpgate's configuration"}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
-	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )
@@ -39,8 +41,8 @@ var _ peerSession = (*liveSession)(nil)
 
 // configSession is a live session as agentConfig sees it when it builds
 // the session's system prompt and model (liveSession implements it): its
-// place, tools and servers, its model as built, and its state through
-// update. Safe for concurrent use.
+// place, tools and servers, its model as built, and its prompt's builder
+// and instructions files. Safe for concurrent use.
 type configSession interface {
 	sessionID() string
 	promptInput(in *sysprompt.Input)
@@ -51,7 +53,9 @@ type configSession interface {
 	hasModel() bool
 	modelBuilt() (gateway.Provider, uint64)
 	rebuildModel(built uint64, build func(sc sessionConfig, choice string) (gateway.Provider, uint64)) gateway.Provider
-	update(f func(st *sessionState))
+	buildPrompt(cf *agentConfig, in sysprompt.Input, files []sysprompt.Instructions, servers []promptServer) sysprompt.Prompt
+	loadedFiles() (files []sysprompt.Instructions, skipped []sysprompt.Skipped, loaded bool)
+	keepFiles(files []sysprompt.Instructions, skipped []sysprompt.Skipped)
 }
 
 var _ configSession = (*liveSession)(nil)
@@ -75,6 +79,7 @@ var _ advertSession = (*liveSession)(nil)
 type askSession interface {
 	peerSession
 	configSession
+	samplingTerms(server string) samplingTerms
 	remember(key, decision string)
 	knownCh() <-chan struct{}
 	setSignIn(server string, st *signInState)
@@ -85,8 +90,8 @@ var _ askSession = (*liveSession)(nil)
 
 // turnSession is a live session as turns and turnLog see it when they run
 // and record a turn: the peer's and agentConfig's views, its commands,
-// tools and resources, its log and metadata, and its state through
-// update and snapshot (liveSession implements it). Safe for concurrent
+// tools and resources, its log and metadata, and what its state says of
+// and keeps from a turn (liveSession implements it). Safe for concurrent
 // use.
 type turnSession interface {
 	peerSession
@@ -96,11 +101,10 @@ type turnSession interface {
 	caller() sessionCaller
 	takeChanged() []resourceKey
 	subscribeMention(ctx context.Context, k resourceKey)
-	takeUntold() string
-	snapshot() sessionState
-	current(cf *agentConfig, cfg sessionConfig) (name string, window int, pricing *config.Pricing)
-	compaction(run *gateway.RunOptions, cfg sessionConfig)
-	addCost(cur string, amount float64) (total float64, costs map[string]float64)
+	bridgeOptions(cf *agentConfig) *bridge.Options
+	prepareRun(cf *agentConfig, run *gateway.RunOptions, prior []gateway.Message)
+	addHistory(msgs []gateway.Message, history gateway.History)
+	chargeUsage(cf *agentConfig, u gateway.Usage) (window int, cost *acpsdk.Cost, costs map[string]any)
 	maxStoredResultBytes() int
 	titled() bool
 	updateMeta(f func(m *session.Meta)) error
@@ -231,10 +235,6 @@ func (s *liveSession) updateMeta(f func(m *session.Meta)) error { return s.store
 
 // toolAccess is what the session's tool calls go through.
 func (s *liveSession) toolAccess() gateway.ToolAccess { return s.access }
-
-// takeUntold returns the note for the model of what /mcp add and remove
-// changed since the last turn ("" when nothing; editState.takeUntold).
-func (s *liveSession) takeUntold() string { return s.ed.takeUntold() }
 
 // addCost adds amount in currency cur to the session's cost, returning
 // its total in cur, and all its costs (picker.addCost, picker.costs).

@@ -94,6 +94,14 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s configSession) syspro
 			servers = append(servers, serverInPrompt(st.Name, state, st.Instructions))
 		}
 	}
+	return s.buildPrompt(cf, in, files, servers)
+}
+
+// buildPrompt builds the session's system prompt from in, with its
+// configuration's instructions and then files, and the servers' section
+// of servers; the builder is made the first time (and after resetPrompt),
+// with the configuration's limit on the instructions.
+func (s *liveSession) buildPrompt(cf *agentConfig, in sysprompt.Input, files []sysprompt.Instructions, servers []promptServer) sysprompt.Prompt {
 	var p sysprompt.Prompt
 	s.update(func(st *sessionState) {
 		in.Instructions = append(append(in.Instructions, st.cfg.instructions...), files...)
@@ -103,12 +111,25 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s configSession) syspro
 				opts.MaxTotalInstructionsBytes = *l
 			}
 			st.prompt.builder = sysprompt.NewBuilder(opts)
-			st.prompt.servers = serversPrompt{frame: st.cfg.bridgeOptions(cf.bridgeBase(s.sessionID())).Instructions}
+			st.prompt.servers = serversPrompt{frame: st.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
 		}
 		in.Sections = st.prompt.servers.sections(servers)
 		p = st.prompt.builder.Build(in)
 	})
 	return p
+}
+
+// loadedFiles returns the session's instructions files and those
+// skipped, once read (loaded; instructionFiles).
+func (s *liveSession) loadedFiles() (files []sysprompt.Instructions, skipped []sysprompt.Skipped, loaded bool) {
+	s.update(func(st *sessionState) { files, skipped, loaded = st.prompt.files, st.prompt.skipped, st.prompt.loaded })
+	return files, skipped, loaded
+}
+
+// keepFiles keeps the instructions files read for the session, and those
+// skipped, until resetPrompt.
+func (s *liveSession) keepFiles(files []sysprompt.Instructions, skipped []sysprompt.Skipped) {
+	s.update(func(st *sessionState) { st.prompt.files, st.prompt.skipped, st.prompt.loaded = files, skipped, true })
 }
 
 // shellName is how run_command runs a command line, as "sh -c".
@@ -125,10 +146,7 @@ func shellName() string {
 // time it is called (and after resetPrompt). A read cut short by ctx is
 // not kept.
 func (cf *agentConfig) instructionFiles(ctx context.Context, s configSession) ([]sysprompt.Instructions, []sysprompt.Skipped) {
-	var files []sysprompt.Instructions
-	var skipped []sysprompt.Skipped
-	var loaded bool
-	s.update(func(st *sessionState) { files, skipped, loaded = st.prompt.files, st.prompt.skipped, st.prompt.loaded })
+	files, skipped, loaded := s.loadedFiles()
 	if loaded {
 		return files, skipped
 	}
@@ -143,7 +161,7 @@ func (cf *agentConfig) instructionFiles(ctx context.Context, s configSession) ([
 	project, skip := sysprompt.Load(ctx, sysprompt.ProjectFiles(dirs, home), roots, cf.fileReader(s, roots), logger)
 	files, skipped = append(files, project...), append(skipped, skip...)
 	if ctx.Err() == nil {
-		s.update(func(st *sessionState) { st.prompt.files, st.prompt.skipped, st.prompt.loaded = files, skipped, true })
+		s.keepFiles(files, skipped)
 	}
 	return files, skipped
 }

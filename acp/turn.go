@@ -85,15 +85,7 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
 	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
-	s.update(func(st *sessionState) {
-		if note := s.takeUntold(); note != "" {
-			run.Input = append([]gateway.Content{{Type: gateway.ContentText, Text: note}}, input...)
-		}
-		run.History = append(st.history[:len(st.history):len(st.history)], prior...)
-		st.cfg.runOptions(&run)
-		_, run.ContextWindow, _ = s.current(tu.conf, st.cfg)
-		s.compaction(&run, st.cfg)
-	})
+	s.prepareRun(tu.conf, &run, prior)
 	res, err := tu.runner.Run(ctx, run)
 	if err != nil {
 		// A provider error: tell the user in the session, end the turn.

@@ -2,7 +2,6 @@ package acp
 
 import (
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
 	"github.com/acpgate/acpgate/session"
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -19,19 +18,7 @@ import (
 // tokens served from the provider's prompt cache are priced at the
 // model's cached input price.
 func (tu *turns) usageUpdate(s turnSession, u gateway.Usage) (update acpsdk.SessionUsageUpdate, ok bool) {
-	var window int
-	var cost *acpsdk.Cost
-	var costs map[string]any
-	s.update(func(st *sessionState) {
-		var pricing *config.Pricing
-		_, window, pricing = s.current(tu.conf, st.cfg)
-		if pricing != nil {
-			cur := pricing.CurrencyCode()
-			total, all := s.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, tu.conf.settings(st.cfg).ResolvedProvider()))
-			cost = &acpsdk.Cost{Amount: total, Currency: cur}
-			costs = costMeta(all)
-		}
-	})
+	window, cost, costs := s.chargeUsage(tu.conf, u)
 	if cost != nil {
 		if err := s.updateMeta(func(m *session.Meta) { m.Extra[extraCost] = costs }); err != nil {
 			tu.logger.Warn("saving the session's cost", "session", s.sessionID(), "err", err)
