@@ -39,8 +39,18 @@ type userRequests struct {
 // Sampler and RootsLister; safe for concurrent use.
 type serverRequests struct {
 	u *userRequests
-	s *liveSession
+	s requestSession // nil: the session found in the request's context
 }
+
+// requestSession is a live session as the requests of its servers reach
+// it: what userRequests asks of it, and its roots (liveSession implements
+// it). Safe for concurrent use.
+type requestSession interface {
+	askSession
+	roots() []mcpclient.Root
+}
+
+var _ requestSession = (*liveSession)(nil)
 
 var (
 	_ mcpclient.Elicitor    = serverRequests{}
@@ -57,12 +67,14 @@ func withSession(ctx context.Context, s *liveSession) context.Context {
 }
 
 // session returns the session a request is for, or nil.
-func (r serverRequests) session(ctx context.Context) *liveSession {
+func (r serverRequests) session(ctx context.Context) requestSession {
 	if r.s != nil {
 		return r.s
 	}
-	s, _ := ctx.Value(sessionKey{}).(*liveSession)
-	return s
+	if s, _ := ctx.Value(sessionKey{}).(*liveSession); s != nil {
+		return s
+	}
+	return nil // not a nil *liveSession: callers compare with nil
 }
 
 // Elicit implements mcpclient.Elicitor.
