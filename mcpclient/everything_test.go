@@ -21,6 +21,7 @@ const everythingJS = "node_modules/@modelcontextprotocol/server-everything/dist/
 
 func needEverything(t *testing.T) {
 	t.Helper()
+	testbin.SkipIfShort(t, "runs the reference MCP server on Node")
 	if _, err := os.Stat(filepath.Join(everythingDir, everythingJS)); err != nil {
 		t.Fatalf("the reference server is not installed (%v): run `make test`, or `make npm` once", err)
 	}

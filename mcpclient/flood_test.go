@@ -61,6 +61,7 @@ func recordsOf(logs, server string, msgs ...string) int {
 // saw it), plus one count of dropped lines a second; another server of the
 // same Manager answers calls meanwhile.
 func TestFloodingServerIsRateLimited(t *testing.T) {
+	testbin.SkipIfShort(t, "floods a server's output 20,000 lines three ways (about 30 s)")
 	const lines = 20000
 	for _, kind := range []string{"stderr", "stdout", "notify"} {
 		t.Run(kind, func(t *testing.T) {

@@ -139,8 +139,13 @@ func ModuleRoot() string {
 // path -> where to store the binary's path), runs the tests and removes the
 // binaries. It does not return. The processes the tests start get
 // GORACE=atexit_sleep_ms=0: a race-built binary otherwise sleeps a second
-// before it exits, which every teardown would wait out.
+// before it exits, which every teardown would wait out. Under -short, a
+// package whose bins include the acpgate binary runs no test at all (see
+// SkipIfShort for the fast tier).
 func Main(m interface{ Run() int }, bins map[string]*string) {
+	if skipPackage(bins) {
+		exitSkipped()
+	}
 	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	b, err := New()
 	for pkg, dst := range bins {
