@@ -34,6 +34,7 @@
 //
 // Where things are:
 //
+//	doc.go                this map
 //	agent.go              Options, Serve, Agent, initialize (advertising what routes exist), JSON-RPC errors
 //	routes.go             every ACP method: its params type, checks and handler; the dispatcher
 //	wire.go               the writer to the editor: one frame per write, or in pieces; redacted
@@ -44,7 +45,9 @@
 //	session_parts.go      the roles' views of a live session (peerSession, configSession, advertSession, askSession, turnSession) and its methods behind them
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
+//	answer_log.go         the model's words kept once in the session log: chunk records an answer names
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context
+//	system_prompt_servers.go what the prompt says of ACP and MCP: acpgate's instructions, the servers'
 //	plan.go               update_plan calls as the session's plan (plan updates)
 //	usage.go              usage_update: context used, cost
 //	compaction.go         the conversation compacted: card or compaction updates, session log record, /compact
@@ -66,6 +69,7 @@
 //	resources.go          a session's resources: /resources, updates, subscriptions
 //	peer.go               peer: session/update, cards, client capabilities
 //	updates.go            the session updates acp-go-sdk lacks: Notice, CompactionUpdate, CompactionSummaryChunk
+//	update_json.go        session updates encoded once, the JSON acp-go-sdk's MarshalJSON gives
 //	configured.go         agentConfig: profile, model, server specs, limits, OAuth, secrets
 //	providers.go          providers/list, set, disable: the model endpoint the client sets
 //	workspace.go          the native tools: workspace tools (through the editor or local), update_plan

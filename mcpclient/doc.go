@@ -90,6 +90,7 @@
 //	cancel.go           the wrapped transport: cancellation notices, raw tool schemas
 //	stdio.go            the stdio transport: JSON-RPC over a child's pipes
 //	linefilter.go       a stdio server's stdout: JSON lines only, non-JSON skipped
+//	readbudget.go       readBudget: what a server's output may cost to read before reading slows
 //	process.go          a stdio server's process and environment
 //	tree_unix.go        a stdio server's process group (tree_windows.go: its job object)
 //	httpbound.go        bounds on HTTP response bodies and SSE events

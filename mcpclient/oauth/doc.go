@@ -74,6 +74,8 @@
 //	frames.go     FlightFrames: the flight's functions, for leak checks
 //	challenge.go  WWW-Authenticate challenges
 //	jwt.go        signer: private_key_jwt assertions (go-jose)
+//	dpop.go       DPoP (RFC 9449): the key, proofs on token requests and MCP requests, nonces
 //	store.go      Store: tokens and registrations on disk
 //	errors.go     the errors and NeedsAuthError
+//	frames.go     FlightFrames: the functions of a token flight, for leak checks
 package oauth
