@@ -29,14 +29,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
-	"unicode/utf8"
+
+	"github.com/acpgate/acpgate/internal/fake/scripted"
 )
 
 // DefaultModel is the model named in responses when a request names none,
@@ -247,47 +245,28 @@ type Server struct {
 	// URL is the API root, as http://127.0.0.1:PORT (no /v1).
 	URL string
 
-	srv       *http.Server
-	done      chan struct{}
-	closeOnce sync.Once
-	inflight  sync.WaitGroup
+	http *scripted.Server[Turn] // the listener, the handlers, the script
 
 	mu       sync.Mutex
-	script   []Turn
-	next     int
 	requests []Request
 	respond  Responder
 	key      string // non-empty: the API key every request must carry
 	models   modelsState
-	closed   bool
 }
 
 // Start starts a server on 127.0.0.1 on a free port with the given script.
 // It panics if it cannot listen. Call [Server.Close] when done.
 func Start(script ...Turn) *Server {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(fmt.Sprintf("fakeanthropic: listen: %v", err))
-	}
-	s := &Server{URL: "http://" + ln.Addr().String(), done: make(chan struct{}), script: append([]Turn(nil), script...)}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
+	s := &Server{}
+	s.http = scripted.Start("fakeanthropic", s.serveHTTP, script)
+	s.URL = s.http.URL
 	return s
 }
 
 // Close shuts the server down: it releases every Hold, closes the listener
 // and the connections and waits for the handlers. It may be called more
 // than once.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		close(s.done)
-		_ = s.srv.Close()
-		s.inflight.Wait()
-	})
-}
+func (s *Server) Close() { s.http.Close() }
 
 // Responder answers a request by what it holds: ok false leaves it to
 // the script.
@@ -303,11 +282,7 @@ func (s *Server) SetResponder(r Responder) {
 }
 
 // Push appends turns to the script.
-func (s *Server) Push(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, turns...)
-}
+func (s *Server) Push(turns ...Turn) { s.http.Push(turns...) }
 
 // RequireKey makes every request need the API key key, in x-api-key or as
 // "Authorization: Bearer key"; others get a 401 authentication_error
@@ -327,22 +302,12 @@ func (s *Server) Requests() []Request {
 }
 
 // Remaining returns how many turns have not been consumed.
-func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script) - s.next
-}
+func (s *Server) Remaining() int { return s.http.Remaining() }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.inflight.Add(1)
 	key := s.key
 	s.mu.Unlock()
-	defer s.inflight.Done()
 	if key != "" && r.Header.Get("X-Api-Key") != key && r.Header.Get("Authorization") != "Bearer "+key {
 		writeError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
 		return
@@ -419,11 +384,10 @@ func decodeRequest(body []byte, h http.Header) (Request, error) {
 }
 
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	req, _, decErr, ok := scripted.ReadRequest(r, decodeRequest)
+	if !ok {
 		return
 	}
-	req, decErr := decodeRequest(body, r.Header.Clone())
 	if decErr != nil {
 		req.DecodeError = decErr.Error()
 	}
@@ -441,27 +405,14 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		turn, have = respond(req)
 	}
 	if !have {
-		s.mu.Lock()
-		if s.next < len(s.script) {
-			turn, have = s.script[s.next], true
-			s.next++
-		}
-		s.mu.Unlock()
+		turn, have = s.http.Next()
 	}
 	if !have {
 		w.Header().Set("x-should-retry", "false")
 		writeError(w, http.StatusInternalServerError, "api_error", fmt.Sprintf("fakeanthropic: script exhausted (%d requests received)", n))
 		return
 	}
-	if turn.Started != nil {
-		close(turn.Started)
-	}
-	if turn.Hold != nil && !s.wait(r, turn.Hold) {
-		panic(http.ErrAbortHandler)
-	}
-	for k, v := range turn.Header {
-		w.Header()[http.CanonicalHeaderKey(k)] = v
-	}
+	s.http.Begin(w, r, turn.Started, turn.Hold, turn.Header)
 	if turn.Status != 0 {
 		answerError(w, turn)
 		return
@@ -474,20 +425,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		m.stream(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, m.object())
-}
-
-// wait blocks until ch is closed (true), or the request ends or the
-// server closes (false).
-func (s *Server) wait(r *http.Request, ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.done:
-		return false
-	}
+	scripted.WriteJSON(w, http.StatusOK, m.object())
 }
 
 // errorType is the default error type of an HTTP status.
@@ -530,42 +468,15 @@ func answerError(w http.ResponseWriter, t Turn) {
 	writeError(w, t.Status, typ, msg)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 // errorBody is Anthropic's error object.
 func errorBody(typ, message string) map[string]any {
 	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": message}, "request_id": "req_fake"}
 }
 
 func writeError(w http.ResponseWriter, status int, typ, message string) {
-	writeJSON(w, status, errorBody(typ, message))
+	scripted.WriteJSON(w, status, errorBody(typ, message))
 }
 
 // Split cuts s into pieces of at most size bytes on rune boundaries (a
 // piece holds at least one rune). Split of "" is nil.
-func Split(s string, size int) []string {
-	var out []string
-	for len(s) > 0 {
-		_, n := utf8.DecodeRuneInString(s)
-		for n < size && n < len(s) {
-			_, l := utf8.DecodeRuneInString(s[n:])
-			if n+l > size {
-				break
-			}
-			n += l
-		}
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	return out
-}
+func Split(s string, size int) []string { return scripted.Split(s, size) }

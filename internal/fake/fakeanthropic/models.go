@@ -3,6 +3,8 @@ package fakeanthropic
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/acpgate/acpgate/internal/fake/scripted"
 )
 
 // Model is one entry of GET /v1/models.
@@ -65,5 +67,5 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	if len(list) > 0 {
 		first, last = list[0].ID, list[len(list)-1].ID
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
+	scripted.WriteJSON(w, http.StatusOK, map[string]any{"data": data, "has_more": false, "first_id": first, "last_id": last})
 }

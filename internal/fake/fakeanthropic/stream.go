@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/acpgate/acpgate/internal/fake/scripted"
 )
 
 // message renders one turn as a response.
@@ -155,11 +157,7 @@ func (m message) events() [][2]any {
 
 // stream writes the events as server-sent events.
 func (m message) stream(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	rc := scripted.StartEvents(w)
 	for _, ev := range m.events() {
 		data, err := json.Marshal(ev[1])
 		if err != nil {

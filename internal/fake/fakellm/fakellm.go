@@ -22,13 +22,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/acpgate/acpgate/internal/fake/scripted"
 )
 
 // DefaultModel is the model name used in responses when a request names no
@@ -207,17 +206,11 @@ type Server struct {
 	// URL is the base URL, ending in /v1, e.g. http://127.0.0.1:PORT/v1.
 	URL string
 
-	srv       *http.Server
-	done      chan struct{}
-	closeOnce sync.Once
-	inflight  sync.WaitGroup
+	http *scripted.Server[Turn] // the listener, the handlers, the script
 
 	mu       sync.Mutex
-	script   []Turn
-	next     int
 	requests []Request
 	models   modelsState
-	closed   bool // set by Close: no handler starts any more
 	win      windowState
 	flooded  int64 // bytes of Flood content sent
 }
@@ -225,40 +218,19 @@ type Server struct {
 // Start starts a server on 127.0.0.1 on a free port with the given script.
 // It panics if it cannot listen. Call [Server.Close] when done.
 func Start(script ...Turn) *Server {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(fmt.Sprintf("fakellm: listen: %v", err))
-	}
-	s := &Server{
-		URL:    "http://" + ln.Addr().String() + "/v1",
-		done:   make(chan struct{}),
-		script: append([]Turn(nil), script...),
-	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
+	s := &Server{}
+	s.http = scripted.Start("fakellm", s.serveHTTP, script)
+	s.URL = s.http.URL + "/v1"
 	return s
 }
 
 // Close shuts the server down: it unblocks every Hold, closes the listener and
 // all connections, and waits for the handlers to return. It may be called more
 // than once.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		close(s.done)
-		_ = s.srv.Close()
-		s.inflight.Wait()
-	})
-}
+func (s *Server) Close() { s.http.Close() }
 
 // Push appends turns to the script.
-func (s *Server) Push(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, turns...)
-}
+func (s *Server) Push(turns ...Turn) { s.http.Push(turns...) }
 
 // Requests returns a copy of every chat completion request received, in order.
 func (s *Server) Requests() []Request {
@@ -268,23 +240,9 @@ func (s *Server) Requests() []Request {
 }
 
 // Remaining returns how many turns have not been consumed yet.
-func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script) - s.next
-}
+func (s *Server) Remaining() int { return s.http.Remaining() }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	// Add under mu, never after Close marked the server closed: a
-	// WaitGroup's Add must not race with its Wait.
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.inflight.Add(1)
-	s.mu.Unlock()
-	defer s.inflight.Done()
 	switch {
 	case r.URL.Path == "/v1/chat/completions" && r.Method == http.MethodPost:
 		s.chatCompletions(w, r)
@@ -380,11 +338,10 @@ func decodeRequest(body []byte, h http.Header) (Request, error) {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	req, body, decErr, ok := scripted.ReadRequest(r, decodeRequest)
+	if !ok {
 		return
 	}
-	req, decErr := decodeRequest(body, r.Header.Clone())
 	if decErr != nil {
 		req.DecodeError = decErr.Error()
 	}
@@ -405,7 +362,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		turn, have = respond(req)
 	}
 	if !have {
-		turn, have = s.nextTurn()
+		turn, have = s.http.Next()
 	}
 	if have && turn.Usage == nil && window > 0 {
 		turn.Usage = &Usage{PromptTokens: req.Tokens, CompletionTokens: 5}
@@ -418,16 +375,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if turn.Started != nil {
-		close(turn.Started)
-	}
-	if turn.Hold != nil && !s.wait(r, turn.Hold) {
-		panic(http.ErrAbortHandler) // drop the connection without answering
-	}
-
-	for k, v := range turn.Header {
-		w.Header()[http.CanonicalHeaderKey(k)] = v
-	}
+	s.http.Begin(w, r, turn.Started, turn.Hold, turn.Header)
 	if turn.Status != 0 {
 		s.answerError(w, turn)
 		return
@@ -452,20 +400,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.stream(w, r, c, req.IncludeUsage)
 		return
 	}
-	writeJSON(w, http.StatusOK, c.object())
-}
-
-// wait blocks until ch is closed (true), or the request ends or the server is
-// closed (false).
-func (s *Server) wait(r *http.Request, ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-s.done:
-		return false
-	}
+	scripted.WriteJSON(w, http.StatusOK, c.object())
 }
 
 func (s *Server) answerError(w http.ResponseWriter, t Turn) {
@@ -506,25 +441,13 @@ func (s *Server) answerError(w http.ResponseWriter, t Turn) {
 	writeError(w, t.Status, msg, typ, code)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 // writeError writes an OpenAI-style error body. An empty code is sent as null.
 func writeError(w http.ResponseWriter, status int, message, typ, code string) {
 	var c any
 	if code != "" {
 		c = code
 	}
-	writeJSON(w, status, map[string]any{
+	scripted.WriteJSON(w, status, map[string]any{
 		"error": map[string]any{"message": message, "type": typ, "param": nil, "code": c},
 	})
 }
@@ -725,11 +648,7 @@ func (c completion) chunks(includeUsage bool) []chunk {
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, c completion, includeUsage bool) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	rc := scripted.StartEvents(w)
 	send := func(data []byte) bool {
 		var buf bytes.Buffer
 		buf.WriteString("data: ")
@@ -748,7 +667,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c completion, in
 		if !send(b) {
 			return
 		}
-		if i == 0 && c.turn.HoldMidStream != nil && !s.wait(r, c.turn.HoldMidStream) {
+		if i == 0 && c.turn.HoldMidStream != nil && !s.http.Wait(r, c.turn.HoldMidStream) {
 			// Abort so that the client sees a broken stream, not a clean end.
 			panic(http.ErrAbortHandler)
 		}
@@ -761,19 +680,4 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, c completion, in
 // longer than size. Split of "" is nil. The server uses it with size 5 to
 // split streamed text and tool call arguments; tests may use it to predict
 // the chunks.
-func Split(s string, size int) []string {
-	var out []string
-	for len(s) > 0 {
-		_, n := utf8.DecodeRuneInString(s)
-		for n < size && n < len(s) {
-			_, l := utf8.DecodeRuneInString(s[n:])
-			if n+l > size {
-				break
-			}
-			n += l
-		}
-		out = append(out, s[:n])
-		s = s[n:]
-	}
-	return out
-}
+func Split(s string, size int) []string { return scripted.Split(s, size) }

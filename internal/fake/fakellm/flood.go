@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/acpgate/acpgate/internal/fake/scripted"
 )
 
 // Flood is a streamed answer generated as it is sent, never held whole:
@@ -38,11 +40,7 @@ func (s *Server) flood(w http.ResponseWriter, c completion) {
 	if f.PieceBytes <= 0 {
 		f.PieceBytes = 64 << 10
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
+	rc := scripted.StartEvents(w)
 	var buf bytes.Buffer
 	send := func(d delta, finish *string, n int) bool {
 		ch := chunk{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,

@@ -3,6 +3,8 @@ package fakellm
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/acpgate/acpgate/internal/fake/scripted"
 )
 
 // modelsState is what GET /v1/models answers; the zero value lists
@@ -68,7 +70,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	s.models.requests++
 	st := s.models
 	s.mu.Unlock()
-	if st.hold != nil && !s.wait(r, st.hold) {
+	if st.hold != nil && !s.http.Wait(r, st.hold) {
 		return
 	}
 	if st.status != 0 {
@@ -87,5 +89,5 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 		}
 		data = append(data, e)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	scripted.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }

@@ -89,14 +89,3 @@ func (s *Server) record(req *Request) (n, window int, respond Responder) {
 	}
 	return st.Requests, window, s.win.respond
 }
-
-// nextTurn takes the script's next turn (ok false: it is exhausted).
-func (s *Server) nextTurn() (Turn, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next >= len(s.script) {
-		return Turn{}, false
-	}
-	s.next++
-	return s.script[s.next-1], true
-}
