@@ -174,6 +174,7 @@ func TestResponseTooLarge(t *testing.T) {
 // calls sent to it meanwhile and then the call that flooded: its reader is
 // slowed, its responses wait behind the junk but none is lost.
 func TestFloodingServerLosesNoResponse(t *testing.T) {
+	testbin.SkipIfShort(t, "floods a server's output, 2 s of it at a paced rate")
 	for _, tc := range []struct {
 		name string
 		args map[string]any
