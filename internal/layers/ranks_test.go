@@ -100,7 +100,7 @@ var ranks = map[string]rank{
 	"mcpclient/oauth/oauthtest":                {support, 0},
 	"internal/testsupport/testbin":             {support, 1},
 	"internal/testsupport/cachekit":            {support, 1},
-	"internal/testsupport/conformance/harness": {support, 1},
+	"internal/testsupport/conformance/harness": {support, 2},
 	"internal/testsupport/conformance/run":     {support, 2},
 	"gateway/workspace/workspacetest":          {support, 2},
 
