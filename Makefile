@@ -16,14 +16,14 @@ build:
 	$(GO) build ./...
 	$(GO) build -o $(BIN)/acpgate ./cmd/acpgate
 	$(GO) build -o $(BIN)/acpcli ./cmd/acpcli
-	$(GO) build -o $(BIN)/mcpserver ./internal/fake/mcpserver
+	$(GO) build -o $(BIN)/mcpserver ./internal/testsupport/fake/mcpserver
 
 # demo: acpgate launched by acpcli with the test MCP server as a session
 # server; shows /mcp, /tools and a /call (no model needed). It builds only
 # the three binaries it runs, acpgate with the nomodels tag: without the
 # model SDKs, which the demo does not use and which are most of a first
 # build (docs/benchmarks.md). make build builds the whole acpgate.
-DEMO_BINS := ./cmd/acpgate ./cmd/acpcli ./internal/fake/mcpserver
+DEMO_BINS := ./cmd/acpgate ./cmd/acpcli ./internal/testsupport/fake/mcpserver
 demo:
 	$(GO) build -tags nomodels -o $(BIN)/ $(DEMO_BINS)
 	@state=$$(mktemp -d); \
@@ -68,10 +68,10 @@ TEST_GOFLAGS := GOFLAGS="$(GOFLAGS) -gcflags=github.com/openai/openai-go/v3/...=
 # The binaries tests run (internal/testsupport/testbin: PrebuiltEnv):
 # acpgate with the race detector for the race-built suite and without it
 # for the plain one and for memory measurements; the fixtures (under
-# internal/fake and internal/testsupport) without it.
+# internal/testsupport/fake and internal/testsupport) without it.
 TESTBIN       := $(CURDIR)/$(BIN)/test
 TESTBIN_ENV   := ACPGATE_TESTBIN=$(TESTBIN)
-TESTBIN_FIXTURES := ./internal/fake/mcpserver ./internal/testsupport/minagent ./internal/testsupport/conformance/harness
+TESTBIN_FIXTURES := ./internal/testsupport/fake/mcpserver ./internal/testsupport/minagent ./internal/testsupport/conformance/harness
 
 testbin-race:
 	$(TEST_GOFLAGS) $(GO) build -race -o $(TESTBIN)/race/ ./cmd/acpgate
@@ -92,9 +92,9 @@ conformance: npm
 # teardown has a job-object and a sysctl implementation there), from
 # source (internal/testsupport/typecheck): a cross build would compile the
 # standard library and every dependency again per platform, minutes on a
-# fresh machine. Test support (internal/fake, internal/testsupport) runs on
+# fresh machine. Test support (internal/testsupport/fake, internal/testsupport) runs on
 # the test machine only and is left out. cross-build compiles for both.
-CROSS_PKGS = $(shell $(GO) list ./... | grep -v '/internal/fake/\|/internal/testsupport/')
+CROSS_PKGS = $(shell $(GO) list ./... | grep -v '/internal/testsupport/')
 cross:
 	$(GO) run ./internal/testsupport/typecheck -targets windows/amd64,darwin/arm64 $(CROSS_PKGS)
 

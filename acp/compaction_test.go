@@ -11,8 +11,8 @@ import (
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // talker is a model that answers each prompt with size bytes of text and

@@ -13,8 +13,8 @@ import (
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 	"github.com/acpgate/acpgate/session"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )

@@ -3,7 +3,7 @@ package acp
 import (
 	"testing"
 
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 

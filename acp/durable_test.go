@@ -123,7 +123,7 @@ func TestCallWrittenBeforeShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Cleanup()
-	server, err := b.Build("./internal/fake/mcpserver")
+	server, err := b.Build("./internal/testsupport/fake/mcpserver")
 	if err != nil {
 		t.Fatal(err)
 	}

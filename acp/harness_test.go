@@ -4,7 +4,7 @@ package acp_test
 // over io.Pipe, the way acp-go-sdk tests itself. The client is a fake made
 // of function fields that records every session/update; models are fakes
 // made of function fields; MCP tools come from real test servers
-// (internal/fake/mcpserver), built once for the test binary.
+// (internal/testsupport/fake/mcpserver), built once for the test binary.
 
 import (
 	"context"
@@ -21,17 +21,17 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 	"github.com/acpgate/acpgate/session"
 )
 
-// serverBin is the test MCP server (internal/fake/mcpserver).
+// serverBin is the test MCP server (internal/testsupport/fake/mcpserver).
 var serverBin string
 
 func TestMain(m *testing.M) {
-	testbin.Main(m, map[string]*string{"./internal/fake/mcpserver": &serverBin})
+	testbin.Main(m, map[string]*string{"./internal/testsupport/fake/mcpserver": &serverBin})
 }
 
 // hangGuard bounds every wait of the harness: it turns a hang into a

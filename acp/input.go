@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
-	"github.com/acpgate/acpgate/internal/mcpservers"
+	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 )
 
 // This file is what the params of the client's requests are checked for

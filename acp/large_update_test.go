@@ -12,7 +12,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // awkwardText is a text of n bytes (n > 3 × spliceChunk) with what JSON

@@ -16,7 +16,7 @@ import (
 	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/mcpservers"
+	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )

@@ -16,8 +16,8 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/ratelimit"
+	"github.com/acpgate/acpgate/internal/base/ratelimit"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )

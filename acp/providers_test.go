@@ -15,10 +15,10 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 

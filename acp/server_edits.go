@@ -13,7 +13,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/bridge"
-	"github.com/acpgate/acpgate/internal/mcpservers"
+	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
 )

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 

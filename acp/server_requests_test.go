@@ -17,7 +17,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // initialize says what the client can do (elicitation form and url).

@@ -19,8 +19,8 @@ import (
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/gateway/workspace"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/safefile"
+	"github.com/acpgate/acpgate/internal/base/safefile"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/session"
 )
 

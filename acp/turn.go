@@ -10,7 +10,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/plan"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/session"
 )
 

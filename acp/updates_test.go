@@ -13,7 +13,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // This file is the writer every frame to the editor goes through: one

@@ -5,7 +5,7 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/workspace"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
 // This file is the native tools every session has: the workspace tools

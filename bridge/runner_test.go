@@ -10,7 +10,7 @@ import (
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
 )

@@ -16,7 +16,7 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
-	testbin.Main(m, map[string]*string{"./internal/fake/mcpserver": &serverBin})
+	testbin.Main(m, map[string]*string{"./internal/testsupport/fake/mcpserver": &serverBin})
 }
 
 func names(view gateway.ToolView) string {

@@ -12,7 +12,7 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // summaries makes srv answer the compactor's summary requests with a

@@ -11,8 +11,8 @@ import (
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // outputModels are the two providers, each on its fake endpoint, scripted

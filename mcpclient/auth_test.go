@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // signInHook is an Options.SignIn that hands each prompt to the test and

@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// serverBin is the test MCP server (internal/fake/mcpserver), built by TestMain.
+// serverBin is the test MCP server (internal/testsupport/fake/mcpserver), built by TestMain.
 var serverBin string
 
 func TestMain(m *testing.M) {
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		taskServer()
 		os.Exit(0)
 	}
-	testbin.Main(m, map[string]*string{"./internal/fake/mcpserver": &serverBin})
+	testbin.Main(m, map[string]*string{"./internal/testsupport/fake/mcpserver": &serverBin})
 }
 
 // stdio returns a spec running the test server over stdio with args.

@@ -674,7 +674,7 @@ func TestInputSchemaVerbatim(t *testing.T) {
 	t.Fatal("schema_rich not listed")
 }
 
-// richSchema is internal/fake/mcpserver's RichSchema.
+// richSchema is internal/testsupport/fake/mcpserver's RichSchema.
 const richSchema = `{"type":"object","$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x","y"]}},"properties":{"mode":{"type":"string","enum":["fast","slow"]},"at":{"$ref":"#/$defs/point"},"nested":{"type":"object","properties":{"deep":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}}},"anyOf":[{"required":["mode"]},{"required":["at"]}],"description":"top-level keywords must survive"}`
 
 func TestPrepareRunsAtEveryStart(t *testing.T) {

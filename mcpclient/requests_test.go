@@ -337,7 +337,7 @@ func TestSampling(t *testing.T) {
 	}
 }
 
-// mcpserverLookupSchema is internal/fake/mcpserver's LookupToolSchema.
+// mcpserverLookupSchema is internal/testsupport/fake/mcpserver's LookupToolSchema.
 const mcpserverLookupSchema = `{"type":"object","properties":{"q":{"type":"string","description":"what to look up"}},"required":["q"],"additionalProperties":false}`
 
 // TestRequestRefused: a handler's RequestError reaches the server with

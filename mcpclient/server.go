@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/acpgate/acpgate/internal/ratelimit"
+	"github.com/acpgate/acpgate/internal/base/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/acpgate/acpgate/internal/atomicfile"
+	"github.com/acpgate/acpgate/internal/base/atomicfile"
 )
 
 // mkdirPrivate creates dir and any missing parents, each with mode 0700

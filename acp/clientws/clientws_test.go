@@ -15,8 +15,8 @@ import (
 
 	"github.com/acpgate/acpgate/acp/clientws"
 	"github.com/acpgate/acpgate/gateway/workspace"
-	"github.com/acpgate/acpgate/gateway/workspace/workspacetest"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/internal/testsupport/workspacetest"
 	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/mcpservers"
+	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 )
 
 // exitError carries the exit code a failure maps to.

@@ -7,7 +7,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/mcpservers"
+	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/acpgate/acpgate/internal/agentproc"
+	"github.com/acpgate/acpgate/internal/base/agentproc"
 )
 
 // agentProc is the spawned agent (see agentproc.Proc) with acpcli's way

@@ -10,7 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

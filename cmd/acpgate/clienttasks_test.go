@@ -6,7 +6,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // TestReferenceServerAsyncSampling: the reference server's

@@ -152,7 +152,7 @@ func TestConfigSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile(filepath.Join("..", "..", "internal", "config", "schema.json"))
+	committed, err := os.ReadFile(filepath.Join("..", "..", "internal", "inputs", "config", "schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

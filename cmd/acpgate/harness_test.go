@@ -26,7 +26,7 @@ var agentBin, serverBin, minAgentBin string
 // TestMain builds the binaries, runs the tests and prints what the ACP
 // schema check of their connections to acpgate counted (acpSchema).
 func TestMain(m *testing.M) {
-	testbin.Main(acpSchema.reporting(m), map[string]*string{"./cmd/acpgate": &agentBin, "./internal/fake/mcpserver": &serverBin, "./internal/testsupport/minagent": &minAgentBin})
+	testbin.Main(acpSchema.reporting(m), map[string]*string{"./cmd/acpgate": &agentBin, "./internal/testsupport/fake/mcpserver": &serverBin, "./internal/testsupport/minagent": &minAgentBin})
 }
 
 // client is the test's ACP client: it records updates and answers

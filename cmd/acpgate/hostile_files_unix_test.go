@@ -16,8 +16,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

@@ -28,9 +28,9 @@ import (
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/nodump"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/base/nodump"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/session"
 )
 
@@ -135,7 +135,7 @@ const watchdogArg = "__acpgate-watchdog"
 func run(args []string) int {
 	// First of all: no process of the same user, the MCP servers and
 	// commands acpgate starts included, may read its memory or its
-	// environment (the API keys) through /proc (internal/nodump).
+	// environment (the API keys) through /proc (internal/base/nodump).
 	nodumpErr := nodump.Protect()
 	if len(args) > 0 && args[0] == "config" {
 		return configCommand(args[1:], os.Stdout, os.Stderr)

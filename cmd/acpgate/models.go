@@ -12,8 +12,8 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // models builds the model providers of sessions (acp.Options.Models): one

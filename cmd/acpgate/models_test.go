@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // TestModelsCache: one provider per distinct settings, shared; a failure

@@ -14,7 +14,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // floodBytes is what the fake model streams in the output tests: 64 MiB,

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
 // This file replaces providers.go in a build with the nomodels tag (make

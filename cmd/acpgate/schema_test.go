@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acpgate/acpgate/internal/acpschema"
+	"github.com/acpgate/acpgate/internal/testsupport/acpschema"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
 	"github.com/acpgate/acpgate/cmd/internal/tty"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // setupArg is the argument of `acpgate setup`, as the terminal auth

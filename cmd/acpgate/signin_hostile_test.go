@@ -13,8 +13,8 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp"
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // ccConfig is an acpgate configuration with one server, prot at url, that

@@ -11,7 +11,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 )
 
 // signInLink finds the sign-in link of a card.

@@ -10,8 +10,8 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // TestToolSearchWith1000Tools: a session whose server has 1000 tools

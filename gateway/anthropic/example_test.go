@@ -7,7 +7,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/anthropic"
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
 )
 
 // A Provider for Anthropic's Messages API (here a scripted one on

@@ -7,7 +7,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/anthropic"
-	fake "github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	fake "github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
 )
 
 // TestDeferredToolsAndServerSearch: deferred tools go with defer_loading

@@ -9,7 +9,7 @@ import (
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // TestListModels: GET /models in the endpoint's order; an error status is

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acpgate/acpgate/internal/safefile"
+	"github.com/acpgate/acpgate/internal/base/safefile"
 )
 
 // This file is the AGENTS.md files: which of them hold a session's
@@ -101,7 +101,7 @@ type ReadFunc func(ctx context.Context, path string) (string, error)
 
 // DiskReader is a ReadFunc reading from the disk, at most MaxReadBytes of
 // a regular file that path leads to inside one of roots (resolved once,
-// here), opened so that it cannot block (internal/safefile).
+// here), opened so that it cannot block (internal/base/safefile).
 func DiskReader(roots []string) ReadFunc {
 	within := safefile.ResolveRoots(roots)
 	return func(_ context.Context, path string) (string, error) {
@@ -123,7 +123,7 @@ type Skipped struct {
 // instructions of those that exist, each named after its path, and the
 // files it skipped. Only a regular file that the path leads to inside one
 // of roots is read (its symbolic links resolved; checked by opening it,
-// without blocking, see internal/safefile); anything else is skipped with
+// without blocking, see internal/base/safefile); anything else is skipped with
 // a warning in the log, before read is called. read's text is used only
 // when the path still leads, after it, to the file checked (safefile's
 // Roots.Leads); else the checked file's own text is, with a warning, so

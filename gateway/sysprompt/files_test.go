@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/gateway/sysprompt"
-	"github.com/acpgate/acpgate/internal/safefile"
+	"github.com/acpgate/acpgate/internal/base/safefile"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

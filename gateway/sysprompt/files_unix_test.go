@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/gateway/sysprompt"
-	"github.com/acpgate/acpgate/internal/safefile"
+	"github.com/acpgate/acpgate/internal/base/safefile"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpgate/acpgate/gateway/workspace"
-	"github.com/acpgate/acpgate/gateway/workspace/workspacetest"
+	"github.com/acpgate/acpgate/internal/testsupport/workspacetest"
 )
 
 // TestLocal runs the tools' tests over the local backend.

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acpgate/acpgate/internal/safefile"
+	"github.com/acpgate/acpgate/internal/base/safefile"
 )
 
 // roots are the directories a session's paths must be inside: its cwd and

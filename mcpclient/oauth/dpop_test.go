@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // A server that challenges with the DPoP scheme gets DPoP (RFC 9449,

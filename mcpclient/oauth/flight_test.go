@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // postWithin sends an initialize through c with a context that ends after

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // The client identity: a configured client wins, then a CIMD URL where

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // newClient returns a Client for s's MCP server with a Store in a fresh

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 )
 
 // Two Clients of one Store (two sessions of one server) refresh with the

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpgate/acpgate/internal/atomicfile"
+	"github.com/acpgate/acpgate/internal/base/atomicfile"
 )
 
 // record is what a Client keeps about one (server, authorization server,

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acpgate/acpgate/internal/testsupport/oauthtest"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
-	"github.com/acpgate/acpgate/mcpclient/oauth/oauthtest"
 )
 
 // Tokens are stored mode 0600, reused by a later Client without a new

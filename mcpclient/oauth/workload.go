@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpgate/acpgate/internal/safefile"
+	"github.com/acpgate/acpgate/internal/base/safefile"
 )
 
 // Workload identity federation (MCP's extension, SEP-1933): the JWT

@@ -1,5 +1,5 @@
 // Command release makes acpgate's release from the module in the current
-// directory (package internal/release): run by make release, see
+// directory (package cmd/internal/release/dist): run by make release, see
 // docs/releases.md ("Making a release"). The version and commit are stamped into each
 // binary; each archive entry's time is $SOURCE_DATE_EPOCH, else the
 // commit's time. The binary for the machine it runs on is started with
@@ -21,8 +21,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpgate/acpgate/internal/registry"
-	"github.com/acpgate/acpgate/internal/release"
+	"github.com/acpgate/acpgate/cmd/internal/release/dist"
+	"github.com/acpgate/acpgate/cmd/internal/release/registry"
 )
 
 func main() {
@@ -48,10 +48,10 @@ func run(ctx context.Context, args []string) error {
 	if *version == "" {
 		return errors.New("no version: make release VERSION=x.y.z")
 	}
-	if err := release.CheckVersion(*version); err != nil {
+	if err := dist.CheckVersion(*version); err != nil {
 		return err
 	}
-	if _, err := release.ArchiveURL(*urlTemplate, *version, "f"); err != nil {
+	if _, err := dist.ArchiveURL(*urlTemplate, *version, "f"); err != nil {
 		return err
 	}
 	commit, mtime, err := source(ctx)
@@ -65,8 +65,8 @@ func run(ctx context.Context, args []string) error {
 	start := time.Now()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	logger.Info("release", "version", *version, "commit", commit, "time", mtime.UTC().Format(time.RFC3339))
-	build := release.GoBuild(*goCmd, ".", *version, commit)
-	opts := &release.Options{
+	build := dist.GoBuild(*goCmd, ".", *version, commit)
+	opts := &dist.Options{
 		Version:     *version,
 		Time:        mtime,
 		URLTemplate: *urlTemplate,
@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string) error {
 		Build:  selfTested(build, "acpgate "+*version+" (commit "+commit+")"),
 		Logger: logger,
 	}
-	if _, err := release.Build(ctx, opts); err != nil {
+	if _, err := dist.Build(ctx, opts); err != nil {
 		return err
 	}
 	logger.Info("done", "out", *out, "took", time.Since(start).Round(time.Second))
@@ -94,8 +94,8 @@ func run(ctx context.Context, args []string) error {
 
 // selfTested wraps build: the binary for this machine's platform must
 // print want for --version.
-func selfTested(build release.BuildFunc, want string) release.BuildFunc {
-	return func(ctx context.Context, p release.Platform, path string) error {
+func selfTested(build dist.BuildFunc, want string) dist.BuildFunc {
+	return func(ctx context.Context, p dist.Platform, path string) error {
 		if err := build(ctx, p, path); err != nil {
 			return err
 		}

@@ -47,7 +47,7 @@ func NewPlain() (*Builder, error) {
 }
 
 // Build compiles the package at pkg (relative to the module root, e.g.
-// "./internal/fake/mcpserver") and returns the binary's path; when the test
+// "./internal/testsupport/fake/mcpserver") and returns the binary's path; when the test
 // binary runs with the race detector, so does the built one (unless the
 // Builder comes from NewPlain, or pkg is a fixture: see fixture). A
 // binary of the right flavour in
@@ -82,14 +82,14 @@ func (b *Builder) Build(pkg string) (string, error) {
 func (b *Builder) race(pkg string) bool { return raceEnabled && !b.plain && !fixture(pkg) }
 
 // fixture reports whether pkg is a helper the tests run rather than code
-// under test (a package under internal/fake/ or internal/testsupport/):
-// those are built without the race detector. A race-built process sleeps a second before it exits
+// under test (a package under internal/testsupport/, the fakes among
+// them): those are built without the race detector. A race-built process sleeps a second before it exits
 // unless GORACE says otherwise, and acpgate gives the MCP servers it
 // starts a baseline environment without GORACE, so every stdio server's
 // close would wait that second out.
 func fixture(pkg string) bool {
 	p := path.Clean(pkg)
-	return strings.HasPrefix(p, "internal/fake/") || strings.HasPrefix(p, "internal/testsupport/")
+	return strings.HasPrefix(p, "internal/testsupport/")
 }
 
 // PrebuiltEnv names the environment variable pointing at a directory of

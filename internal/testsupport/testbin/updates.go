@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpgate/acpgate/internal/acpschema"
+	"github.com/acpgate/acpgate/internal/testsupport/acpschema"
 )
 
 // Updates records the session/update notifications an ACP agent writes,

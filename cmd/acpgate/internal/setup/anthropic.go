@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
 // This file checks an Anthropic API: its model list (GET /v1/models, the

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
 // The kinds of [EndpointError], for errors.Is.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
 )
 
 // endpoint is a fake OpenAI-compatible endpoint on 127.0.0.1 whose

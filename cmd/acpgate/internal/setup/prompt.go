@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/cmd/internal/tty"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // This file is the questions setup asks in a terminal.

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
 // Provider is one entry of the catalogue `acpgate setup` offers. It is

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpgate/acpgate/internal/atomicfile"
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/base/atomicfile"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 )
 
 // Options is what `acpgate setup` was given. ConfigPath, In, Out and

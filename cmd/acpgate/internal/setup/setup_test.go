@@ -14,11 +14,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpgate/acpgate/internal/config"
-	"github.com/acpgate/acpgate/internal/secrets"
+	"github.com/acpgate/acpgate/internal/inputs/config"
+	"github.com/acpgate/acpgate/internal/inputs/secrets"
 
 	"github.com/acpgate/acpgate/cmd/acpgate/internal/setup"
-	"github.com/acpgate/acpgate/internal/fake/fakeanthropic"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakeanthropic"
 )
 
 const testKey = "sk-setup-test-4f1c9a"

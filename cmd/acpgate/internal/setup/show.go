@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/gateway"
-	"github.com/acpgate/acpgate/internal/config"
+	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
 // Show writes what is set up in the configuration file at path: the

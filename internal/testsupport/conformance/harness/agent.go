@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/acpgate/acpgate/internal/agentproc"
+	"github.com/acpgate/acpgate/internal/base/agentproc"
 )
 
 // stopAgent closes acpgate's stdin (it then stops its servers and exits)

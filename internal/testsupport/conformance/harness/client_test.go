@@ -15,7 +15,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
 )
 
 // peer plays acpgate's side of the wire: it sends requests to a harness

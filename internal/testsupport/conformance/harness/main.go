@@ -38,7 +38,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/acpgate/acpgate/internal/agentproc"
+	"github.com/acpgate/acpgate/internal/base/agentproc"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
