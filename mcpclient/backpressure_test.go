@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/wire"
 )
 
 // waitClock is a clock that moves only when the gate waits: its sleep
@@ -230,12 +232,12 @@ func TestReadBudgetSlowsEveryKindOfMessage(t *testing.T) {
 	t.Parallel()
 	const extra = 3000 // messages over the burst: 3 s at the rate
 	var in []string
-	for i := range budgetLineBurst + extra {
+	for i := range wire.BudgetLineBurst + extra {
 		in = append(in, fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":%d}}`+"\n", i))
 	}
 	clock := newWaitClock(false)
 	var slept time.Duration
-	budget := newReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
+	budget := wire.NewReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
 	src := &lineByLine{lines: slices.Clone(in)}
 	j := newJSONLines(src, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &tooLargeIDs{}, budget)
 	n := 0
@@ -252,15 +254,15 @@ func TestReadBudgetSlowsEveryKindOfMessage(t *testing.T) {
 	if n != len(in) {
 		t.Fatalf("%d messages handed on, want %d", n, len(in))
 	}
-	want := time.Duration(extra) * time.Second / budgetLineRate
+	want := time.Duration(extra) * time.Second / wire.BudgetLineRate
 	if slept < want*9/10 || slept > want*11/10 {
 		t.Errorf("waited %s for %d messages over the burst, want about %s", slept, extra, want)
 	}
 
 	// An endless line: its bytes over the burst cost their time too.
 	slept = 0
-	budget = newReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
-	const size = budgetByteBurst + budgetByteRate // one second over the burst
+	budget = wire.NewReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
+	const size = wire.BudgetByteBurst + wire.BudgetByteRate // one second over the burst
 	line := io.MultiReader(strings.NewReader("{"), io.LimitReader(endless{}, size))
 	j = newJSONLines(line, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &tooLargeIDs{}, budget)
 	if _, err := io.Copy(io.Discard, j); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/mcpclient/oauth"
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -123,7 +124,7 @@ func (cl *caller) callTool(ctx context.Context, c *conn, tool string, args any, 
 	defer cancel(nil)
 	callCtx = context.WithValue(callCtx, callKey{}, cs)
 	cs.ctx = callCtx
-	callCtx, _ = withSizeTrip(callCtx)
+	callCtx = wire.WithSizeTrip(callCtx)
 	callCtx, slot := withResultSlot(callCtx)
 	cs.timer = time.AfterFunc(cs.timeout, func() { cancel(errTimeout) })
 	defer cs.timer.Stop()
@@ -224,7 +225,7 @@ func (cl *caller) callErr(ctx, callCtx context.Context, c *conn, what string, er
 		// Not the link's fault: the link stays (see authFailed).
 		return fmt.Errorf("MCP server %q: %s: %w", cl.env.spec.Name, what, err)
 	}
-	if trip, _ := callCtx.Value(sizeTripKey{}).(*atomic.Bool); trip != nil && trip.Load() {
+	if wire.SizeTripped(callCtx) {
 		return fmt.Errorf("MCP server %q: %s: %w: an event of the response stream was over %d bytes (%w)",
 			cl.env.spec.Name, what, ErrResponseTooLarge, cl.env.opts.MaxMessageSize, err)
 	}
@@ -360,7 +361,7 @@ func (fl *fleet) request(ctx context.Context, server string) (*server, *conn, co
 	}
 	callCtx, cancel := context.WithCancelCause(context.WithValue(ctx, callKey{}, true))
 	t := time.AfterFunc(s.spec.CallTimeout, func() { cancel(errTimeout) })
-	callCtx, _ = withSizeTrip(callCtx)
+	callCtx = wire.WithSizeTrip(callCtx)
 	return s, c, callCtx, func(err error) { t.Stop(); cancel(err) }, nil
 }
 

@@ -63,6 +63,11 @@
 //     the log level.
 //   - auth: OAuth sign-in of an http or sse server (package oauth).
 //
+// mcp-go's transports are met through package wire, which says what it
+// replaces or wraps in mcp-go and why: the bounds on HTTP response bodies
+// and events (wire.BoundedBodies) and the read budget of a server's output
+// (wire.ReadBudget).
+//
 // Where things are:
 //
 //	doc.go              this map
@@ -90,10 +95,8 @@
 //	cancel.go           the wrapped transport: cancellation notices, raw tool schemas
 //	stdio.go            the stdio transport: JSON-RPC over a child's pipes
 //	linefilter.go       a stdio server's stdout: JSON lines only, non-JSON skipped
-//	readbudget.go       readBudget: what a server's output may cost to read before reading slows
 //	process.go          a stdio server's process and environment
 //	tree_unix.go        a stdio server's process group (tree_windows.go: its job object)
-//	httpbound.go        bounds on HTTP response bodies and SSE events
 //	toolarge.go         responses over the size limit answered with an error
 //	tunnel.go           MCP over ACP: the Tunnel a server in the ACP client is reached through
 //	url.go              CheckURL: the rule for a server's URL

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/acpgate/acpgate/mcpclient/lines"
+	"github.com/acpgate/acpgate/mcpclient/wire"
 )
 
 // jsonLines is the reader the MCP transport reads a stdio server's stdout
@@ -21,7 +22,7 @@ import (
 // and if the message was a response, a made-up error response for its id
 // takes its place, so the request fails at once (see tooLargeIDs).
 //
-// Everything read counts against the server's read budget (readBudget):
+// Everything read counts against the server's read budget (wire.ReadBudget):
 // over it, the pipe is read again only once the budget allows.
 //
 // Junk beyond the log budget slows the reading of this stdout only: once a
@@ -36,7 +37,7 @@ type jsonLines struct {
 	max      int
 	logs     *logGate
 	tooLarge *tooLargeIDs
-	budget   *readBudget // the server's read budget; nil: none
+	budget   *wire.ReadBudget // the server's read budget; nil: none
 	// spentLines and spentBytes are read since the budget was last
 	// settled (before each read of the pipe).
 	spentLines, spentBytes int
@@ -66,7 +67,7 @@ const (
 // junkHead is how much of a non-JSON line is kept for its warning.
 const junkHead = 4 << 10
 
-func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs, budget *readBudget) *jsonLines {
+func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs, budget *wire.ReadBudget) *jsonLines {
 	return &jsonLines{lr: lines.NewReader(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, budget: budget, nl: []byte{'\n'}}
 }
 
@@ -89,7 +90,7 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 func (j *jsonLines) step() {
 	if j.lr.Buffered() == 0 {
 		// The pipe is read next: pay for what was read first.
-		j.budget.settle(j.spentLines, j.spentBytes)
+		j.budget.Settle(j.spentLines, j.spentBytes)
 		j.spentLines, j.spentBytes = 0, 0
 		if j.over {
 			j.logs.drop(j.dropped)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -174,13 +175,13 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 // httpClient is the HTTP client of an http or sse server's connection l:
 // requests are authorized by the server's OAuth sign-in (unless it is off;
 // see auth.roundTripper), and response bodies are bounded by
-// Options.MaxMessageSize (see boundedBodies).
+// Options.MaxMessageSize (see wire.BoundedBodies).
 func (dl *dialer) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error) {
 	rt, err := dl.auth.roundTripper(spec, l)
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: boundedBodies{base: rt, max: dl.env.opts.MaxMessageSize, budget: dl.reads}}, nil
+	return &http.Client{Transport: wire.BoundedBodies{Base: rt, Max: dl.env.opts.MaxMessageSize, Budget: dl.reads}}, nil
 }
 
 func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
@@ -295,12 +296,12 @@ func (dl *dialer) handshake(life, ctx context.Context, c *conn) error {
 // revision. Files: link.go, revision.go, tunnel.go.
 type dialer struct {
 	env      roleEnv
-	logs     *logGate       // the server's own output, into the log
-	reads    *readBudget    // what reading the server's messages may cost
-	owner    linkOwner      // the server
-	auth     authTransport  // the auth role
-	session  sessionSetup   // the subscriber
-	requests serverRequests // the answerer
+	logs     *logGate         // the server's own output, into the log
+	reads    *wire.ReadBudget // what reading the server's messages may cost
+	owner    linkOwner        // the server
+	auth     authTransport    // the auth role
+	session  sessionSetup     // the subscriber
+	requests serverRequests   // the answerer
 	// httpLegacy: the server answered server/discover over streamable
 	// HTTP without 2026-07-28; it is offered 2025-11-25 only from then on.
 	httpLegacy atomic.Bool

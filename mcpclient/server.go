@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpgate/acpgate/internal/base/ratelimit"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
+	"github.com/acpgate/acpgate/mcpclient/wire"
 )
 
 // server is one MCP server of a Manager: its spec, its state and, while
@@ -25,9 +26,9 @@ type server struct {
 	spec    ServerSpec
 	logger  *slog.Logger
 	limiter *ratelimit.Window
-	logs    *logGate    // the server's own output, into logger
-	reads   *readBudget // what reading the server's messages may cost
-	auth    *auth       // OAuth sign-in (http and sse)
+	logs    *logGate         // the server's own output, into logger
+	reads   *wire.ReadBudget // what reading the server's messages may cost
+	auth    *auth            // OAuth sign-in (http and sse)
 
 	cancel context.CancelFunc // stops run; set by launch
 	life   context.Context    // run's context; set by launch (under m.mu)
@@ -73,7 +74,7 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	}
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
-	s.reads = newReadBudget(o.Clock, time.Sleep)
+	s.reads = wire.NewReadBudget(o.Clock, time.Sleep)
 	// The roles, each given what it uses; the caller, the answerer and the
 	// subscriber ask each other, so the caller's links are set last.
 	env := roleEnv{spec: spec, logger: s.logger, opts: o, hurry: m.hurry}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/mcpclient/oauth"
+	"github.com/acpgate/acpgate/mcpclient/wire"
 )
 
 // State is where a server is in its life.
@@ -116,7 +117,7 @@ var (
 	// ErrResponseTooLarge: the server's answer to a request was larger
 	// than Options.MaxMessageSize and was discarded. The server stays
 	// usable.
-	ErrResponseTooLarge = errors.New("MCP server response too large")
+	ErrResponseTooLarge = wire.ErrResponseTooLarge
 	ErrServerExited     = errors.New("MCP server exited")
 	ErrConnLost         = errors.New("MCP server connection lost")
 	ErrCallTimeout      = errors.New("MCP call timed out")

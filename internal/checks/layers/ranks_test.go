@@ -12,7 +12,7 @@ type layer int
 
 const (
 	leaf       layer = iota // imports nothing of the module
-	core                    // the agent runtime's core, the store, the sign-in, the watchdog
+	core                    // the agent runtime's core, the store, the sign-in, the watchdog, the bounds on mcp-go
 	client                  // the model providers and native tools; the MCP client
 	bridging                // MCP tools ⇄ gateway tools, the client's workspace, the server list
 	input                   // the application's inputs: secrets, the configuration
@@ -62,6 +62,7 @@ var ranks = map[string]rank{
 	"gateway":            {core, 0},
 	"session":            {core, 0},
 	"mcpclient/oauth":    {core, 0},
+	"mcpclient/wire":     {core, 0},
 	"mcpclient/watchdog": {core, 0},
 
 	"gateway/anthropic":    {client, 0},

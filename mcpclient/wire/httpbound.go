@@ -1,4 +1,4 @@
-package mcpclient
+package wire
 
 import (
 	"bytes"
@@ -10,27 +10,27 @@ import (
 	"sync/atomic"
 )
 
-// boundedBodies is the http.RoundTripper of an http or sse server's client.
+// BoundedBodies is the http.RoundTripper of an http or sse server's client.
 // mcp-go reads response bodies without a bound (a JSON body whole, an event
-// stream line by line), so it bounds them: a JSON body to max bytes, an
-// event of an event stream to max bytes. Past the bound the body fails with
-// an error wrapping ErrResponseTooLarge, and the request's sizeTrip (see
-// withSizeTrip), if any, is set, because mcp-go does not pass on the error
+// stream line by line), so it bounds them: a JSON body to Max bytes, an
+// event of an event stream to Max bytes. Past the bound the body fails with
+// an error wrapping ErrResponseTooLarge, and the request's size trip (see
+// WithSizeTrip), if any, is set, because mcp-go does not pass on the error
 // of an event stream that breaks off. Safe for concurrent use.
-type boundedBodies struct {
-	base   http.RoundTripper
-	max    int
-	budget *readBudget // the server's read budget, shared by its bodies
+type BoundedBodies struct {
+	Base   http.RoundTripper // the transport the requests go through
+	Max    int               // the bound of a JSON body or of one event
+	Budget *ReadBudget       // the server's read budget, shared by its bodies; nil: none
 }
 
 // RoundTrip implements http.RoundTripper.
-func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := b.base.RoundTrip(req)
+func (b BoundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.Base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
 	trip, _ := req.Context().Value(sizeTripKey{}).(*atomic.Bool)
-	bb := &boundedBody{rc: resp.Body, max: b.max, trip: trip, budget: b.budget}
+	bb := &boundedBody{rc: resp.Body, max: b.Max, trip: trip, budget: b.Budget}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		bb.events = true
 	}
@@ -41,11 +41,18 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 // sizeTripKey is the context key of a request's size trip.
 type sizeTripKey struct{}
 
-// withSizeTrip returns ctx carrying a flag that an HTTP response body read
-// for a request made with it sets when it goes over the bound.
-func withSizeTrip(ctx context.Context) (context.Context, *atomic.Bool) {
-	trip := &atomic.Bool{}
-	return context.WithValue(ctx, sizeTripKey{}, trip), trip
+// WithSizeTrip returns ctx carrying a flag that an HTTP response body read
+// for a request made with it sets when it goes over the bound (see
+// SizeTripped).
+func WithSizeTrip(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sizeTripKey{}, &atomic.Bool{})
+}
+
+// SizeTripped reports whether a response body read for a request made with
+// ctx (carrying a size trip of WithSizeTrip) went over the bound.
+func SizeTripped(ctx context.Context) bool {
+	trip, _ := ctx.Value(sizeTripKey{}).(*atomic.Bool)
+	return trip != nil && trip.Load()
 }
 
 // boundedBody is a response body with a bound: on the whole body, or with
@@ -56,7 +63,7 @@ type boundedBody struct {
 	max    int
 	events bool
 	trip   *atomic.Bool
-	budget *readBudget
+	budget *ReadBudget
 	// spentLines and spentBytes are read and not yet charged to budget.
 	spentLines, spentBytes int
 
@@ -71,7 +78,7 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	if b.over {
 		return 0, b.tooLarge()
 	}
-	b.budget.settle(b.spentLines, b.spentBytes)
+	b.budget.Settle(b.spentLines, b.spentBytes)
 	b.spentLines, b.spentBytes = 0, 0
 	if !b.events && len(p) > b.max-b.n+1 {
 		p = p[:b.max-b.n+1] // one byte past the bound tells whether there is more
