@@ -187,10 +187,10 @@ func TestStdoutJunkOverBudgetWaits(t *testing.T) {
 	g := newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 10, 5, clock.now)
 	g.sleep = func(d time.Duration) { waits++; clock.sleep(d) }
 	src := &lineByLine{lines: in}
-	j := newJSONLines(src, 1<<20, g, &tooLargeIDs{}, nil)
+	j := wire.NewJSONLines(src, 1<<20, g, &wire.TooLargeIDs{}, nil)
 	var got []string
 	for {
-		msg, err := j.next()
+		msg, err := j.Next()
 		if err != nil {
 			break
 		}
@@ -239,10 +239,10 @@ func TestReadBudgetSlowsEveryKindOfMessage(t *testing.T) {
 	var slept time.Duration
 	budget := wire.NewReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
 	src := &lineByLine{lines: slices.Clone(in)}
-	j := newJSONLines(src, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &tooLargeIDs{}, budget)
+	j := wire.NewJSONLines(src, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &wire.TooLargeIDs{}, budget)
 	n := 0
 	for {
-		msg, err := j.next()
+		msg, err := j.Next()
 		if err != nil {
 			break
 		}
@@ -264,7 +264,7 @@ func TestReadBudgetSlowsEveryKindOfMessage(t *testing.T) {
 	budget = wire.NewReadBudget(clock.now, func(d time.Duration) { slept += d; clock.sleep(d) })
 	const size = wire.BudgetByteBurst + wire.BudgetByteRate // one second over the burst
 	line := io.MultiReader(strings.NewReader("{"), io.LimitReader(endless{}, size))
-	j = newJSONLines(line, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &tooLargeIDs{}, budget)
+	j = wire.NewJSONLines(line, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, clock.now), &wire.TooLargeIDs{}, budget)
 	if _, err := io.Copy(io.Discard, j); err != nil {
 		t.Fatal(err)
 	}

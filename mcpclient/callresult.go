@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -75,7 +76,7 @@ func takeCallResult(ctx context.Context, resp *transport.JSONRPCResponse, inPlac
 // by mcp-go's own mcp.UnmarshalContent from the bytes of the block.
 type contentBlock struct {
 	c    mcp.Content
-	text rawRef // a text block's "text", still quoted; nil for others
+	text wire.RawRef // a text block's "text", still quoted; nil for others
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -89,7 +90,7 @@ func (b *contentBlock) UnmarshalJSON(data []byte) error {
 	if probe.Type == mcp.ContentTypeText {
 		var tb struct {
 			mcp.TextContent
-			Text rawRef `json:"text"` // shadows TextContent.Text
+			Text wire.RawRef `json:"text"` // shadows TextContent.Text
 		}
 		if err := json.Unmarshal(data, &tb); err != nil {
 			return err
@@ -107,7 +108,7 @@ func (b *contentBlock) UnmarshalJSON(data []byte) error {
 // decodeCallResult decodes raw, a tools/call result, as
 // mcp.ParseCallToolResult does (the same fields, the same content types,
 // the same text), with at most one copy of each value. With inPlace, raw is
-// a buffer nobody reads or writes again (see jsonLines.next): texts are
+// a buffer nobody reads or writes again (see wire.JSONLines.Next): texts are
 // unescaped in it and used where they lie, without a copy, when they make
 // up most of it. ok is false for a result it leaves to mcp-go; raw is then
 // untouched.
@@ -116,7 +117,7 @@ func decodeCallResult(raw json.RawMessage, inPlace bool) (res *mcp.CallToolResul
 		Meta              *mcp.Meta       `json:"_meta"`
 		ResultType        mcp.ResultType  `json:"resultType"`
 		Content           *[]contentBlock `json:"content"`
-		StructuredContent rawRef          `json:"structuredContent"`
+		StructuredContent wire.RawRef     `json:"structuredContent"`
 		IsError           bool            `json:"isError"`
 	}
 	if json.Unmarshal(raw, &r) != nil || r.Content == nil || r.ResultType == mcp.ResultTypeInputRequired {

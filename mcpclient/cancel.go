@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -47,7 +48,7 @@ func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) t
 	w := wrapped{Interface: t, schemas: schemas}
 	w.probe = &probeState{}
 	switch t.(type) {
-	case *stdioTransport, *tunnelTransport:
+	case *wire.StdioTransport, *tunnelTransport:
 	default:
 		w.probe.noFence.Store(true) // the ping fence is for stdio and acp (see revision.go)
 	}
@@ -149,7 +150,7 @@ func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) 
 // line each) and the tunnel's (TunnelConn.Request promises it).
 func ownsResults(tr transport.Interface) bool {
 	switch tr.(type) {
-	case *stdioTransport, *tunnelTransport:
+	case *wire.StdioTransport, *tunnelTransport:
 		return true
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -139,7 +140,7 @@ func noticeWindowFor(expected bool) time.Duration {
 // client on top, every cancelled request gets exactly one notice.
 func TestWrapTransportKinds(t *testing.T) {
 	t.Parallel()
-	own := wrapTransport(newStdioTransport(nil, nil, nil), &rawSchemas{}, newNotices(context.Background()))
+	own := wrapTransport(wire.NewStdioTransport(nil, nil, nil), &rawSchemas{}, newNotices(context.Background()))
 	if _, ok := own.(transport.HTTPConnection); ok {
 		t.Error("wrapped stdio transport is a transport.HTTPConnection")
 	}

@@ -64,8 +64,10 @@
 //   - auth: OAuth sign-in of an http or sse server (package oauth).
 //
 // mcp-go's transports are met through package wire, which says what it
-// replaces or wraps in mcp-go and why: the bounds on HTTP response bodies
-// and events (wire.BoundedBodies) and the read budget of a server's output
+// replaces or wraps in mcp-go and why: the stdio transport and the line
+// filter of a server's stdout (wire.StdioTransport, wire.JSONLines; the
+// log gate is their wire.StdoutLog), the bounds on HTTP response bodies and
+// events (wire.BoundedBodies) and the read budget of a server's output
 // (wire.ReadBudget).
 //
 // Where things are:
@@ -93,11 +95,8 @@
 //	listen.go           the 2026-07-28 subscriptions/listen stream
 //	auth.go             auth: OAuth sign-in, Login, Logout
 //	cancel.go           the wrapped transport: cancellation notices, raw tool schemas
-//	stdio.go            the stdio transport: JSON-RPC over a child's pipes
-//	linefilter.go       a stdio server's stdout: JSON lines only, non-JSON skipped
 //	process.go          a stdio server's process and environment
 //	tree_unix.go        a stdio server's process group (tree_windows.go: its job object)
-//	toolarge.go         responses over the size limit answered with an error
 //	tunnel.go           MCP over ACP: the Tunnel a server in the ACP client is reached through
 //	url.go              CheckURL: the rule for a server's URL
 package mcpclient

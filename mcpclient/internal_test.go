@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/acpgate/acpgate/mcpclient/wire"
 )
 
 func TestJSONLinesFilter(t *testing.T) {
@@ -25,7 +27,7 @@ func TestJSONLinesFilter(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	// A one-byte reader forces every fragment path.
 	gate := newLogGate(logger, nil, Unlimited, 0, time.Now)
-	got, err := io.ReadAll(newJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, gate, &tooLargeIDs{}, nil))
+	got, err := io.ReadAll(wire.NewJSONLines(iotest.OneByteReader(strings.NewReader(in)), 100, gate, &wire.TooLargeIDs{}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,33 +40,6 @@ func TestJSONLinesFilter(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", w, logs.String())
 		}
 	}
-}
-
-func TestJSONLinesBoundsMemory(t *testing.T) {
-	t.Parallel()
-	// 64 MiB of junk with no newline must be skipped with a small buffer.
-	huge := io.LimitReader(repeatReader('z'), 64<<20)
-	r := io.MultiReader(huge, strings.NewReader("\n{\"ok\":true}\n"))
-	j := newJSONLines(r, 1<<20, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), &tooLargeIDs{}, nil)
-	got, err := io.ReadAll(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != "{\"ok\":true}\n" {
-		t.Fatalf("got %q", got)
-	}
-	if cap(j.head) > junkHead {
-		t.Fatalf("junk buffer grew to %d bytes", cap(j.head))
-	}
-}
-
-type repeatReader byte
-
-func (r repeatReader) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = byte(r)
-	}
-	return len(p), nil
 }
 
 func TestTailBuffer(t *testing.T) {

@@ -138,15 +138,15 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 		return nil, err
 	}
 	dl.owner.setProcessTail(p.tail)
-	tooLarge := &tooLargeIDs{}
-	stdout := newJSONLines(p.stdout, dl.env.opts.MaxMessageSize, dl.logs, tooLarge, dl.reads)
+	tooLarge := &wire.TooLargeIDs{}
+	stdout := wire.NewJSONLines(p.stdout, dl.env.opts.MaxMessageSize, dl.logs, tooLarge, dl.reads)
 	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.env.logger)
-	t := newStdioTransport(stdout, p.stdin, tooLarge)
+	t := wire.NewStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,
 		notes:     notes,
-		link:      newProcessLink(p, t.done),
+		link:      newProcessLink(p, t.Done()),
 		transport: TransportStdio,
 		schemas:   schemas,
 	}

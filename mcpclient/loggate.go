@@ -60,10 +60,10 @@ func newLogGate(logger *slog.Logger, redact func([]byte) []byte, perSecond, burs
 	return g
 }
 
-// allow takes a token for one line and reports whether the line may be
+// Allow takes a token for one line and reports whether the line may be
 // logged. A dropped line is only counted: the first drop and then at most
 // one record a second report the count (flush reports what is left).
-func (g *logGate) allow() bool {
+func (g *logGate) Allow() bool {
 	if g.lim == nil {
 		return true
 	}
@@ -81,9 +81,9 @@ func (g *logGate) allow() bool {
 	return ok
 }
 
-// drop counts n lines dropped without asking for tokens: lines a reader
+// Drop counts n lines dropped without asking for tokens: lines a reader
 // over the budget skipped in bulk. It reads the clock once.
-func (g *logGate) drop(n int) {
+func (g *logGate) Drop(n int) {
 	if n <= 0 || g.lim == nil {
 		return
 	}
@@ -101,11 +101,11 @@ func (g *logGate) drop(n int) {
 // rate still notices soon that its stream has ended.
 const maxWait = 100 * time.Millisecond
 
-// wait blocks until the bucket holds a token again (at most maxWait). A
+// Wait blocks until the bucket holds a token again (at most maxWait). A
 // reader over the budget calls it before its next read, so that a server
 // writing more than the budget finds its pipe full and its writes blocked,
 // instead of acpgate reading lines only to drop them.
-func (g *logGate) wait() {
+func (g *logGate) Wait() {
 	if g.lim == nil {
 		return
 	}
@@ -158,9 +158,15 @@ func (g *logGate) clean(line []byte, max int) ([]byte, int) {
 	return line[:kept], len(line) - kept
 }
 
-// stdoutJunk logs a non-JSON line found on a server's stdout, given its
-// first bytes and its length; the caller has taken a token with allow.
-func (g *logGate) stdoutJunk(head []byte, size int) {
+// Warn logs a warning about the server's output (wire.JSONLines' own,
+// such as a discarded over-long message); the caller has taken a token
+// with Allow. With Allow, Drop, Wait and StdoutJunk it makes the gate a
+// wire.StdoutLog.
+func (g *logGate) Warn(msg string, args ...any) { g.logger.Warn(msg, args...) }
+
+// StdoutJunk logs a non-JSON line found on a server's stdout, given its
+// first bytes and its length; the caller has taken a token with Allow.
+func (g *logGate) StdoutJunk(head []byte, size int) {
 	clean, cut := g.clean(head, 200)
 	if cut > 0 || size > len(head) {
 		g.logger.Warn("skipped non-JSON line on server stdout", "line", string(clean)+"…", "bytes", size)
@@ -171,7 +177,7 @@ func (g *logGate) stdoutJunk(head []byte, size int) {
 
 // serverLog logs a notifications/message from the server at level.
 func (g *logGate) serverLog(level slog.Level, mcpLevel, name string, data any) {
-	if !g.allow() {
+	if !g.Allow() {
 		return
 	}
 	attrs := []any{"mcp_level", mcpLevel}
@@ -216,7 +222,7 @@ func (g *logGate) stderrLines(r io.Reader, tail *tailBuffer) {
 		if inLine { // the rest of that line is dropped too
 			_, n, err := lr.Line(buf, 0)
 			if err == nil || n > 0 {
-				g.drop(1)
+				g.Drop(1)
 			}
 			if err != nil {
 				return
@@ -238,7 +244,7 @@ func (g *logGate) stderrLines(r io.Reader, tail *tailBuffer) {
 				return
 			}
 			inLine = g.skipChunk(chunk, tail)
-			g.wait()
+			g.Wait()
 		}
 	}
 }
@@ -248,7 +254,7 @@ func (g *logGate) stderrLines(r io.Reader, tail *tailBuffer) {
 // It reports whether the chunk ends inside a line.
 func (g *logGate) skipChunk(chunk []byte, tail *tailBuffer) (inLine bool) {
 	n := bytes.Count(chunk, []byte{'\n'})
-	g.drop(n)
+	g.Drop(n)
 	whole := chunk[:bytes.LastIndexByte(chunk, '\n')+1]
 	from := len(whole) // the last lines, tail.size bytes of them or more
 	for from > 0 && len(whole)-from < tail.size {
@@ -273,7 +279,7 @@ func (g *logGate) stderrLine(tail *tailBuffer, line []byte, skipped int) bool {
 	cut += skipped
 	tail.Write(clean)
 	tail.Write([]byte{'\n'})
-	if !g.allow() {
+	if !g.Allow() {
 		return false
 	}
 	if cut > 0 {

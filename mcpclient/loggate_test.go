@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -29,7 +30,7 @@ func TestLogGateTokenBucket(t *testing.T) {
 	g := newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 10, 5, clock.now)
 	allowed := 0
 	for range 100 { // a burst at one instant: only the bucket's 5
-		if g.allow() {
+		if g.Allow() {
 			allowed++
 		}
 	}
@@ -44,7 +45,7 @@ func TestLogGateTokenBucket(t *testing.T) {
 	// report a second says how many did not.
 	for range 200 {
 		clock.add(10 * time.Millisecond)
-		if g.allow() {
+		if g.Allow() {
 			allowed++
 		}
 	}
@@ -56,7 +57,7 @@ func TestLogGateTokenBucket(t *testing.T) {
 	}
 	// After a pause the count left over is reported before the next line.
 	clock.add(time.Hour)
-	g.allow()
+	g.Allow()
 	g.flush()
 	total := 0
 	for _, l := range strings.Split(logs.String(), "\n") {
@@ -122,45 +123,6 @@ func TestTailBufferBigWrite(t *testing.T) {
 	}
 }
 
-func TestIDScanner(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in     string
-		id     string // "" = not a response with an id
-		method bool
-	}{
-		{`{"jsonrpc":"2.0","id":7,"result":{}}`, "7", false},
-		{`{"result":{"id":1,"text":"\"id\":9"},"id":"abc"}`, `"abc"`, false},
-		{`{"result":[{"id":1}],"id" : 12 }`, "12", false},
-		{`{"id":"a\"b","result":{}}`, `"a\"b"`, false},
-		{`{"i\u0064":3,"result":{}}`, "", false},
-		{`{"method":"x","id":3,"params":{}}`, "", true},
-		{`{"params":{"method":"x"},"id":4}`, "4", false},
-		{`[{"id":1}]`, "", false},
-		{`{"id":null,"error":{}}`, "", false},
-		{`{"id":{"x":1}}`, "", false},
-		{`{"result":"` + strings.Repeat(`a\\`, 1000) + `","id":5}`, "5", false},
-	} {
-		var s idScanner
-		// Byte by byte and whole: the same answer.
-		for _, chunks := range [][]string{{tc.in}, strings.Split(tc.in, "")} {
-			s.reset()
-			for _, c := range chunks {
-				s.write([]byte(c))
-			}
-			id, ok := s.responseID()
-			got := ""
-			if ok {
-				b, _ := json.Marshal(id)
-				got = string(b)
-			}
-			if got != tc.id || s.method != tc.method {
-				t.Errorf("%.60s: id %q method %v, want %q %v", tc.in, got, s.method, tc.id, tc.method)
-			}
-		}
-	}
-}
-
 // An over-long response is replaced by a made-up error for its id, and the
 // part already handed on is ended so the transport skips it.
 func TestJSONLinesOverLongResponse(t *testing.T) {
@@ -168,9 +130,9 @@ func TestJSONLinesOverLongResponse(t *testing.T) {
 	const max = 100 << 10
 	big := `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"` + strings.Repeat("a", 300<<10) + `"}]},"id":7}`
 	in := big + "\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
-	ids := &tooLargeIDs{}
+	ids := &wire.TooLargeIDs{}
 	var logs bytes.Buffer
-	j := newJSONLines(strings.NewReader(in), max, newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 0, 0, time.Now), ids, nil)
+	j := wire.NewJSONLines(strings.NewReader(in), max, newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, 0, 0, time.Now), ids, nil)
 	br := bufio.NewReader(j)
 	var lines []string
 	for {
@@ -195,7 +157,7 @@ func TestJSONLinesOverLongResponse(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &resp); err != nil || resp.Error == nil || resp.ID.String() != mcp.NewRequestId(int64(7)).String() {
 		t.Fatalf("made-up line %q: %v", lines[1], err)
 	}
-	if !ids.take(&resp) || ids.take(&resp) {
+	if !ids.Take(&resp) || ids.Take(&resp) {
 		t.Error("the made-up answer is not recognised exactly once")
 	}
 	if !strings.Contains(lines[2], `"id":8`) {
@@ -216,11 +178,11 @@ func TestJSONLinesLimitIsTheMessage(t *testing.T) {
 		max     int
 		wantErr bool
 	}{{len(msg), false}, {len(msg) - 1, true}} {
-		ids := &tooLargeIDs{}
-		j := newJSONLines(strings.NewReader(msg+"\n"), tc.max, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), ids, nil)
+		ids := &wire.TooLargeIDs{}
+		j := wire.NewJSONLines(strings.NewReader(msg+"\n"), tc.max, newLogGate(slog.New(slog.DiscardHandler), nil, 0, 0, time.Now), ids, nil)
 		var got []string
 		for {
-			line, err := j.next()
+			line, err := j.Next()
 			if err != nil {
 				break
 			}

@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// scriptedPeer is the server end of a stdioTransport over in-process pipes:
+// scriptedPeer is the server end of a wire.StdioTransport over in-process pipes:
 // the test reads what the transport wrote and writes what the server says.
 type scriptedPeer struct {
 	in  *bufio.Reader  // what the transport wrote
@@ -50,15 +51,15 @@ func (p *scriptedPeer) say(t *testing.T, lines ...string) {
 	}
 }
 
-// pipeTransport returns a started stdioTransport whose server is the
+// pipeTransport returns a started wire.StdioTransport whose server is the
 // returned peer; max bounds one message.
-func pipeTransport(t *testing.T, max int) (*stdioTransport, *scriptedPeer) {
+func pipeTransport(t *testing.T, max int) (*wire.StdioTransport, *scriptedPeer) {
 	t.Helper()
 	sr, sw := io.Pipe() // server -> transport
 	cr, cw := io.Pipe() // transport -> server
 	gate := newLogGate(slog.New(slog.DiscardHandler), nil, Unlimited, 0, time.Now)
-	ids := &tooLargeIDs{}
-	tr := newStdioTransport(newJSONLines(sr, max, gate, ids, nil), cw, ids)
+	ids := &wire.TooLargeIDs{}
+	tr := wire.NewStdioTransport(wire.NewJSONLines(sr, max, gate, ids, nil), cw, ids)
 	if err := tr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func request(id int64, method string) transport.JSONRPCRequest {
 }
 
 // send runs SendRequest on a goroutine; the result arrives on the channel.
-func send(tr *stdioTransport, ctx context.Context, req transport.JSONRPCRequest) <-chan sent {
+func send(tr *wire.StdioTransport, ctx context.Context, req transport.JSONRPCRequest) <-chan sent {
 	ch := make(chan sent, 1)
 	go func() {
 		resp, err := tr.SendRequest(ctx, req)
@@ -310,8 +311,8 @@ func TestStdioTransportWarnsOfBadJSON(t *testing.T) {
 	cr, cw := io.Pipe()
 	var logs bytes.Buffer // written on the reader goroutine before the answer is handed over
 	gate := newLogGate(slog.New(slog.NewTextHandler(&logs, nil)), nil, Unlimited, 0, time.Now)
-	ids := &tooLargeIDs{}
-	tr := newStdioTransport(newJSONLines(sr, 1<<20, gate, ids, nil), cw, ids)
+	ids := &wire.TooLargeIDs{}
+	tr := wire.NewStdioTransport(wire.NewJSONLines(sr, 1<<20, gate, ids, nil), cw, ids)
 	if err := tr.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

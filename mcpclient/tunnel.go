@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -84,7 +85,7 @@ type tunnelTransport struct {
 	life context.Context // ends at Close
 	stop context.CancelFunc
 	seq  atomic.Int64 // ids of the server's requests, as our handlers see them
-	handlerSlots
+	wire.HandlerSlots
 
 	mu       sync.Mutex
 	serveCtx context.Context // Start's: the server's requests are handled in it
@@ -169,7 +170,7 @@ func (t *tunnelTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNot
 // the request handler mcp-go's client set (acpgate's serve chain first),
 // as a request on the wire of a stdio server would.
 func (t *tunnelTransport) HandleRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	_, h := t.handlers()
+	_, h := t.Handlers()
 	t.mu.Lock()
 	serveCtx := t.serveCtx
 	t.mu.Unlock()
@@ -211,7 +212,7 @@ func (t *tunnelTransport) HandleRequest(ctx context.Context, method string, para
 // not decode, or is over the size limit, is dropped, as the stdio
 // transport drops a line it cannot read.
 func (t *tunnelTransport) HandleNotification(method string, params json.RawMessage) {
-	h, _ := t.handlers()
+	h, _ := t.Handlers()
 	if h == nil || t.life.Err() != nil || len(params) > t.max {
 		return
 	}

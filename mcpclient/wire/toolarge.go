@@ -1,4 +1,4 @@
-package mcpclient
+package wire
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // codeResponseTooLarge is the JSON-RPC error code of the error response
 // acpgate makes up, in place of a server's over-long one, for the request
 // it answered. It is in the range JSON-RPC leaves to implementations; a
-// server sending it itself is not mistaken for this (see tooLargeIDs).
+// server sending it itself is not mistaken for this (see TooLargeIDs).
 const codeResponseTooLarge = -32099
 
 // idScanner follows one JSON text byte by byte, in constant memory, and
@@ -213,16 +213,17 @@ func (s *idScanner) responseID() (mcp.RequestId, bool) {
 	return id, true
 }
 
-// tooLargeIDs are the ids of requests answered with a made-up "response too
-// large" error, until the stdio transport has seen that answer. Safe for
-// concurrent use.
-type tooLargeIDs struct {
+// TooLargeIDs are the ids of requests answered with a made-up "response too
+// large" error (by JSONLines), until the stdio transport has seen that
+// answer (StdioTransport): one value is shared by the two of one server.
+// The zero value is ready. Safe for concurrent use.
+type TooLargeIDs struct {
 	mu  sync.Mutex
 	ids map[string]struct{}
 }
 
 // add records id and returns the made-up error response line for it.
-func (t *tooLargeIDs) add(id mcp.RequestId, size, max int) []byte {
+func (t *TooLargeIDs) add(id mcp.RequestId, size, max int) []byte {
 	t.mu.Lock()
 	if t.ids == nil || len(t.ids) > 1024 { // answers nobody collected
 		t.ids = map[string]struct{}{}
@@ -234,8 +235,8 @@ func (t *tooLargeIDs) add(id mcp.RequestId, size, max int) []byte {
 	return append(line, '\n')
 }
 
-// take reports whether resp is a made-up answer, forgetting its id.
-func (t *tooLargeIDs) take(resp *transport.JSONRPCResponse) bool {
+// Take reports whether resp is a made-up answer, forgetting its id.
+func (t *TooLargeIDs) Take(resp *transport.JSONRPCResponse) bool {
 	if resp == nil || resp.Error == nil || resp.Error.Code != codeResponseTooLarge {
 		return false
 	}

@@ -1,4 +1,4 @@
-package mcpclient
+package wire
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// stdioTransport is the MCP transport of a stdio server: JSON-RPC messages,
-// one a line, read from the server's stdout through jsonLines and written
+// StdioTransport is the MCP transport of a stdio server: JSON-RPC messages,
+// one a line, read from the server's stdout through JSONLines and written
 // to its stdin. It implements transport.BidirectionalInterface the way
 // mcp-go's own stdio transport does (responses go to the request waiting
 // for them by id; notifications to the notification handler, on the reader
@@ -22,15 +22,15 @@ import (
 // once into a buffer of its own and decodes it once, handing a response's
 // result on as a slice of that buffer: a large result costs its size once
 // here instead of five times. Its made-up "response too large" answers
-// (see tooLargeIDs) fail their request with ErrResponseTooLarge. Safe for
+// (see TooLargeIDs) fail their request with ErrResponseTooLarge. Safe for
 // concurrent use; Start once.
-type stdioTransport struct {
-	lines    *jsonLines
+type StdioTransport struct {
+	lines    *JSONLines
 	stdin    io.WriteCloser
-	tooLarge *tooLargeIDs
+	tooLarge *TooLargeIDs
 
 	writeMu sync.Mutex // one frame at a time on stdin
-	handlerSlots
+	HandlerSlots
 
 	mu      sync.Mutex
 	pending map[string]chan *transport.JSONRPCResponse
@@ -41,8 +41,11 @@ type stdioTransport struct {
 	closeOnce sync.Once
 }
 
-func newStdioTransport(lines *jsonLines, stdin io.WriteCloser, tooLarge *tooLargeIDs) *stdioTransport {
-	return &stdioTransport{
+// NewStdioTransport returns the transport of a stdio server reading its
+// stdout through lines and writing its stdin; tooLarge is the one lines
+// records its made-up answers in.
+func NewStdioTransport(lines *JSONLines, stdin io.WriteCloser, tooLarge *TooLargeIDs) *StdioTransport {
+	return &StdioTransport{
 		lines:    lines,
 		stdin:    stdin,
 		tooLarge: tooLarge,
@@ -54,7 +57,7 @@ func newStdioTransport(lines *jsonLines, stdin io.WriteCloser, tooLarge *tooLarg
 
 // Start starts reading stdout; ctx is the context server requests are
 // handled in. Starting again is a no-op.
-func (t *stdioTransport) Start(ctx context.Context) error {
+func (t *StdioTransport) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.started {
@@ -67,7 +70,7 @@ func (t *stdioTransport) Start(ctx context.Context) error {
 
 // Close fails every waiting request and closes the server's stdin. It is
 // idempotent; the process itself is the link's business.
-func (t *stdioTransport) Close() error {
+func (t *StdioTransport) Close() error {
 	t.finish()
 	var err error
 	t.closeOnce.Do(func() { err = t.stdin.Close() })
@@ -78,7 +81,7 @@ func (t *stdioTransport) Close() error {
 }
 
 // finish marks the transport done (once).
-func (t *stdioTransport) finish() {
+func (t *StdioTransport) finish() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	select {
@@ -88,12 +91,15 @@ func (t *stdioTransport) finish() {
 	}
 }
 
+// Done is closed when the server's stdout ends or on Close.
+func (t *StdioTransport) Done() <-chan struct{} { return t.done }
+
 // GetSessionId implements transport.Interface: stdio has no session id.
-func (t *stdioTransport) GetSessionId() string { return "" }
+func (t *StdioTransport) GetSessionId() string { return "" }
 
 // SendRequest writes req and waits for its response, ctx's end or the
 // transport's.
-func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+func (t *StdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	select {
 	case <-t.done:
 		return nil, transport.ErrTransportClosed
@@ -137,15 +143,15 @@ func (t *stdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 }
 
 // checkSize turns a made-up "response too large" answer into its error.
-func (t *stdioTransport) checkSize(resp *transport.JSONRPCResponse) (*transport.JSONRPCResponse, error) {
-	if t.tooLarge.take(resp) {
+func (t *StdioTransport) checkSize(resp *transport.JSONRPCResponse) (*transport.JSONRPCResponse, error) {
+	if t.tooLarge.Take(resp) {
 		return nil, fmt.Errorf("%w: %s", ErrResponseTooLarge, resp.Error.Message)
 	}
 	return resp, nil
 }
 
 // SendNotification implements transport.Interface.
-func (t *stdioTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {
+func (t *StdioTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNotification) error {
 	select {
 	case <-t.done:
 		return transport.ErrTransportClosed
@@ -164,7 +170,7 @@ func (t *stdioTransport) SendNotification(ctx context.Context, n mcp.JSONRPCNoti
 }
 
 // write sends one frame (a newline is added).
-func (t *stdioTransport) write(frame []byte) error {
+func (t *StdioTransport) write(frame []byte) error {
 	frame = append(frame, '\n')
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
@@ -172,43 +178,44 @@ func (t *stdioTransport) write(frame []byte) error {
 	return err
 }
 
-// handlerSlots keeps the handlers mcp-go's client gives a transport for
-// what the server sends: its notifications and its requests. Safe for
-// concurrent use; embedded by the transports.
-type handlerSlots struct {
+// HandlerSlots keeps the handlers mcp-go's client gives a transport for
+// what the server sends: its notifications and its requests. The zero
+// value is ready. Safe for concurrent use; embedded by the transports
+// (StdioTransport, mcpclient's tunnel).
+type HandlerSlots struct {
 	hmu       sync.Mutex
 	onNotify  func(mcp.JSONRPCNotification)
 	onRequest transport.RequestHandler
 }
 
 // SetNotificationHandler implements transport.Interface.
-func (s *handlerSlots) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
+func (s *HandlerSlots) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
 	s.hmu.Lock()
 	s.onNotify = h
 	s.hmu.Unlock()
 }
 
 // SetRequestHandler implements transport.BidirectionalInterface.
-func (s *handlerSlots) SetRequestHandler(h transport.RequestHandler) {
+func (s *HandlerSlots) SetRequestHandler(h transport.RequestHandler) {
 	s.hmu.Lock()
 	s.onRequest = h
 	s.hmu.Unlock()
 }
 
-// handlers returns the handlers set so far (nil: none).
-func (s *handlerSlots) handlers() (func(mcp.JSONRPCNotification), transport.RequestHandler) {
+// Handlers returns the handlers set so far (nil: none).
+func (s *HandlerSlots) Handlers() (func(mcp.JSONRPCNotification), transport.RequestHandler) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	return s.onNotify, s.onRequest
 }
 
-// rawRef is a JSON value kept as a slice of the text it was decoded from,
+// RawRef is a JSON value kept as a slice of the text it was decoded from,
 // uncopied. Only for texts in buffers nobody writes to again (see
-// jsonLines.next).
-type rawRef []byte
+// JSONLines.Next).
+type RawRef []byte
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (r *rawRef) UnmarshalJSON(b []byte) error {
+func (r *RawRef) UnmarshalJSON(b []byte) error {
 	*r = b
 	return nil
 }
@@ -218,16 +225,16 @@ func (r *rawRef) UnmarshalJSON(b []byte) error {
 type envelope struct {
 	ID     *mcp.RequestId           `json:"id"`
 	Method string                   `json:"method"`
-	Result rawRef                   `json:"result"`
+	Result RawRef                   `json:"result"`
 	Error  *mcp.JSONRPCErrorDetails `json:"error"`
 }
 
 // readLoop reads and dispatches messages until stdout ends, then ends the
 // transport.
-func (t *stdioTransport) readLoop() {
+func (t *StdioTransport) readLoop() {
 	defer t.finish()
 	for {
-		line, err := t.lines.next()
+		line, err := t.lines.Next()
 		if err != nil {
 			return
 		}
@@ -238,7 +245,7 @@ func (t *stdioTransport) readLoop() {
 // dispatch hands one message on; a line that is not a JSON-RPC message is
 // skipped, as mcp-go does, and one that is not JSON at all with the
 // warning of the other non-JSON lines.
-func (t *stdioTransport) dispatch(line []byte) {
+func (t *StdioTransport) dispatch(line []byte) {
 	var env envelope
 	if json.Unmarshal(line, &env) != nil {
 		t.lines.notJSON(line)
@@ -250,7 +257,7 @@ func (t *stdioTransport) dispatch(line []byte) {
 		if json.Unmarshal(line, &n) != nil {
 			return
 		}
-		if h, _ := t.handlers(); h != nil {
+		if h, _ := t.Handlers(); h != nil {
 			h(n)
 		}
 	case env.Method != "":
@@ -275,8 +282,8 @@ func (t *stdioTransport) dispatch(line []byte) {
 // serve answers a request from the server with the request handler, on a
 // goroutine of its own (a handler may send requests itself); without a
 // handler it answers "method not found".
-func (t *stdioTransport) serve(req transport.JSONRPCRequest) {
-	_, h := t.handlers()
+func (t *StdioTransport) serve(req transport.JSONRPCRequest) {
+	_, h := t.Handlers()
 	t.mu.Lock()
 	ctx := t.ctx
 	t.mu.Unlock()
@@ -301,7 +308,7 @@ func (t *stdioTransport) serve(req transport.JSONRPCRequest) {
 
 // respond writes resp; a failure means the server is gone, which the link
 // reports.
-func (t *stdioTransport) respond(resp *transport.JSONRPCResponse) {
+func (t *StdioTransport) respond(resp *transport.JSONRPCResponse) {
 	if frame, err := json.Marshal(resp); err == nil {
 		_ = t.write(frame)
 	}

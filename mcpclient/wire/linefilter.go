@@ -1,28 +1,42 @@
-package mcpclient
+package wire
 
 import (
 	"bytes"
 	"io"
 
 	"github.com/acpgate/acpgate/mcpclient/lines"
-	"github.com/acpgate/acpgate/mcpclient/wire"
 )
 
-// jsonLines is the reader the MCP transport reads a stdio server's stdout
+// StdoutLog is where JSONLines reports what it skips of a stdio server's
+// stdout: the server's log gate, which redacts, bounds and rate-limits
+// the server's own output. Allow takes a token for one line and reports
+// whether it may be logged; Drop counts n lines skipped without asking;
+// Wait blocks until a token is there again (bounded); StdoutJunk logs a
+// skipped non-JSON line by its head and size; Warn logs a warning of
+// JSONLines' own. It must be safe for concurrent use.
+type StdoutLog interface {
+	Allow() bool
+	Drop(n int)
+	Wait()
+	StdoutJunk(head []byte, size int)
+	Warn(msg string, args ...any)
+}
+
+// JSONLines is the reader the MCP transport reads a stdio server's stdout
 // through. It passes on only lines that look like JSON-RPC messages (their
 // first non-blank byte is '{' or '['), skips anything else with a warning,
 // and bounds a message to max bytes, so a server printing junk or an
 // endless line cannot corrupt the session or exhaust memory.
 //
 // It streams: a message's bytes are handed on as they arrive, read by Read
-// or gathered by next into a buffer of the message's own (the stdio
+// or gathered by Next into a buffer of the message's own (the stdio
 // transport reads through next). When a message passes max bytes, what was
 // handed on is ended with a newline (the transport cannot parse it and
 // skips it), the rest is only scanned,
 // and if the message was a response, a made-up error response for its id
-// takes its place, so the request fails at once (see tooLargeIDs).
+// takes its place, so the request fails at once (see TooLargeIDs).
 //
-// Everything read counts against the server's read budget (wire.ReadBudget):
+// Everything read counts against the server's read budget (ReadBudget):
 // over it, the pipe is read again only once the budget allows.
 //
 // Junk beyond the log budget slows the reading of this stdout only: once a
@@ -32,12 +46,12 @@ import (
 // a server flooding junk blocks on its own full pipe. Messages are never
 // dropped for the budget, only read later. Not safe for concurrent use
 // (the transport has a single reader).
-type jsonLines struct {
+type JSONLines struct {
 	lr       *lines.Reader
 	max      int
-	logs     *logGate
-	tooLarge *tooLargeIDs
-	budget   *wire.ReadBudget // the server's read budget; nil: none
+	logs     StdoutLog
+	tooLarge *TooLargeIDs
+	budget   *ReadBudget // the server's read budget; nil: none
 	// spentLines and spentBytes are read since the budget was last
 	// settled (before each read of the pipe).
 	spentLines, spentBytes int
@@ -54,7 +68,7 @@ type jsonLines struct {
 	nl      []byte // a newline, to hand out from
 }
 
-// lineMode is what jsonLines does with the current line.
+// lineMode is what JSONLines does with the current line.
 type lineMode uint8
 
 const (
@@ -67,12 +81,15 @@ const (
 // junkHead is how much of a non-JSON line is kept for its warning.
 const junkHead = 4 << 10
 
-func newJSONLines(r io.Reader, max int, logs *logGate, tooLarge *tooLargeIDs, budget *wire.ReadBudget) *jsonLines {
-	return &jsonLines{lr: lines.NewReader(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, budget: budget, nl: []byte{'\n'}}
+// NewJSONLines returns the reader of a stdio server's stdout r: messages
+// up to max bytes, what it skips reported to logs, made-up answers
+// recorded in tooLarge, what it reads charged to budget (nil: none).
+func NewJSONLines(r io.Reader, max int, logs StdoutLog, tooLarge *TooLargeIDs, budget *ReadBudget) *JSONLines {
+	return &JSONLines{lr: lines.NewReader(r, 64<<10), max: max, logs: logs, tooLarge: tooLarge, budget: budget, nl: []byte{'\n'}}
 }
 
 // Read implements io.Reader.
-func (j *jsonLines) Read(p []byte) (int, error) {
+func (j *JSONLines) Read(p []byte) (int, error) {
 	for len(j.pending) == 0 {
 		if j.err != nil {
 			return 0, j.err
@@ -87,14 +104,14 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 // step reads the next fragment of stdout and sets pending to what of it
 // is handed on (possibly nothing). Fragments are slices of lr's buffer,
 // valid until the next step.
-func (j *jsonLines) step() {
+func (j *JSONLines) step() {
 	if j.lr.Buffered() == 0 {
 		// The pipe is read next: pay for what was read first.
 		j.budget.Settle(j.spentLines, j.spentBytes)
 		j.spentLines, j.spentBytes = 0, 0
 		if j.over {
-			j.logs.drop(j.dropped)
-			j.logs.wait()
+			j.logs.Drop(j.dropped)
+			j.logs.Wait()
 			j.over, j.dropped = false, 0
 		}
 	}
@@ -105,7 +122,7 @@ func (j *jsonLines) step() {
 	}
 	if err != nil {
 		j.err = err
-		j.logs.drop(j.dropped)
+		j.logs.Drop(j.dropped)
 		j.dropped = 0
 	}
 	if j.mode == lineStart {
@@ -157,22 +174,22 @@ func (j *jsonLines) step() {
 
 // junkLine decides whether the junk line starting now is logged: while
 // over the budget it is only counted, otherwise it asks for a token.
-func (j *jsonLines) junkLine() {
+func (j *JSONLines) junkLine() {
 	if j.over {
 		j.logJunk = false
 		j.dropped++
 		return
 	}
-	j.logJunk = j.logs.allow()
+	j.logJunk = j.logs.Allow()
 	j.over = !j.logJunk
 }
 
 // notJSON reports a line handed on as a message that turned out not to be
 // JSON (its first byte is '{' or '['): it is skipped with the warning of a
 // junk line, within the log budget.
-func (j *jsonLines) notJSON(line []byte) {
-	if j.logs.allow() {
-		j.logs.stdoutJunk(line[:min(len(line), junkHead)], len(line))
+func (j *JSONLines) notJSON(line []byte) {
+	if j.logs.Allow() {
+		j.logs.StdoutJunk(line[:min(len(line), junkHead)], len(line))
 	}
 }
 
@@ -186,12 +203,12 @@ func endingNewline(frag []byte, ended bool) int {
 
 // endSkipped finishes a line that was not handed on: it is logged, and an
 // over-long response is answered with a made-up error.
-func (j *jsonLines) endSkipped() {
+func (j *JSONLines) endSkipped() {
 	mode := j.mode
 	j.mode = lineStart
 	if mode == lineJunk {
 		if j.logJunk {
-			j.logs.stdoutJunk(bytes.TrimRight(j.head, "\r\n"), j.n)
+			j.logs.StdoutJunk(bytes.TrimRight(j.head, "\r\n"), j.n)
 		}
 		return
 	}
@@ -199,17 +216,17 @@ func (j *jsonLines) endSkipped() {
 	if ok {
 		j.pending = append(j.pending, j.tooLarge.add(id, j.n, j.max)...)
 	}
-	if j.logs.allow() {
-		j.logs.logger.Warn("discarded over-long message on server stdout", "bytes", j.n, "max", j.max, "answered_request", ok)
+	if j.logs.Allow() {
+		j.logs.Warn("discarded over-long message on server stdout", "bytes", j.n, "max", j.max, "answered_request", ok)
 	}
 }
 
-// next returns the next message handed on, without its newline, in a
+// Next returns the next message handed on, without its newline, in a
 // buffer of its own that is never written to again (so it may be kept, or
 // sliced by decoders, without copying). A message that arrives in several
 // fragments is gathered fragment by fragment, then joined once. It returns
 // the read error once stdout ends.
-func (j *jsonLines) next() ([]byte, error) {
+func (j *JSONLines) Next() ([]byte, error) {
 	var parts [][]byte
 	size := 0
 	for {
