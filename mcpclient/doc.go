@@ -67,8 +67,9 @@
 // replaces or wraps in mcp-go and why: the stdio transport and the line
 // filter of a server's stdout (wire.StdioTransport, wire.JSONLines; the
 // log gate is their wire.StdoutLog), the bounds on HTTP response bodies and
-// events (wire.BoundedBodies) and the read budget of a server's output
-// (wire.ReadBudget).
+// events (wire.BoundedBodies), the read budget of a server's output
+// (wire.ReadBudget) and the decoder of tools/call results
+// (wire.DecodeCallResult).
 //
 // Where things are:
 //
@@ -85,7 +86,7 @@
 //	tasks.go            tasks of calls on 2025-11-25 (tasks/get, result, cancel)
 //	exttasks.go         the Tasks extension on 2026-07-28
 //	relatedtask.go      server requests attributed to the task of a call
-//	callresult.go       tools/call results decoded without copying large texts
+//	callresult.go       tools/call results into the call's slot, decoded by wire.DecodeCallResult
 //	server_requests.go  answerer: elicitation, sampling, roots, routed to Options' handlers
 //	requests.go         the types of server requests and their answers
 //	clienttasks.go      tasks the server makes of its requests to the client

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -249,7 +250,7 @@ func (cl *caller) followExtTask(ctx, callCtx context.Context, c *conn, cs *callS
 		cl.taskReport(cs, mcp.Task{TaskId: ts.id, Status: t.Status, StatusMessage: t.StatusMessage})
 		switch t.Status {
 		case mcp.TaskStatusCompleted:
-			res, ok := decodeCallResult(t.Result, false)
+			res, ok := wire.DecodeCallResult(t.Result, false)
 			if !ok {
 				return nil, fmt.Errorf("MCP server %q: %s: %w: the completed task has no tools/call result", cl.env.spec.Name, what, ErrInvalidResponse)
 			}

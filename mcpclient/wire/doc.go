@@ -17,14 +17,16 @@
 //   - StdioTransport replaces mcp-go's stdio transport (it implements
 //     transport.BidirectionalInterface as that one does): each message is
 //     read once into a buffer of its own and decoded once, a response's
-//     result handed on as a slice of it; with mcpclient's decoder of
-//     tools/call results, a 15 MiB result costs 2× its size instead of 8×
+//     result handed on as a slice of it; with DecodeCallResult, a 15 MiB result costs 2× its size instead of 8×
 //     (BenchmarkCallToolLarge).
 //   - JSONLines is the reader of a stdio server's stdout: JSON lines only,
 //     non-JSON skipped with a warning within the log budget (StdoutLog),
 //     a message bounded to the maximum size; an over-long response is
 //     replaced by a made-up error for its id (TooLargeIDs), so its request
 //     fails at once with ErrResponseTooLarge and the server stays usable.
+//   - DecodeCallResult replaces mcp.ParseCallToolResult (three copies of
+//     the content): each block decoded from the response's bytes, a large
+//     text over stdio unescaped where it lies, not copied.
 //   - BoundedBodies, the http.RoundTripper of an http or sse server's
 //     client, bounds a JSON body and each event of an event stream to the
 //     maximum message size, failing past it with ErrResponseTooLarge, and
@@ -42,6 +44,7 @@
 //	stdio.go       StdioTransport: JSON-RPC over a child's pipes; HandlerSlots, RawRef
 //	linefilter.go  JSONLines, StdoutLog: a stdio server's stdout, JSON lines only, non-JSON skipped
 //	toolarge.go    TooLargeIDs: responses over the size limit answered with an error
+//	callresult.go  DecodeCallResult: tools/call results decoded without copying large texts
 //	budget.go      ReadBudget: what a server's output may cost to read before reading slows
 //	httpbound.go   BoundedBodies: bounds on HTTP response bodies and SSE events
 package wire

@@ -1,4 +1,4 @@
-package mcpclient
+package wire
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// TestDecodeCallResultMatchesMCPGo checks that decodeCallResult decodes
+// TestDecodeCallResultMatchesMCPGo checks that DecodeCallResult decodes
 // every kind of result exactly as mcp.ParseCallToolResult does, in place
 // and not, and leaves to mcp-go what it does not take.
 func TestDecodeCallResultMatchesMCPGo(t *testing.T) {
@@ -45,7 +45,7 @@ func TestDecodeCallResultMatchesMCPGo(t *testing.T) {
 			want, wantErr := mcp.ParseCallToolResult(&raw)
 			for _, inPlace := range []bool{false, true} {
 				buf := bytes.Clone(raw)
-				got, ok := decodeCallResult(buf, inPlace)
+				got, ok := DecodeCallResult(buf, inPlace)
 				if ok != tc.take {
 					t.Fatalf("inPlace=%v: taken %v, want %v", inPlace, ok, tc.take)
 				}
@@ -77,7 +77,7 @@ func TestDecodeCallResultInPlace(t *testing.T) {
 	}
 	big := strings.Repeat("x\\n", 1000)
 	buf := []byte(`{"content":[{"type":"text","text":"` + big + `"}]}`)
-	res, ok := decodeCallResult(buf, true)
+	res, ok := DecodeCallResult(buf, true)
 	if !ok {
 		t.Fatal("not taken")
 	}
@@ -86,7 +86,7 @@ func TestDecodeCallResultInPlace(t *testing.T) {
 		t.Fatalf("large text not decoded in place (within=%v)", within(text, buf))
 	}
 	buf = []byte(`{"content":[{"type":"text","text":"small"},{"type":"image","mimeType":"image/png","data":"` + strings.Repeat("A", 4000) + `"}]}`)
-	res, ok = decodeCallResult(buf, true)
+	res, ok = DecodeCallResult(buf, true)
 	if !ok {
 		t.Fatal("not taken")
 	}
