@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -16,7 +15,7 @@ import (
 // takeCallResult), keeps the 2026-07-28 Tasks extension out of a legacy
 // initialize, names the capability of a -32021 error and refuses a
 // CreateTaskResult where none may come (see exttasks.go) and, where mcp-go
-// sends none (libraryCancels), sends notifications/cancelled after every
+// sends none (wire.LibraryCancels), sends notifications/cancelled after every
 // request whose context ends before its answer arrives; a server would
 // otherwise go on working for nobody.
 // It forwards the optional interfaces mcp-go looks for (server requests,
@@ -27,7 +26,7 @@ import (
 type wrapped struct {
 	transport.Interface
 	schemas *rawSchemas   // captures tools/list input schemas verbatim
-	notes   *notices      // the cancellation notices in flight; nil: mcp-go sends them
+	notes   *wire.Notices // the cancellation notices in flight; nil: mcp-go sends them
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
 	onInit  initEdit      // edits the initialize request (handshakeCapabilities); nil: none
 	probe   *probeState   // the server/discover probe (revision.go)
@@ -44,7 +43,7 @@ type wrappedHTTP struct {
 // a transport.HTTPConnection, else a wrapped. Either way exactly one
 // notifications/cancelled follows a cancelled request: mcp-go's or, through
 // notes, ours.
-func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) transport.Interface {
+func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *wire.Notices) transport.Interface {
 	w := wrapped{Interface: t, schemas: schemas}
 	w.probe = &probeState{}
 	switch t.(type) {
@@ -52,62 +51,13 @@ func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *notices) t
 	default:
 		w.probe.noFence.Store(true) // the ping fence is for stdio and acp (see revision.go)
 	}
-	if !libraryCancels(t) {
+	if !wire.LibraryCancels(t) {
 		w.notes = notes
 	}
 	if h, ok := t.(transport.HTTPConnection); ok {
 		return wrappedHTTP{wrapped: w, http: h}
 	}
 	return w
-}
-
-// libraryCancels reports whether mcp-go v1.2.1's client sends
-// notifications/cancelled itself when a request's context ends over t: it
-// does unless t is a transport.HTTPConnection (client.cancelRequest).
-// TestLibraryCancelNotice pins this; if an upgrade changes it, change this
-// rule.
-func libraryCancels(t transport.Interface) bool {
-	_, isHTTP := t.(transport.HTTPConnection)
-	return !isHTTP
-}
-
-// notices tracks the cancellation notices of one connection: they are
-// sent off the caller's path, bounded by the connection's life, and
-// closeConn waits for them, so none outlives the connection.
-type notices struct {
-	life context.Context
-	wg   sync.WaitGroup
-
-	mu     sync.Mutex
-	closed bool // wait has begun: no more notices
-}
-
-func newNotices(life context.Context) *notices { return &notices{life: life} }
-
-// send runs fn (which sends one notice) in a goroutine with a context
-// that ends with the connection, or after five seconds.
-func (n *notices) send(fn func(ctx context.Context)) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return // the connection is being torn down
-	}
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		ctx, cancel := context.WithTimeout(n.life, 5*time.Second)
-		defer cancel()
-		fn(ctx)
-	}()
-}
-
-// wait returns once every notice has been sent or given up; later ones
-// are not sent.
-func (n *notices) wait() {
-	n.mu.Lock()
-	n.closed = true
-	n.mu.Unlock()
-	n.wg.Wait()
 }
 
 // SendRequest implements transport.Interface.
@@ -139,7 +89,7 @@ func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) 
 		}
 	}
 	if err != nil && ctx.Err() != nil && t.notes != nil && req.Method != string(mcp.MethodInitialize) {
-		t.sendCancelled(ctx, req.ID)
+		t.notes.Cancel(ctx, t.Interface, req.ID)
 	}
 	return resp, err
 }
@@ -154,22 +104,6 @@ func ownsResults(tr transport.Interface) bool {
 		return true
 	}
 	return false
-}
-
-// sendCancelled sends notifications/cancelled for request id, whose ctx
-// has ended: best effort, off the caller's path (the caller has its error).
-func (t wrapped) sendCancelled(ctx context.Context, id mcp.RequestId) {
-	n := mcp.JSONRPCNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{
-			Method: string(mcp.MethodNotificationCancelled),
-			Params: mcp.NotificationParams{AdditionalFields: map[string]any{
-				"requestId": id,
-				"reason":    context.Cause(ctx).Error(),
-			}},
-		},
-	}
-	t.notes.send(func(nctx context.Context) { _ = t.Interface.SendNotification(nctx, n) })
 }
 
 // SetProtocolVersion implements transport.HTTPConnection.

@@ -91,8 +91,8 @@ const noticeWindow = 300 * time.Millisecond
 // TestLibraryCancelNotice pins what mcp-go v1.2.1's client does when a
 // request's context ends: it sends notifications/cancelled itself over any
 // transport but a transport.HTTPConnection. wrapTransport relies on this
-// (libraryCancels) to add the notice exactly where it is missing. If this
-// fails after an upgrade of mcp-go, change libraryCancels to the new rule.
+// (wire.LibraryCancels) to add the notice exactly where it is missing. If this
+// fails after an upgrade of mcp-go, change wire.LibraryCancels to the new rule.
 func TestLibraryCancelNotice(t *testing.T) {
 	t.Parallel()
 	plain := newFakeTransport()
@@ -107,18 +107,18 @@ func TestLibraryCancelNotice(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cancelOne(t, tc.tr, tc.fake.arrived)
-			want := libraryCancels(tc.tr)
+			want := wire.LibraryCancels(tc.tr)
 			select {
 			case <-tc.fake.notices:
 				if !want {
 					t.Fatalf("mcp-go now sends notifications/cancelled itself over a %s transport, "+
-						"which libraryCancels says it does not: update libraryCancels, or every "+
+						"which wire.LibraryCancels says it does not: update wire.LibraryCancels, or every "+
 						"cancelled request gets two notices", tc.name)
 				}
 			case <-time.After(noticeWindowFor(want)):
 				if want {
 					t.Fatalf("mcp-go no longer sends notifications/cancelled over a %s transport, "+
-						"which libraryCancels says it does: update libraryCancels, or cancelled "+
+						"which wire.LibraryCancels says it does: update wire.LibraryCancels, or cancelled "+
 						"requests get no notice", tc.name)
 				}
 			}
@@ -140,7 +140,7 @@ func noticeWindowFor(expected bool) time.Duration {
 // client on top, every cancelled request gets exactly one notice.
 func TestWrapTransportKinds(t *testing.T) {
 	t.Parallel()
-	own := wrapTransport(wire.NewStdioTransport(nil, nil, nil), &rawSchemas{}, newNotices(context.Background()))
+	own := wrapTransport(wire.NewStdioTransport(nil, nil, nil), &rawSchemas{}, wire.NewNotices(context.Background()))
 	if _, ok := own.(transport.HTTPConnection); ok {
 		t.Error("wrapped stdio transport is a transport.HTTPConnection")
 	}
@@ -157,7 +157,7 @@ func TestWrapTransportKinds(t *testing.T) {
 			if tc.http {
 				inner = fakeHTTP{fake}
 			}
-			notes := newNotices(context.Background())
+			notes := wire.NewNotices(context.Background())
 			tr := wrapTransport(inner, &rawSchemas{}, notes)
 			if _, ok := tr.(transport.HTTPConnection); ok != tc.http {
 				t.Fatalf("wrapped %s transport: HTTPConnection = %v", tc.name, ok)
@@ -168,7 +168,7 @@ func TestWrapTransportKinds(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("no notifications/cancelled")
 			}
-			notes.wait()
+			notes.Wait()
 			select {
 			case id := <-fake.notices:
 				t.Fatalf("a second notifications/cancelled (request %v)", id)

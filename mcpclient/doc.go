@@ -68,8 +68,9 @@
 // filter of a server's stdout (wire.StdioTransport, wire.JSONLines; the
 // log gate is their wire.StdoutLog), the bounds on HTTP response bodies and
 // events (wire.BoundedBodies), the read budget of a server's output
-// (wire.ReadBudget) and the decoder of tools/call results
-// (wire.DecodeCallResult).
+// (wire.ReadBudget), the decoder of tools/call results
+// (wire.DecodeCallResult) and the cancellation notices mcp-go does not
+// send (wire.Notices, wire.LibraryCancels).
 //
 // Where things are:
 //
@@ -95,7 +96,7 @@
 //	resources.go        subscriber: Subscribe, Unsubscribe, resources/updated, completion
 //	listen.go           the 2026-07-28 subscriptions/listen stream
 //	auth.go             auth: OAuth sign-in, Login, Logout
-//	cancel.go           the wrapped transport: cancellation notices, raw tool schemas
+//	cancel.go           the wrapped transport: what mcpclient adds to every request, raw tool schemas
 //	process.go          a stdio server's process and environment
 //	tree_unix.go        a stdio server's process group (tree_windows.go: its job object)
 //	tunnel.go           MCP over ACP: the Tunnel a server in the ACP client is reached through

@@ -37,7 +37,7 @@ type link interface {
 // conn is one live, initialized connection to a server.
 type conn struct {
 	client    *client.Client
-	notes     *notices // cancellation notices in flight
+	notes     *wire.Notices // cancellation notices in flight
 	link      link
 	transport Transport
 	init      *mcp.InitializeResult
@@ -140,7 +140,7 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 	dl.owner.setProcessTail(p.tail)
 	tooLarge := &wire.TooLargeIDs{}
 	stdout := wire.NewJSONLines(p.stdout, dl.env.opts.MaxMessageSize, dl.logs, tooLarge, dl.reads)
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.env.logger)
+	schemas, notes, tasks := &rawSchemas{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
 	t := wire.NewStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
@@ -227,7 +227,7 @@ func (dl *dialer) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, e
 }
 
 func (dl *dialer) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
-	schemas, notes, tasks := &rawSchemas{}, newNotices(life), newClientTasks(life, dl.env.logger)
+	schemas, notes, tasks := &rawSchemas{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
 	cl := dl.newClient(t, schemas, notes, tasks)
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
@@ -312,7 +312,7 @@ type dialer struct {
 // serveTask (with the connection's task table tasks) and serveRequest, and
 // the capabilities of the Options' handlers declared (tasks in the legacy
 // handshake only: handshakeCapabilities).
-func (dl *dialer) newClient(t transport.Interface, schemas *rawSchemas, notes *notices, tasks *clientTasks) *client.Client {
+func (dl *dialer) newClient(t transport.Interface, schemas *rawSchemas, notes *wire.Notices, tasks *clientTasks) *client.Client {
 	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
 		if resp, ok := dl.requests.serveTask(ctx, tasks, req); ok {
 			return resp, nil

@@ -294,7 +294,7 @@ func (s *server) closeConn(c *conn) {
 		s.logger.Error("tearing down MCP server", "err", err)
 		s.m.fleet.noteCloseErr(fmt.Errorf("server %q: %w", s.spec.Name, err))
 	}
-	c.notes.wait()
+	c.notes.Wait()
 }
 
 // notify hands a notification from the server to the role it is for. It

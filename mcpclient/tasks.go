@@ -219,7 +219,7 @@ func (cl *caller) taskErr(ctx, callCtx context.Context, c *conn, cs *callState, 
 // cancelTask sends tasks/cancel for id, off the caller's path and bounded
 // like a cancellation notice.
 func (cl *caller) cancelTask(c *conn, id string) {
-	c.notes.send(func(ctx context.Context) {
+	c.notes.Send(func(ctx context.Context) {
 		var err error
 		if c.modern() {
 			// The Tasks extension's tasks/cancel (with its Mcp-Name header).

@@ -27,6 +27,10 @@
 //   - DecodeCallResult replaces mcp.ParseCallToolResult (three copies of
 //     the content): each block decoded from the response's bytes, a large
 //     text over stdio unescaped where it lies, not copied.
+//   - Notices sends what mcp-go does not: notifications/cancelled after a
+//     request whose context ended, over HTTP (LibraryCancels says where
+//     mcp-go sends it itself), so a server does not go on working for
+//     nobody; off the caller's path, and none outlives the connection.
 //   - BoundedBodies, the http.RoundTripper of an http or sse server's
 //     client, bounds a JSON body and each event of an event stream to the
 //     maximum message size, failing past it with ErrResponseTooLarge, and
@@ -45,6 +49,7 @@
 //	linefilter.go  JSONLines, StdoutLog: a stdio server's stdout, JSON lines only, non-JSON skipped
 //	toolarge.go    TooLargeIDs: responses over the size limit answered with an error
 //	callresult.go  DecodeCallResult: tools/call results decoded without copying large texts
+//	cancel.go      Notices, LibraryCancels: the notifications/cancelled mcp-go does not send
 //	budget.go      ReadBudget: what a server's output may cost to read before reading slows
 //	httpbound.go   BoundedBodies: bounds on HTTP response bodies and SSE events
 package wire
