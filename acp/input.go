@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
+	"github.com/acpgate/acpgate/acp/sdkservers"
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 )
 
@@ -87,7 +88,8 @@ func checkPrompt(params json.RawMessage) *inputError {
 
 // normalizeServers checks params.mcpServers of session/new, session/load,
 // session/resume and session/fork, and rewrites every entry into the
-// shape acp-go-sdk decodes as intended (see mcpservers.ParseList: the
+// shape acp-go-sdk decodes as intended (see mcpservers.ParseList and
+// sdkservers.ToSDK: the
 // liberal shapes real clients send are accepted; acp servers only when
 // acp is set). Params that are not an object are returned as they are,
 // and missing mcpServers stay missing: the SDK answers those itself.
@@ -111,7 +113,7 @@ func normalizeServers(params json.RawMessage, acp bool) (json.RawMessage, *input
 		} else if err != nil {
 			return nil, badParam("mcpServers", "%v", err)
 		}
-		p["mcpServers"], _ = json.Marshal(servers)
+		p["mcpServers"], _ = json.Marshal(sdkservers.ToSDKList(servers))
 	}
 	fixed, err := json.Marshal(p)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
+	"github.com/acpgate/acpgate/acp/sdkservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
@@ -29,7 +30,7 @@ import (
 // has checked them (see normalizeServers): every entry is a stdio, http,
 // sse or acp server with a name, unique in the list.
 func serverSpecs(in []acpsdk.McpServer) ([]mcpclient.ServerSpec, error) {
-	return mcpservers.Specs(in, "mcpServers")
+	return mcpservers.Specs(sdkservers.FromSDKList(in), "mcpServers")
 }
 
 // checkCwd requires an absolute working directory.

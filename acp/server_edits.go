@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -32,8 +30,8 @@ const extraServerEdits = "mcpEdits"
 // names removed (from the request's servers or the configured ones).
 // A value; the session's copy is its editState's.
 type serverEdits struct {
-	Added   []acpsdk.McpServer `json:"added,omitempty"`
-	Removed []string           `json:"removed,omitempty"`
+	Added   []mcpservers.Server `json:"added,omitempty"`
+	Removed []string            `json:"removed,omitempty"`
 }
 
 // editState is a session's serverEdits, the servers its request passed
@@ -148,10 +146,10 @@ func (e serverEdits) configured(servers []mcpclient.ServerSpec) []mcpclient.Serv
 }
 
 // add records server as added (a name removed before is no longer).
-func (e serverEdits) add(server acpsdk.McpServer) serverEdits {
-	name := mcpservers.Name(server)
+func (e serverEdits) add(server mcpservers.Server) serverEdits {
+	name := server.Name
 	e.Removed = slices.DeleteFunc(slices.Clone(e.Removed), func(n string) bool { return n == name })
-	e.Added = append(slices.DeleteFunc(slices.Clone(e.Added), func(s acpsdk.McpServer) bool { return mcpservers.Name(s) == name }), server)
+	e.Added = append(slices.DeleteFunc(slices.Clone(e.Added), func(s mcpservers.Server) bool { return s.Name == name }), server)
 	return e
 }
 
@@ -160,7 +158,7 @@ func (e serverEdits) add(server acpsdk.McpServer) serverEdits {
 // configuration brings.
 func (e serverEdits) remove(name string) serverEdits {
 	n := len(e.Added)
-	e.Added = slices.DeleteFunc(slices.Clone(e.Added), func(s acpsdk.McpServer) bool { return mcpservers.Name(s) == name })
+	e.Added = slices.DeleteFunc(slices.Clone(e.Added), func(s mcpservers.Server) bool { return s.Name == name })
 	if len(e.Added) == n && !slices.Contains(e.Removed, name) {
 		e.Removed = append(slices.Clone(e.Removed), name)
 	}
@@ -172,16 +170,16 @@ var errAddUsage = errors.New("usage: /mcp add NAME -- COMMAND [ARGS…] (stdio),
 
 // parseAdd parses what follows "/mcp add" into a server entry, checked
 // as session/new checks its mcpServers.
-func parseAdd(arg string) (acpsdk.McpServer, error) {
+func parseAdd(arg string) (mcpservers.Server, error) {
 	words, err := mcpservers.SplitCommand(arg)
 	if err != nil {
-		return acpsdk.McpServer{}, fmt.Errorf("%w (%v)", errAddUsage, err)
+		return mcpservers.Server{}, fmt.Errorf("%w (%v)", errAddUsage, err)
 	}
 	var (
 		name, url string
 		transport = mcpclient.TransportHTTP
-		env       []acpsdk.EnvVariable
-		headers   []acpsdk.HttpHeader
+		env       []mcpservers.Pair
+		headers   []mcpservers.Pair
 		command   []string
 	)
 	for i := 0; i < len(words); i++ {
@@ -197,7 +195,7 @@ func parseAdd(arg string) (acpsdk.McpServer, error) {
 		case w == "--":
 			command = words[i+1:]
 			if len(command) == 0 {
-				return acpsdk.McpServer{}, fmt.Errorf("%w: no command after --", errAddUsage)
+				return mcpservers.Server{}, fmt.Errorf("%w: no command after --", errAddUsage)
 			}
 			i = len(words)
 		case w == "--sse":
@@ -208,36 +206,36 @@ func parseAdd(arg string) (acpsdk.McpServer, error) {
 			v, err := value()
 			k, val, ok := strings.Cut(v, "=")
 			if err != nil || !ok || k == "" {
-				return acpsdk.McpServer{}, fmt.Errorf("%w: --env takes KEY=VALUE", errAddUsage)
+				return mcpservers.Server{}, fmt.Errorf("%w: --env takes KEY=VALUE", errAddUsage)
 			}
-			env = append(env, acpsdk.EnvVariable{Name: k, Value: val})
+			env = append(env, mcpservers.Pair{Name: k, Value: val})
 		case w == "--header" || w == "-H":
 			v, err := value()
 			k, val, ok := strings.Cut(v, ":")
 			if err != nil || !ok || strings.TrimSpace(k) == "" {
-				return acpsdk.McpServer{}, fmt.Errorf("%w: --header takes 'Name: value'", errAddUsage)
+				return mcpservers.Server{}, fmt.Errorf("%w: --header takes 'Name: value'", errAddUsage)
 			}
-			headers = append(headers, acpsdk.HttpHeader{Name: strings.TrimSpace(k), Value: strings.TrimSpace(val)})
+			headers = append(headers, mcpservers.Pair{Name: strings.TrimSpace(k), Value: strings.TrimSpace(val)})
 		case strings.HasPrefix(w, "-"):
-			return acpsdk.McpServer{}, fmt.Errorf("%w: unknown option %s", errAddUsage, w)
+			return mcpservers.Server{}, fmt.Errorf("%w: unknown option %s", errAddUsage, w)
 		case name == "":
 			name = w
 		case url == "":
 			url = w
 		default:
-			return acpsdk.McpServer{}, fmt.Errorf("%w: unexpected %q (a command goes after --)", errAddUsage, w)
+			return mcpservers.Server{}, fmt.Errorf("%w: unexpected %q (a command goes after --)", errAddUsage, w)
 		}
 	}
-	var server acpsdk.McpServer
+	var server mcpservers.Server
 	switch {
 	case name == "" || (url == "") == (command == nil):
-		return acpsdk.McpServer{}, errAddUsage
+		return mcpservers.Server{}, errAddUsage
 	case command != nil && (headers != nil || transport == mcpclient.TransportSSE):
-		return acpsdk.McpServer{}, fmt.Errorf("%w: --header and --sse are for a server at a URL", errAddUsage)
+		return mcpservers.Server{}, fmt.Errorf("%w: --header and --sse are for a server at a URL", errAddUsage)
 	case command != nil:
 		server = mcpservers.Stdio(name, command[0], command[1:], env)
 	case env != nil:
-		return acpsdk.McpServer{}, fmt.Errorf("%w: --env is for a server started with a command", errAddUsage)
+		return mcpservers.Server{}, fmt.Errorf("%w: --env is for a server started with a command", errAddUsage)
 	default:
 		server = mcpservers.Remote(transport, name, url, headers)
 	}
@@ -246,17 +244,17 @@ func parseAdd(arg string) (acpsdk.McpServer, error) {
 
 // checkServer checks one server entry with the rules of session/new's
 // mcpServers; the error names the member at fault ("url: ...").
-func checkServer(server acpsdk.McpServer) (acpsdk.McpServer, error) {
-	raw, err := json.Marshal([]acpsdk.McpServer{server})
+func checkServer(server mcpservers.Server) (mcpservers.Server, error) {
+	raw, err := json.Marshal([]mcpservers.Server{server})
 	if err != nil {
-		return acpsdk.McpServer{}, err
+		return mcpservers.Server{}, err
 	}
 	checked, err := mcpservers.ParseList(raw, "", mcpservers.Options{})
 	var perr *mcpservers.Error
 	if errors.As(err, &perr) {
-		return acpsdk.McpServer{}, fmt.Errorf("%s: %s", strings.TrimPrefix(strings.TrimPrefix(perr.Path, "[0]"), "."), perr.Problem)
+		return mcpservers.Server{}, fmt.Errorf("%s: %s", strings.TrimPrefix(strings.TrimPrefix(perr.Path, "[0]"), "."), perr.Problem)
 	} else if err != nil {
-		return acpsdk.McpServer{}, err
+		return mcpservers.Server{}, err
 	}
 	// What session/new would start and show as failed is refused here.
 	specs, err := mcpservers.Specs(checked, "")
@@ -264,7 +262,7 @@ func checkServer(server acpsdk.McpServer) (acpsdk.McpServer, error) {
 		err = specs[0].Validate()
 	}
 	if err != nil {
-		return acpsdk.McpServer{}, err
+		return mcpservers.Server{}, err
 	}
 	return checked[0], nil
 }
@@ -286,7 +284,7 @@ func (co *commands) addServer(ctx context.Context, s commandSession, arg string)
 	if err != nil {
 		return fmt.Sprintf("Cannot add the server: %v", err)
 	}
-	name := mcpservers.Name(server)
+	name := server.Name
 	if _, _, ok := s.serverStatus(name); ok {
 		return fmt.Sprintf("This session already has an MCP server called %s; `/mcp remove %s` first, or choose another name.", name, name)
 	}

@@ -12,6 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/acpgate/acpgate/acp/sdkservers"
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -73,7 +74,7 @@ func TestParseOptionsMCP(t *testing.T) {
 	}
 	var names []string
 	for _, s := range opts.servers {
-		names = append(names, mcpservers.Name(s))
+		names = append(names, s.Name)
 	}
 	if !reflect.DeepEqual(names, []string{"a", "b", "c", "d"}) {
 		t.Errorf("servers = %q, want a b c d in command-line order", names)
@@ -102,7 +103,7 @@ func TestParseOptionsMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := testbin.JSON(t, acp.NewSessionRequest{Cwd: "/", McpServers: opts.servers}); !strings.Contains(got, `"mcpServers":[]`) {
+	if got := testbin.JSON(t, acp.NewSessionRequest{Cwd: "/", McpServers: sdkservers.ToSDKList(opts.servers)}); !strings.Contains(got, `"mcpServers":[]`) {
 		t.Errorf("no servers must be sent as [], got %s", got)
 	}
 }

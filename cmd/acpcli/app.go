@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpgate/acpgate/acp/sdkservers"
+	"github.com/acpgate/acpgate/mcpclient"
 	acp "github.com/coder/acp-go-sdk"
-
-	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 )
 
 // exitError carries the exit code a failure maps to.
@@ -190,7 +190,7 @@ func (a *app) start(ctx context.Context) error {
 	if a.opts.load != "" {
 		return a.loadSession(ctx)
 	}
-	req := acp.NewSessionRequest{Cwd: a.opts.cwd, McpServers: a.opts.servers}
+	req := acp.NewSessionRequest{Cwd: a.opts.cwd, McpServers: sdkservers.ToSDKList(a.opts.servers)}
 	resp, err := call(a, ctx, acp.AgentMethodSessionNew, nil, func(ctx context.Context) (acp.NewSessionResponse, error) {
 		return a.conn.NewSession(ctx, req)
 	})
@@ -208,7 +208,7 @@ func (a *app) start(ctx context.Context) error {
 // session/update notifications, rendered like live ones.
 func (a *app) loadSession(ctx context.Context) error {
 	a.sid = acp.SessionId(a.opts.load)
-	req := acp.LoadSessionRequest{SessionId: a.sid, Cwd: a.opts.cwd, McpServers: a.opts.servers}
+	req := acp.LoadSessionRequest{SessionId: a.sid, Cwd: a.opts.cwd, McpServers: sdkservers.ToSDKList(a.opts.servers)}
 	resp, err := call(a, ctx, acp.AgentMethodSessionLoad, nil, func(ctx context.Context) (acp.LoadSessionResponse, error) {
 		return a.conn.LoadSession(ctx, req)
 	})
@@ -254,8 +254,8 @@ func (a *app) describeAgent(init acp.InitializeResponse) {
 		a.r.Notef("warning: the agent does not advertise loadSession; trying session/load anyway")
 	}
 	for _, s := range a.opts.servers {
-		if (s.Http != nil && !caps.McpCapabilities.Http) || (s.Sse != nil && !caps.McpCapabilities.Sse) {
-			a.r.Notef("warning: MCP server %q needs a transport the agent does not advertise in mcpCapabilities", mcpservers.Name(s))
+		if (s.Transport == mcpclient.TransportHTTP && !caps.McpCapabilities.Http) || (s.Transport == mcpclient.TransportSSE && !caps.McpCapabilities.Sse) {
+			a.r.Notef("warning: MCP server %q needs a transport the agent does not advertise in mcpCapabilities", s.Name)
 		}
 	}
 }

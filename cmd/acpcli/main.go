@@ -60,7 +60,7 @@ const agentShutdownGrace = 10 * time.Second
 // options is the parsed command line.
 type options struct {
 	agent   []string
-	servers []acp.McpServer
+	servers []mcpservers.Server
 	cwd     string
 	yes     bool
 	load    string
@@ -188,7 +188,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("acpcli", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	var servers []acp.McpServer
+	var servers []mcpservers.Server
 	agentCmd := fs.String("agent", "", "agent command `line`, split like a shell would (default: acpgate next to acpcli, else on PATH)")
 	cwd := fs.String("cwd", "", "session working `dir`ectory (default: the current directory)")
 	yes := fs.Bool("yes", false, "grant every permission request (allow_once, else allow_always)")
@@ -230,7 +230,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	opts := options{servers: servers, yes: *yes, load: *load, json: *jsonOut, timeout: *timeout, waitServers: *waitServers}
 	if opts.servers == nil {
-		opts.servers = []acp.McpServer{}
+		opts.servers = []mcpservers.Server{}
 	}
 	if err := finishOptions(&opts, *agentCmd, *cwd, fs.Args()); err != nil {
 		return options{}, err

@@ -5,8 +5,6 @@ import (
 	"os"
 	"strings"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 )
@@ -22,14 +20,14 @@ func cutNamed(v, what string) (name, value string, err error) {
 }
 
 // parseStdioFlag parses the value of --mcp: name='command args'.
-func parseStdioFlag(v string) (acp.McpServer, error) {
+func parseStdioFlag(v string) (mcpservers.Server, error) {
 	name, cmdline, err := cutNamed(v, "'command args'")
 	if err != nil {
-		return acp.McpServer{}, err
+		return mcpservers.Server{}, err
 	}
 	words, err := mcpservers.SplitCommand(cmdline)
 	if err != nil {
-		return acp.McpServer{}, fmt.Errorf("server %q: %w", name, err)
+		return mcpservers.Server{}, fmt.Errorf("server %q: %w", name, err)
 	}
 	return mcpservers.Stdio(name, words[0], words[1:], nil), nil
 }
@@ -37,13 +35,13 @@ func parseStdioFlag(v string) (acp.McpServer, error) {
 // parseURLFlag parses the value of --mcp-http or --mcp-sse (kind http or
 // sse): name=url. The url follows mcpclient.CheckURL with plain http to
 // any host allowed: the agent applies its own policy.
-func parseURLFlag(kind mcpclient.Transport, v string) (acp.McpServer, error) {
+func parseURLFlag(kind mcpclient.Transport, v string) (mcpservers.Server, error) {
 	name, u, err := cutNamed(v, "url")
 	if err != nil {
-		return acp.McpServer{}, err
+		return mcpservers.Server{}, err
 	}
 	if err := mcpclient.CheckURL(u, true); err != nil {
-		return acp.McpServer{}, fmt.Errorf("server %q: %w", name, err)
+		return mcpservers.Server{}, fmt.Errorf("server %q: %w", name, err)
 	}
 	return mcpservers.Remote(kind, name, u, nil), nil
 }
@@ -54,7 +52,7 @@ func parseURLFlag(kind mcpclient.Transport, v string) (acp.McpServer, error) {
 // Code) mapping names to servers. URLs are checked as --mcp-http's are.
 // The error names the file and wraps an
 // *mcpservers.Error naming the JSON path.
-func loadMCPConfig(path string) ([]acp.McpServer, error) {
+func loadMCPConfig(path string) ([]mcpservers.Server, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read MCP config: %w", err)

@@ -56,3 +56,22 @@ func TestFolders(t *testing.T) {
 		t.Error(v)
 	}
 }
+
+// acpSDK is acp-go-sdk's module path.
+const acpSDK = "github.com/coder/acp-go-sdk"
+
+// TestInputsFreeOfACPSDK: the application's inputs (and the leaf
+// utilities) depend, directly or not, on no package of acp-go-sdk; the
+// ACP shape of a server list is converted at the edge (acp/sdkservers).
+// The listing is first checked to be real: acp depends on the SDK.
+func TestInputsFreeOfACPSDK(t *testing.T) {
+	_, root := module(t)
+	out := goList(t, root, nil, "-deps=false", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./acp", "./internal/inputs/...", "./internal/base/...")
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, " ")
+		uses := slices.ContainsFunc(strings.Fields(deps), func(d string) bool { return d == acpSDK || strings.HasPrefix(d, acpSDK+"/") })
+		if acp := strings.HasSuffix(pkg, "/acp"); acp != uses {
+			t.Errorf("%s: depends on %s: %v", pkg, acpSDK, uses)
+		}
+	}
+}

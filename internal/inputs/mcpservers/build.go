@@ -1,97 +1,142 @@
 package mcpservers
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 
-	acpsdk "github.com/coder/acp-go-sdk"
-
-	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
-// Stdio returns a stdio server entry whose args and env are never nil (the
-// SDK would send nil as null, which it decodes as an http server).
-func Stdio(name, command string, args []string, env []acpsdk.EnvVariable) acpsdk.McpServer {
+// Server is one MCP server entry as the ACP schema lists it in
+// session/new's mcpServers: a stdio server (Command, Args, Env), an http or
+// sse one (URL, Headers) or an acp one (ServerID, MCP over ACP). It is
+// acpgate's own type, so that the configuration and the CLI client need
+// not import acp-go-sdk; package acp/sdkservers converts it at the ACP
+// edge. Its JSON is the ACP schema's shape ([Server.MarshalJSON]); a value
+// is built with [Stdio], [Remote] or [ACP], or parsed ([ParseList]).
+type Server struct {
+	Name      string
+	Transport mcpclient.Transport
+	Command   string
+	Args      []string
+	Env       []Pair
+	URL       string
+	Headers   []Pair
+	ServerID  string
+}
+
+// Pair is one environment variable or HTTP header of a [Server].
+type Pair struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Stdio returns a stdio server entry whose args and env are never nil (a
+// nil array would be sent as null, which acp-go-sdk decodes as an http
+// server).
+func Stdio(name, command string, args []string, env []Pair) Server {
 	if args == nil {
 		args = []string{}
 	}
 	if env == nil {
-		env = []acpsdk.EnvVariable{}
+		env = []Pair{}
 	}
-	return acpsdk.McpServer{Stdio: &acpsdk.McpServerStdio{Name: name, Command: command, Args: args, Env: env}}
+	return Server{Name: name, Transport: mcpclient.TransportStdio, Command: command, Args: args, Env: env}
 }
 
 // Remote returns an sse server entry for TransportSSE and an http one
 // otherwise; its headers are never nil.
-func Remote(t mcpclient.Transport, name, url string, headers []acpsdk.HttpHeader) acpsdk.McpServer {
+func Remote(t mcpclient.Transport, name, url string, headers []Pair) Server {
 	if headers == nil {
-		headers = []acpsdk.HttpHeader{}
+		headers = []Pair{}
 	}
-	if t == mcpclient.TransportSSE {
-		return acpsdk.McpServer{Sse: &acpsdk.McpServerSseInline{Type: "sse", Name: name, Url: url, Headers: headers}}
+	if t != mcpclient.TransportSSE {
+		t = mcpclient.TransportHTTP
 	}
-	return acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Type: "http", Name: name, Url: url, Headers: headers}}
+	return Server{Name: name, Transport: t, URL: url, Headers: headers}
 }
 
-// ACP returns an acp server entry (MCP over ACP): serverID, the schema's
-// serverId, goes in the SDK's older field, id.
-func ACP(name, serverID string) acpsdk.McpServer {
-	return acpsdk.McpServer{Acp: &acpsdk.McpServerAcpInline{Type: "acp", Name: name, Id: acpsdk.McpServerAcpId(serverID)}}
+// ACP returns an acp server entry (MCP over ACP) with the schema's
+// serverId.
+func ACP(name, serverID string) Server {
+	return Server{Name: name, Transport: mcpclient.TransportACP, ServerID: serverID}
 }
 
-// Name returns the name of any server entry ("" for an empty one).
-func Name(s acpsdk.McpServer) string {
-	switch {
-	case s.Stdio != nil:
-		return s.Stdio.Name
-	case s.Http != nil:
-		return s.Http.Name
-	case s.Sse != nil:
-		return s.Sse.Name
-	case s.Acp != nil:
-		return s.Acp.Name
+// MarshalJSON writes the entry in the ACP schema's shape, members sorted:
+// {"args", "command", "env", "name"} for stdio, {"headers", "name",
+// "type", "url"} for http and sse, {"name", "serverId", "type"} for acp.
+// An entry of no transport is an error.
+func (s Server) MarshalJSON() ([]byte, error) {
+	switch s.Transport {
+	case mcpclient.TransportStdio:
+		return json.Marshal(struct {
+			Args    []string `json:"args"`
+			Command string   `json:"command"`
+			Env     []Pair   `json:"env"`
+			Name    string   `json:"name"`
+		}{nonNil(s.Args), s.Command, nonNil(s.Env), s.Name})
+	case mcpclient.TransportHTTP, mcpclient.TransportSSE:
+		return json.Marshal(struct {
+			Headers []Pair `json:"headers"`
+			Name    string `json:"name"`
+			Type    string `json:"type"`
+			URL     string `json:"url"`
+		}{nonNil(s.Headers), s.Name, string(s.Transport), s.URL})
+	case mcpclient.TransportACP:
+		return json.Marshal(struct {
+			Name     string `json:"name"`
+			ServerID string `json:"serverId"`
+			Type     string `json:"type"`
+		}{s.Name, s.ServerID, "acp"})
 	}
-	return ""
+	return nil, fmt.Errorf("%w %q (server %q)", ErrUnsupportedType, s.Transport, s.Name)
+}
+
+// UnmarshalJSON reads one entry with [ParseList]'s rules (acp entries
+// accepted); the error is an [*Error].
+func (s *Server) UnmarshalJSON(data []byte) error {
+	list, err := ParseList(append(append([]byte{'['}, data...), ']'), "", Options{ACP: true})
+	if err != nil {
+		return err
+	}
+	*s = list[0]
+	return nil
+}
+
+// nonNil returns xs, or an empty slice for nil.
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
 }
 
 // CheckNames returns an error wrapping ErrDuplicate, naming the server,
 // when two entries of servers have the same name.
-func CheckNames(servers []acpsdk.McpServer) error {
+func CheckNames(servers []Server) error {
 	seen := make(map[string]bool, len(servers))
 	for _, s := range servers {
-		n := Name(s)
-		if seen[n] {
-			return fmt.Errorf("%w %q (used twice)", ErrDuplicate, n)
+		if seen[s.Name] {
+			return fmt.Errorf("%w %q (used twice)", ErrDuplicate, s.Name)
 		}
-		seen[n] = true
+		seen[s.Name] = true
 	}
 	return nil
 }
 
-// Specs converts entries into mcpclient specs, in order. An empty entry
-// is an [*Error] at path[i] wrapping ErrUnsupportedType.
-func Specs(servers []acpsdk.McpServer, path string) ([]mcpclient.ServerSpec, error) {
+// Specs converts entries into mcpclient specs, in order. An entry of no
+// transport is an [*Error] at path[i] wrapping ErrUnsupportedType.
+func Specs(servers []Server, path string) ([]mcpclient.ServerSpec, error) {
 	specs := make([]mcpclient.ServerSpec, 0, len(servers))
 	for i, s := range servers {
-		var spec mcpclient.ServerSpec
-		switch {
-		case s.Stdio != nil:
-			spec = mcpclient.ServerSpec{Name: s.Stdio.Name, Transport: mcpclient.TransportStdio, Command: s.Stdio.Command, Args: s.Stdio.Args}
-			if len(s.Stdio.Env) > 0 {
-				spec.Env = make(map[string]string, len(s.Stdio.Env))
-				for _, e := range s.Stdio.Env {
-					spec.Env[e.Name] = e.Value
-				}
-			}
-		case s.Http != nil:
-			spec = mcpclient.ServerSpec{Name: s.Http.Name, Transport: mcpclient.TransportHTTP, URL: s.Http.Url, Headers: headerMap(s.Http.Headers)}
-		case s.Sse != nil:
-			spec = mcpclient.ServerSpec{Name: s.Sse.Name, Transport: mcpclient.TransportSSE, URL: s.Sse.Url, Headers: headerMap(s.Sse.Headers)}
-		case s.Acp != nil:
-			spec = mcpclient.ServerSpec{Name: s.Acp.Name, Transport: mcpclient.TransportACP, ServerID: string(s.Acp.Id)}
+		spec := mcpclient.ServerSpec{Name: s.Name, Transport: s.Transport}
+		switch s.Transport {
+		case mcpclient.TransportStdio:
+			spec.Command, spec.Args, spec.Env = s.Command, s.Args, pairMap(s.Env)
+		case mcpclient.TransportHTTP, mcpclient.TransportSSE:
+			spec.URL, spec.Headers = s.URL, pairMap(s.Headers)
+		case mcpclient.TransportACP:
+			spec.ServerID = s.ServerID
 		default:
 			return nil, fail(fmt.Sprintf("%s[%d]", path, i), ErrUnsupportedType, "unsupported server type (acpgate takes stdio, http, sse and acp)")
 		}
@@ -100,49 +145,14 @@ func Specs(servers []acpsdk.McpServer, path string) ([]mcpclient.ServerSpec, err
 	return specs, nil
 }
 
-// headerMap returns headers as a map, nil for none.
-func headerMap(hs []acpsdk.HttpHeader) map[string]string {
-	if len(hs) == 0 {
+// pairMap returns pairs as a map, nil for none.
+func pairMap(ps []Pair) map[string]string {
+	if len(ps) == 0 {
 		return nil
 	}
-	m := make(map[string]string, len(hs))
-	for _, h := range hs {
-		m[h.Name] = h.Value
+	m := make(map[string]string, len(ps))
+	for _, p := range ps {
+		m[p.Name] = p.Value
 	}
 	return m
-}
-
-// keyValue is one member of a JSON object.
-type keyValue struct {
-	key   string
-	value json.RawMessage
-}
-
-// orderedObject decodes data, a valid JSON value at path, as an object,
-// keeping its members in order (duplicates included).
-func orderedObject(data []byte, path string) ([]keyValue, error) {
-	if jsonrpc.Kind(data) != "object" {
-		return nil, wrongKind(path, "an object", data)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil { // the '{'
-		return nil, fail(path, fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
-	}
-	var out []keyValue
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fail(path, fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fail(member(path, key), fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
-		}
-		out = append(out, keyValue{key: key, value: v})
-	}
-	if _, err := dec.Token(); err != nil && err != io.EOF {
-		return nil, fail(path, fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
-	}
-	return out, nil
 }

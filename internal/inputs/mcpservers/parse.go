@@ -4,8 +4,10 @@
 // "name", "url", "headers"}, {"type": "acp", "name", "serverId"}], with the
 // liberal forms real clients send),
 // the Claude Desktop / Cursor object {"mcpServers": {NAME: {...}}} and VS
-// Code's {"servers": {NAME: {...}}}. It returns acp-go-sdk's McpServer
-// values, converts them into mcpclient specs, and names the transport of
+// Code's {"servers": {NAME: {...}}}. It returns [Server] values (acpgate's
+// own type: this package is free of acp-go-sdk, which package
+// acp/sdkservers converts to at the ACP edge), converts them into
+// mcpclient specs, and names the transport of
 // a "type" ([ParseType]) and of an entry without one ([Infer]) for the
 // configuration file, whose servers have the same fields. Every error is
 // an [*Error] naming the JSON path. Everything here is safe for
@@ -17,10 +19,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
-
-	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -74,7 +75,7 @@ func Infer(hasCommand, hasURL bool) mcpclient.Transport {
 // servers keep the file's order; an object's servers with "disabled": true
 // are left out. Paths are relative to the document ("[0].url",
 // "mcpServers.fs.env"). The error is an [*Error].
-func Parse(data []byte, opts Options) ([]acpsdk.McpServer, error) {
+func Parse(data []byte, opts Options) ([]Server, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, fail("", ErrSyntax, "empty document: want a JSON list of ACP MCP servers or an object with \"mcpServers\" or \"servers\"")
@@ -93,19 +94,19 @@ func Parse(data []byte, opts Options) ([]acpsdk.McpServer, error) {
 
 // ParseList parses an ACP mcpServers list, raw, found at path (for error
 // paths: "mcpServers" for a request's params.mcpServers). Every entry is
-// returned in the shape acp-go-sdk decodes as intended: a stdio entry with
-// non-nil args and env, an http or sse entry with non-nil headers, an acp
-// entry (with opts.ACP) with its serverId in the SDK's older field, id. An
+// returned normalised: a stdio entry with non-nil args and env, an http
+// or sse entry with non-nil headers, an acp entry (with opts.ACP) with its
+// serverId. An
 // entry's "type" may be absent (stdio with a command, else http with a
 // url, see [Infer]), "acp" or any [ParseType] accepts; env and headers may be
 // objects ({"K": "V"}, sorted by key) or {"name", "value"} arrays; null is
 // the same as absent. Names must be unique. The error is an [*Error].
-func ParseList(raw json.RawMessage, path string, opts Options) ([]acpsdk.McpServer, error) {
+func ParseList(raw json.RawMessage, path string, opts Options) ([]Server, error) {
 	var entries []json.RawMessage
 	if json.Unmarshal(raw, &entries) != nil {
 		return nil, wrongKind(path, "an array", raw)
 	}
-	out := make([]acpsdk.McpServer, len(entries))
+	out := make([]Server, len(entries))
 	seen := map[string]int{}
 	for i, entry := range entries {
 		at := fmt.Sprintf("%s[%d]", path, i)
@@ -134,7 +135,7 @@ func ParseList(raw json.RawMessage, path string, opts Options) ([]acpsdk.McpServ
 }
 
 // parseObject parses {"mcpServers": {...}} or {"servers": {...}}.
-func parseObject(data []byte, opts Options) ([]acpsdk.McpServer, error) {
+func parseObject(data []byte, opts Options) ([]Server, error) {
 	top, err := orderedObject(data, "")
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func parseObject(data []byte, opts Options) ([]acpsdk.McpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]acpsdk.McpServer, 0, len(entries))
+	out := make([]Server, 0, len(entries))
 	seen := map[string]bool{}
 	for _, kv := range entries {
 		at := member(key, kv.key)
@@ -186,10 +187,10 @@ func parseObject(data []byte, opts Options) ([]acpsdk.McpServer, error) {
 }
 
 // parseEntry parses the members of one server entry at path, named name.
-func parseEntry(path, name string, e map[string]json.RawMessage, opts Options) (acpsdk.McpServer, error) {
+func parseEntry(path, name string, e map[string]json.RawMessage, opts Options) (Server, error) {
 	var typ string
 	if v, ok := e["type"]; present(v, ok) && json.Unmarshal(v, &typ) != nil {
-		return acpsdk.McpServer{}, wrongKind(path+".type", "a string", v)
+		return Server{}, wrongKind(path+".type", "a string", v)
 	}
 	if typ == "acp" {
 		return parseACP(path, name, e, opts)
@@ -200,55 +201,47 @@ func parseEntry(path, name string, e map[string]json.RawMessage, opts Options) (
 	if typ != "" {
 		var err error
 		if t, err = ParseType(typ); err != nil {
-			return acpsdk.McpServer{}, fail(path+".type", err, "%v", err)
+			return Server{}, fail(path+".type", err, "%v", err)
 		}
 	} else if t == "" {
-		return acpsdk.McpServer{}, fail(path, ErrNoTransport, "server %q needs a command (stdio) or a url (http, sse)", name)
+		return Server{}, fail(path, ErrNoTransport, "server %q needs a command (stdio) or a url (http, sse)", name)
 	}
 	if t == mcpclient.TransportStdio {
 		command, err := requiredString(e, path, "command")
 		if err != nil {
-			return acpsdk.McpServer{}, err
+			return Server{}, err
 		}
 		args, err := stringArray(e["args"], path+".args")
 		if err != nil {
-			return acpsdk.McpServer{}, err
+			return Server{}, err
 		}
 		env, err := pairs(e["env"], path+".env")
 		if err != nil {
-			return acpsdk.McpServer{}, err
+			return Server{}, err
 		}
-		vars := make([]acpsdk.EnvVariable, len(env))
-		for i, p := range env {
-			vars[i] = acpsdk.EnvVariable{Name: p[0], Value: p[1]}
-		}
-		return Stdio(name, command, args, vars), nil
+		return Stdio(name, command, args, env), nil
 	}
 	url, err := requiredString(e, path, "url")
 	if err != nil {
-		return acpsdk.McpServer{}, err
+		return Server{}, err
 	}
 	if opts.CheckURLs {
 		if err := mcpclient.CheckURL(url, opts.AllowInsecureHTTP); err != nil {
-			return acpsdk.McpServer{}, fail(path+".url", err, "%v", err)
+			return Server{}, fail(path+".url", err, "%v", err)
 		}
 	}
 	hs, err := pairs(e["headers"], path+".headers")
 	if err != nil {
-		return acpsdk.McpServer{}, err
+		return Server{}, err
 	}
-	headers := make([]acpsdk.HttpHeader, len(hs))
-	for i, p := range hs {
-		headers[i] = acpsdk.HttpHeader{Name: p[0], Value: p[1]}
-	}
-	return Remote(t, name, url, headers), nil
+	return Remote(t, name, url, hs), nil
 }
 
 // parseACP parses the members of an acp server entry at path, named name:
 // its serverId is required.
-func parseACP(path, name string, e map[string]json.RawMessage, opts Options) (acpsdk.McpServer, error) {
+func parseACP(path, name string, e map[string]json.RawMessage, opts Options) (Server, error) {
 	if !opts.ACP {
-		return acpsdk.McpServer{}, fail(path+".type", ErrUnsupportedType,
+		return Server{}, fail(path+".type", ErrUnsupportedType,
 			`type "acp" (MCP over ACP) is taken only from an ACP client, once the agent's initialize response has advertised mcpCapabilities.acp (send initialize first)`)
 	}
 	id, err := requiredString(e, path, "serverId")
@@ -256,7 +249,7 @@ func parseACP(path, name string, e map[string]json.RawMessage, opts Options) (ac
 		if _, old := e["id"]; old && errors.Is(err, ErrMissing) {
 			err.Problem += ` (the ACP schema names it serverId; "id" is its old name)`
 		}
-		return acpsdk.McpServer{}, err
+		return Server{}, err
 	}
 	return ACP(name, id), nil
 }
@@ -297,13 +290,13 @@ func stringArray(raw json.RawMessage, path string) ([]string, *Error) {
 }
 
 // pairs turns {"K": "V"}, [{"name": "K", "value": "V"}] or nothing (absent
-// or null) into name/value pairs: an array's in its order, an object's
+// or null) into pairs: an array's in its order, an object's
 // sorted by key.
-func pairs(raw json.RawMessage, path string) ([][2]string, *Error) {
+func pairs(raw json.RawMessage, path string) ([]Pair, *Error) {
 	const want = `an object of strings or an array of {"name", "value"} objects`
 	switch jsonrpc.Kind(raw) {
 	case "nothing", "null":
-		return [][2]string{}, nil
+		return []Pair{}, nil
 	case "object":
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
@@ -314,15 +307,15 @@ func pairs(raw json.RawMessage, path string) ([][2]string, *Error) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		out := make([][2]string, len(keys))
+		out := make([]Pair, len(keys))
 		for i, k := range keys {
 			if k == "" {
 				return nil, fail(path, ErrEmpty, "has an empty name")
 			}
-			if json.Unmarshal(m[k], &out[i][1]) != nil {
+			if json.Unmarshal(m[k], &out[i].Value) != nil {
 				return nil, wrongKind(member(path, k), "a string", m[k])
 			}
-			out[i][0] = k
+			out[i].Name = k
 		}
 		return out, nil
 	case "array":
@@ -330,7 +323,7 @@ func pairs(raw json.RawMessage, path string) ([][2]string, *Error) {
 		if json.Unmarshal(raw, &items) != nil {
 			return nil, wrongKind(path, want, raw)
 		}
-		out := make([][2]string, len(items))
+		out := make([]Pair, len(items))
 		for i, it := range items {
 			at := fmt.Sprintf("%s[%d]", path, i)
 			var e map[string]json.RawMessage
@@ -345,12 +338,47 @@ func pairs(raw json.RawMessage, path string) ([][2]string, *Error) {
 			if !ok {
 				return nil, fail(at+".value", ErrMissing, "missing")
 			}
-			if json.Unmarshal(v, &out[i][1]) != nil {
+			if json.Unmarshal(v, &out[i].Value) != nil {
 				return nil, wrongKind(at+".value", "a string", v)
 			}
-			out[i][0] = name
+			out[i].Name = name
 		}
 		return out, nil
 	}
 	return nil, wrongKind(path, want, raw)
+}
+
+// keyValue is one member of a JSON object.
+type keyValue struct {
+	key   string
+	value json.RawMessage
+}
+
+// orderedObject decodes data, a valid JSON value at path, as an object,
+// keeping its members in order (duplicates included).
+func orderedObject(data []byte, path string) ([]keyValue, error) {
+	if jsonrpc.Kind(data) != "object" {
+		return nil, wrongKind(path, "an object", data)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // the '{'
+		return nil, fail(path, fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
+	}
+	var out []keyValue
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fail(path, fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fail(member(path, key), fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
+		}
+		out = append(out, keyValue{key: key, value: v})
+	}
+	if _, err := dec.Token(); err != nil && err != io.EOF {
+		return nil, fail(path, fmt.Errorf("%w: %w", ErrSyntax, err), "not JSON: %v", err)
+	}
+	return out, nil
 }

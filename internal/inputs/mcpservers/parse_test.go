@@ -3,10 +3,9 @@ package mcpservers_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
-
-	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
@@ -76,10 +75,11 @@ func TestParseShapes(t *testing.T) {
 			if got := testbin.JSON(t, servers); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
-			// What the agent's SDK decodes is what was meant.
-			var back []acpsdk.McpServer
+			// The normalised JSON reads back as the same servers
+			// (acp/sdkservers checks what acp-go-sdk makes of it).
+			var back []mcpservers.Server
 			if err := json.Unmarshal([]byte(testbin.JSON(t, servers)), &back); err != nil || testbin.JSON(t, back) != tc.want {
-				t.Errorf("round trip through acp-go-sdk: %v %s", err, testbin.JSON(t, back))
+				t.Errorf("round trip: %v %s", err, testbin.JSON(t, back))
 			}
 		})
 	}
@@ -167,7 +167,7 @@ func TestParseListPaths(t *testing.T) {
 		t.Errorf("ParseList(object) = %v", err)
 	}
 	servers, err := mcpservers.ParseList(json.RawMessage(`[{"name": "p", "url": "http://example.com/"}]`), "mcpServers", mcpservers.Options{})
-	if err != nil || len(servers) != 1 || servers[0].Http == nil {
+	if err != nil || len(servers) != 1 || servers[0].Transport != mcpclient.TransportHTTP {
 		t.Errorf("plain http without CheckURLs: %v %v", servers, err)
 	}
 	if _, err := mcpservers.ParseList(json.RawMessage(`[{"name": "p", "url": "http://example.com/"}]`), "", mcpservers.Options{CheckURLs: true, AllowInsecureHTTP: true}); err != nil {
@@ -240,7 +240,7 @@ func TestSpecs(t *testing.T) {
 	if testbin.JSON(t, got) != want {
 		t.Errorf("got  %s\nwant %s", testbin.JSON(t, got), want)
 	}
-	_, err = mcpservers.Specs([]acpsdk.McpServer{servers[0], {}}, "mcpServers")
+	_, err = mcpservers.Specs([]mcpservers.Server{servers[0], {}}, "mcpServers")
 	var perr *mcpservers.Error
 	if !errors.As(err, &perr) || perr.Path != "mcpServers[1]" || !errors.Is(err, mcpservers.ErrUnsupportedType) {
 		t.Errorf("Specs(empty) = %v", err)
@@ -256,13 +256,13 @@ func TestParseACP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `[{"id":"550e8400","name":"tools","type":"acp"}]`
+	const want = `[{"name":"tools","serverId":"550e8400","type":"acp"}]`
 	if got := testbin.JSON(t, servers); got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	var back []acpsdk.McpServer
-	if err := json.Unmarshal([]byte(want), &back); err != nil || back[0].Acp == nil || back[0].Acp.Id != "550e8400" {
-		t.Errorf("round trip through acp-go-sdk: %v %s", err, testbin.JSON(t, back))
+	var back []mcpservers.Server
+	if err := json.Unmarshal([]byte(want), &back); err != nil || !reflect.DeepEqual(back, servers) {
+		t.Errorf("round trip: %v %s", err, testbin.JSON(t, back))
 	}
 	for _, tc := range []struct {
 		name, list, path string
@@ -294,22 +294,18 @@ func TestParseACP(t *testing.T) {
 	}
 }
 
-// TestNamesAndBuilders: Name reads every variant; CheckNames finds a
+// TestNamesAndBuilders: an entry of no transport does not marshal; CheckNames finds a
 // duplicate; the builders never leave a nil array.
 func TestNamesAndBuilders(t *testing.T) {
-	list := []acpsdk.McpServer{
+	list := []mcpservers.Server{
 		mcpservers.Stdio("a", "cmd", nil, nil),
 		mcpservers.Remote(mcpclient.TransportHTTP, "b", "https://h/", nil),
 		mcpservers.Remote(mcpclient.TransportSSE, "c", "https://h/sse", nil),
-		{Acp: &acpsdk.McpServerAcpInline{Name: "d"}},
-		{},
+		mcpservers.ACP("d", "id-d"),
+		{Name: "e"},
 	}
-	var names []string
-	for _, s := range list {
-		names = append(names, mcpservers.Name(s))
-	}
-	if testbin.JSON(t, names) != `["a","b","c","d",""]` {
-		t.Errorf("names %q", names)
+	if _, err := json.Marshal(list[4]); !errors.Is(err, mcpservers.ErrUnsupportedType) {
+		t.Errorf("an entry of no transport marshals: %v", err)
 	}
 	if got := testbin.JSON(t, list[:3]); got != `[{"args":[],"command":"cmd","env":[],"name":"a"},{"headers":[],"name":"b","type":"http","url":"https://h/"},{"headers":[],"name":"c","type":"sse","url":"https://h/sse"}]` {
 		t.Errorf("builders: %s", got)
