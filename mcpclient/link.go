@@ -41,7 +41,7 @@ type conn struct {
 	link      link
 	transport Transport
 	init      *mcp.InitializeResult
-	schemas   *rawSchemas
+	schemas   *toolListing
 	tasks     *clientTasks // the tasks the server created (clienttasks.go)
 	listen    *listener    // subscriptions/listen on 2026-07-28 (listen.go)
 }
@@ -140,7 +140,7 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 	dl.owner.setProcessTail(p.tail)
 	tooLarge := &wire.TooLargeIDs{}
 	stdout := wire.NewJSONLines(p.stdout, dl.env.opts.MaxMessageSize, dl.logs, tooLarge, dl.reads)
-	schemas, notes, tasks := &rawSchemas{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
+	schemas, notes, tasks := &toolListing{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
 	t := wire.NewStdioTransport(stdout, p.stdin, tooLarge)
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
@@ -227,7 +227,7 @@ func (dl *dialer) dialSSE(life, ctx context.Context, spec *ServerSpec) (*conn, e
 }
 
 func (dl *dialer) dialHTTP(life, ctx context.Context, t transport.Interface, tr Transport, l *httpLink) (*conn, error) {
-	schemas, notes, tasks := &rawSchemas{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
+	schemas, notes, tasks := &toolListing{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
 	cl := dl.newClient(t, schemas, notes, tasks)
 	l.client = cl
 	cl.OnConnectionLost(func(err error) { l.lost(err) })
@@ -312,7 +312,7 @@ type dialer struct {
 // serveTask (with the connection's task table tasks) and serveRequest, and
 // the capabilities of the Options' handlers declared (tasks in the legacy
 // handshake only: handshakeCapabilities).
-func (dl *dialer) newClient(t transport.Interface, schemas *rawSchemas, notes *wire.Notices, tasks *clientTasks) *client.Client {
+func (dl *dialer) newClient(t transport.Interface, schemas *toolListing, notes *wire.Notices, tasks *clientTasks) *client.Client {
 	serve := func(ctx context.Context, req transport.JSONRPCRequest, next transport.RequestHandler) (*transport.JSONRPCResponse, error) {
 		if resp, ok := dl.requests.serveTask(ctx, tasks, req); ok {
 			return resp, nil

@@ -294,7 +294,7 @@ func (dl *dialer) dialTunnel(life, ctx context.Context, spec *ServerSpec) (*conn
 	}
 	t.conn = tc
 	l := tunnelLink{conn: tc, logger: dl.env.logger}
-	schemas, notes, tasks := &rawSchemas{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
+	schemas, notes, tasks := &toolListing{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,

@@ -31,6 +31,9 @@
 //     request whose context ended, over HTTP (LibraryCancels says where
 //     mcp-go sends it itself), so a server does not go on working for
 //     nobody; off the caller's path, and none outlives the connection.
+//   - RawSchemas keeps each tool's inputSchema as the server sent it:
+//     mcp-go's decoded schema drops a top-level anyOf, description or
+//     $schema.
 //   - BoundedBodies, the http.RoundTripper of an http or sse server's
 //     client, bounds a JSON body and each event of an event stream to the
 //     maximum message size, failing past it with ErrResponseTooLarge, and
@@ -50,6 +53,7 @@
 //	toolarge.go    TooLargeIDs: responses over the size limit answered with an error
 //	callresult.go  DecodeCallResult: tools/call results decoded without copying large texts
 //	cancel.go      Notices, LibraryCancels: the notifications/cancelled mcp-go does not send
+//	schemas.go     RawSchemas: tools' input schemas kept as the server sent them
 //	budget.go      ReadBudget: what a server's output may cost to read before reading slows
 //	httpbound.go   BoundedBodies: bounds on HTTP response bodies and SSE events
 package wire

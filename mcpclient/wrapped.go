@@ -3,7 +3,6 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -25,7 +24,7 @@ import (
 // one with wrapTransport.
 type wrapped struct {
 	transport.Interface
-	schemas *rawSchemas   // captures tools/list input schemas verbatim
+	schemas *toolListing  // captures tools/list input schemas verbatim, and the ttl
 	notes   *wire.Notices // the cancellation notices in flight; nil: mcp-go sends them
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
 	onInit  initEdit      // edits the initialize request (handshakeCapabilities); nil: none
@@ -43,7 +42,7 @@ type wrappedHTTP struct {
 // a transport.HTTPConnection, else a wrapped. Either way exactly one
 // notifications/cancelled follows a cancelled request: mcp-go's or, through
 // notes, ours.
-func wrapTransport(t transport.Interface, schemas *rawSchemas, notes *wire.Notices) transport.Interface {
+func wrapTransport(t transport.Interface, schemas *toolListing, notes *wire.Notices) transport.Interface {
 	w := wrapped{Interface: t, schemas: schemas}
 	w.probe = &probeState{}
 	switch t.(type) {
@@ -138,48 +137,18 @@ func (t wrapped) SetConnectionLostHandler(fn func(error)) {
 // 2026-07-28 it does not), so the server/discover probe is sent there too
 // (see revision.go; TestProtocolChoiceHTTP pins this).
 
-// rawSchemas keeps each tool's inputSchema exactly as the server sent it.
-// mcp-go decodes schemas into a struct that keeps only type, properties,
-// required, additionalProperties and $defs at the top level, so a top-level
-// anyOf, description or $schema would be lost; tools are handed on with
-// these raw schemas instead. Safe for concurrent use.
-type rawSchemas struct {
-	mu  sync.Mutex
-	m   map[string]json.RawMessage
+// toolListing is what a connection keeps of its tools/list pages: the
+// raw input schemas (wire.RawSchemas) and the shortest ttlMs (listTTL).
+type toolListing struct {
+	raw wire.RawSchemas
 	ttl listTTL // the listing's ttlMs (2026-07-28; see revision.go)
 }
 
-func (r *rawSchemas) capture(result json.RawMessage) {
-	r.ttl.capture(result)
-	var page struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
-	}
-	if json.Unmarshal(result, &page) != nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]json.RawMessage{}
-	}
-	for _, t := range page.Tools {
-		if len(t.InputSchema) > 0 {
-			r.m[t.Name] = t.InputSchema
-		}
-	}
+// capture keeps what a tools/list result page says.
+func (l *toolListing) capture(result json.RawMessage) {
+	l.ttl.capture(result)
+	l.raw.Capture(result)
 }
 
 // apply replaces the decoded input schemas of tools by the raw ones.
-func (r *rawSchemas) apply(tools []mcp.Tool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range tools {
-		if raw, ok := r.m[tools[i].Name]; ok {
-			tools[i].RawInputSchema = raw
-			tools[i].InputSchema = mcp.ToolInputSchema{}
-		}
-	}
-}
+func (l *toolListing) apply(tools []mcp.Tool) { l.raw.Apply(tools) }
