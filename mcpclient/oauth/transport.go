@@ -38,15 +38,36 @@ func (c *Client) RoundTripper(base http.RoundTripper) http.RoundTripper {
 	return &roundTripper{c: c, base: base}
 }
 
+// tokenAuthority is what a round tripper asks of its Client: whether a
+// request goes to the server, the token to send and how to send it, what
+// the answers teach (nonces, challenges) and how to get a better token.
+type tokenAuthority interface {
+	serves(u *url.URL) bool
+	accessToken(ctx context.Context) (string, error)
+	authorize(req *http.Request, tok string) error
+	noteNonce(h http.Header, rs bool)
+	noteChallenge(ch challenge)
+	retries(status int) int
+	dropToken(tok string, reason error)
+	needsAuth(status int, ch challenge) error
+	stepUp(ctx context.Context, ch challenge) (string, error)
+	recoverToken(ctx context.Context, stale string, refusal *challenge) (string, error)
+}
+
+// roundTripper is the http.RoundTripper of [Client.RoundTripper].
 type roundTripper struct {
-	c    *Client
+	c    tokenAuthority
 	base http.RoundTripper
 }
+
+// serves reports whether u is on the origin of the Client's server: only
+// such requests carry its token.
+func (c *Client) serves(u *url.URL) bool { return sameOrigin(u, c.serverURL) }
 
 // RoundTrip implements http.RoundTripper.
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := t.c
-	if !sameOrigin(req.URL, c.serverURL) {
+	if !c.serves(req.URL) {
 		return t.base.RoundTrip(req)
 	}
 	getBody, err := rewindable(req)
