@@ -274,6 +274,19 @@ func (sc *sessionConfig) runOptions(o *gateway.RunOptions) {
 	o.Output = sc.outputLimits()
 }
 
+// mediaLimits are the session's bounds on the images and audio sent to
+// the model (zero fields: the provider's).
+func (sc *sessionConfig) mediaLimits() gateway.MediaLimits {
+	var m gateway.MediaLimits
+	if l := sc.limits.MaxImageBytes; l != nil {
+		m.MaxPartBytes = *l
+	}
+	if l := sc.limits.MaxImages; l != nil {
+		m.MaxParts = *l
+	}
+	return m
+}
+
 // outputLimits are the session's caps on what the model writes (zero
 // fields: the gateway's defaults).
 func (sc *sessionConfig) outputLimits() gateway.OutputLimits {

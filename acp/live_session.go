@@ -66,6 +66,9 @@ type liveSession struct {
 	res     resourceState // mentioned resources, advertised commands (resources.go)
 	// compactor keeps history within the model's window (compaction.go).
 	compactor *compact.Compactor
+	// media decides which images and audio reach the session's model
+	// (its limits, set on every turn; an endpoint that refused them).
+	media gateway.MediaGate
 }
 
 // sessionState is what liveSession.mu guards: what the configuration
@@ -461,7 +464,9 @@ func (s *liveSession) prepareRun(cf *agentConfig, run *gateway.RunOptions, prior
 		st.cfg.runOptions(run)
 		_, run.ContextWindow, _ = s.current(cf, st.cfg)
 		s.compaction(run, st.cfg)
+		s.media.SetLimits(st.cfg.mediaLimits())
 	})
+	run.Media = &s.media
 }
 
 // bridgeOptions is the bridge's options of the session's configuration
@@ -476,6 +481,7 @@ func (s *liveSession) bridgeOptions(cf *agentConfig) *bridge.Options {
 type samplingTerms struct {
 	pol     samplingPolicy
 	limits  gateway.OutputLimits
+	media   *gateway.MediaGate // the session's: what images and audio reach the model
 	trusted bool
 	always  string            // the "always" decision about the server ("": none)
 	limiter *ratelimit.Window // nil: no rate limit
@@ -488,6 +494,8 @@ func (s *liveSession) samplingTerms(server string) samplingTerms {
 	s.update(func(st *sessionState) {
 		t.pol = st.cfg.samplingFor(server)
 		t.limits = st.cfg.outputLimits()
+		s.media.SetLimits(st.cfg.mediaLimits())
+		t.media = &s.media
 		t.trusted, t.always = st.cfg.trusted[server], st.always[samplingKey(server)]
 		t.limiter = st.samplingLimiter(server, t.pol.perMinute)
 	})

@@ -67,6 +67,8 @@ func (ur *userRequests) sample(ctx context.Context, s askSession, req mcpclient.
 		return mcpclient.SamplingResult{}, &mcpclient.RequestError{Code: mcpclient.CodeUserRejected, Message: "the user rejected the sampling request"}
 	}
 	ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusInProgress, preview)
+	// Its images and audio reach the model as the session's do.
+	mreq.Messages, _ = terms.media.Prepare(model, mreq.Messages)
 	resp, err := gateway.Complete(ctx, model, mreq, limits, nil)
 	if err != nil {
 		ur.peer.cardStatus(s, card, acpsdk.ToolCallStatusFailed, preview+"\n\nThe model failed: "+err.Error())

@@ -25,10 +25,18 @@ func ExplainStatus(baseURL, model string, code int, msg string) error {
 		return fmt.Errorf("%w: %s is rate limiting requests (429: %s), still after retries; wait and try again", ErrProvider, baseURL, msg)
 	case code >= 500:
 		return fmt.Errorf("%w: %s failed (%d: %s), still after retries", ErrProvider, baseURL, code, msg)
+	case code == http.StatusBadRequest || code == http.StatusUnsupportedMediaType || code == http.StatusUnprocessableEntity:
+		return fmt.Errorf("%w: %w: %s answered %d: %s", ErrProvider, ErrRequestRefused, baseURL, code, msg)
 	default:
 		return fmt.Errorf("%w: %s answered %d: %s", ErrProvider, baseURL, code, msg)
 	}
 }
+
+// ErrRequestRefused is wrapped, with ErrProvider, by a Provider's error
+// when the endpoint refused a request as one it cannot take (400, 415,
+// 422): for a request with images or audio, the Runner takes that as the
+// endpoint refusing them (MediaGate).
+var ErrRequestRefused = errors.New("the endpoint refused the request")
 
 // ExplainFailure explains err, a request to the model endpoint at baseURL
 // that got no error answer: a network error says the endpoint cannot be

@@ -160,6 +160,10 @@ type RunOptions struct {
 	System string
 	// Output bounds what each model call of the turn may write.
 	Output OutputLimits
+	// Media decides which images and audio of the conversation each model
+	// call sends (nil: the provider's bounds alone); it remembers, for the
+	// session, an endpoint that refused them.
+	Media *MediaGate
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -335,16 +339,35 @@ func (r *Runner) complete(ctx context.Context, opts *RunOptions, conv *conversat
 }
 
 // call makes one model call, its output bounded by opts.Output: text and
-// thinking go to the sink as they stream in, up to the cap.
+// thinking go to the sink as they stream in, up to the cap. The request's
+// images and audio are what opts.Media lets through; when the endpoint
+// refuses a request that carries some (ErrRequestRefused), the session's
+// gate is told, and the request goes once more with notes in their place.
 func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, sink Sink) (ModelResponse, map[string]*Result, error) {
-	return complete(ctx, opts.Model, req, opts.Output, func(d Delta) {
+	gate := opts.Media
+	if gate == nil {
+		gate = &MediaGate{}
+	}
+	onDelta := func(d Delta) {
 		if d.Thinking != "" {
 			sink(Event{Kind: EventThinking, Text: d.Thinking})
 		}
 		if d.Text != "" {
 			sink(Event{Kind: EventText, Text: d.Text})
 		}
-	})
+	}
+	sent := req
+	var media int
+	sent.Messages, media = gate.Prepare(opts.Model, req.Messages)
+	resp, preset, err := complete(ctx, opts.Model, sent, opts.Output, onDelta)
+	if media > 0 && errors.Is(err, ErrRequestRefused) && ctx.Err() == nil {
+		if gate.Refuse() {
+			r.opts.Logger.Warn("the model endpoint refused a request with images or audio; the session sends none from now on", "session", opts.Key, "err", err)
+		}
+		sent.Messages, _ = gate.Prepare(opts.Model, req.Messages)
+		resp, preset, err = complete(ctx, opts.Model, sent, opts.Output, onDelta)
+	}
+	return resp, preset, err
 }
 
 // fit asks the session's compactor to make req fit (overflowed: the

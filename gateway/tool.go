@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -148,9 +149,15 @@ type Result struct {
 	Structured json.RawMessage `json:"structured,omitempty"`
 	// IsError marks a failed call.
 	IsError bool `json:"isError,omitempty"`
-	// ForModel is what the model is given. If empty, the text of Content
-	// is used. (A tool from elsewhere frames untrusted content here.)
+	// ForModel is what the model is given as text. If empty, the text of
+	// Content is used. (A tool from elsewhere frames untrusted content
+	// here.)
 	ForModel string `json:"forModel,omitempty"`
+	// ModelContent, when set, is what the model is given, part by part:
+	// text, and images and audio (Data, MIMEType) with the text that
+	// frames them; ForModel is then its text alone, for what reads text
+	// only. See ModelParts.
+	ModelContent []Content `json:"modelContent,omitempty"`
 }
 
 // ErrorResult returns a failed result carrying msg.
@@ -173,6 +180,34 @@ func (r *Result) ModelText() string {
 		return t
 	}
 	return "(empty result)"
+}
+
+// ModelParts is what the model is given for r, part by part: ModelContent
+// when set; else, when Content holds images or audio, its parts in order
+// (text as is, images and audio as parts, everything else as PlainText
+// says it; ForModel, when set, in place of the text); else the one text
+// part of ModelText. Which parts reach a model is its provider's to say
+// (MediaGate.Prepare): what it does not take becomes a note.
+func (r *Result) ModelParts() []Content {
+	if r.ModelContent != nil {
+		return r.ModelContent
+	}
+	if !slices.ContainsFunc(r.Content, IsMedia) {
+		return []Content{{Type: ContentText, Text: r.ModelText()}}
+	}
+	var out []Content
+	if r.ForModel != "" {
+		out = append(out, Content{Type: ContentText, Text: r.ForModel})
+	}
+	for _, c := range r.Content {
+		switch {
+		case IsMedia(c):
+			out = append(out, c)
+		case r.ForModel == "":
+			out = append(out, Content{Type: ContentText, Text: PlainText([]Content{c})})
+		}
+	}
+	return out
 }
 
 // PlainText renders content as text for a model: text as is, everything

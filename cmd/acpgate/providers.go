@@ -22,11 +22,16 @@ const modelProviders = true
 func newProvider(s config.Model, apiKey string, headers map[string]string) (gateway.Provider, error) {
 	switch s.ResolvedProvider() {
 	case config.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget})
+		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget,
+			NoImages: isFalse(s.Vision)})
 	default:
-		return openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
+		return openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey),
+			NoImages: isFalse(s.Vision), Audio: s.Audio != nil && *s.Audio})
 	}
 }
+
+// isFalse reports whether an optional setting is set to false.
+func isFalse(set *bool) bool { return set != nil && !*set }
 
 // cacheKeyMode is the provider's prompt_cache_key mode for
 // model.promptCacheKey (nil: the provider's default).

@@ -90,6 +90,9 @@ type Config struct {
 	MaxRetries int
 	// HTTPClient replaces the default HTTP client.
 	HTTPClient *http.Client
+	// NoImages says the model takes no images (model.vision false): every
+	// image becomes a note.
+	NoImages bool
 }
 
 // Provider talks to one model of the Messages API. Safe for concurrent

@@ -200,15 +200,21 @@ func messages(in []gateway.Message) []anthropic.MessageParam {
 				open = calls
 			}
 		case gateway.RoleTool:
-			text := "(no result)"
+			parts := []gateway.Content{{Type: gateway.ContentText, Text: "(no result)"}}
 			if m.Result != nil {
-				text = m.Result.ModelText()
+				parts = m.Result.ModelParts()
 			}
 			if i := slices.Index(open, m.ToolCallID); i >= 0 {
 				open = slices.Delete(open, i, i+1)
-				results = append(results, toolResult(m.ToolCallID, text, m.Result != nil && m.Result.IsError))
+				results = append(results, toolResultParts(m.ToolCallID, parts, m.Result != nil && m.Result.IsError))
 			} else {
-				rest = append(rest, anthropic.NewTextBlock(fmt.Sprintf("[result of the tool call %s (%s)]\n%s", m.ToolCallID, m.ToolName, text)))
+				head := fmt.Sprintf("[result of the tool call %s (%s)]\n", m.ToolCallID, m.ToolName)
+				if len(parts) > 0 && parts[0].Type == gateway.ContentText {
+					parts = slices.Concat([]gateway.Content{{Type: gateway.ContentText, Text: head + parts[0].Text}}, parts[1:])
+				} else {
+					parts = slices.Concat([]gateway.Content{{Type: gateway.ContentText, Text: head}}, parts)
+				}
+				rest = append(rest, userBlocks(parts)...)
 			}
 		case gateway.RoleUser:
 			closeOpen()
@@ -221,7 +227,31 @@ func messages(in []gateway.Message) []anthropic.MessageParam {
 
 // toolResult is a tool_result block with text.
 func toolResult(id, text string, isError bool) anthropic.ContentBlockParamUnion {
-	r := anthropic.ToolResultBlockParam{ToolUseID: id, Content: []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: text}}}}
+	return toolResultParts(id, []gateway.Content{{Type: gateway.ContentText, Text: text}}, isError)
+}
+
+// toolResultParts is a tool_result block with the parts of a result: text
+// blocks, and image blocks for the images the API takes (the API takes
+// both inside a tool_result); anything else as text that says what it is.
+// Empty text is left out, unless nothing else is there.
+func toolResultParts(id string, parts []gateway.Content, isError bool) anthropic.ContentBlockParamUnion {
+	r := anthropic.ToolResultBlockParam{ToolUseID: id}
+	for _, c := range parts {
+		switch {
+		case c.Type == gateway.ContentText:
+			if c.Text != "" {
+				r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: c.Text}})
+			}
+		case c.Type == gateway.ContentImage && imageType(c.MIMEType):
+			img := anthropic.NewImageBlockBase64(c.MIMEType, c.Data)
+			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: img.OfImage})
+		default:
+			r.Content = append(r.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: gateway.PlainText([]gateway.Content{c})}})
+		}
+	}
+	if len(r.Content) == 0 {
+		r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: "(empty result)"}}}
+	}
 	if isError {
 		r.IsError = anthropic.Bool(true)
 	}
@@ -267,13 +297,29 @@ func nativeMessage(blocks json.RawMessage) anthropic.MessageParam {
 	return anthropic.MessageParam{OfAssistant: &a}
 }
 
+// ImageTypes are the MIME types of the images the Messages API takes
+// (Anthropic's vision documentation: JPEG, PNG, GIF, WebP).
+var imageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+
 // imageType reports whether the API takes images of MIME type t.
-func imageType(t string) bool {
-	switch t {
-	case "image/jpeg", "image/png", "image/gif", "image/webp":
-		return true
+func imageType(t string) bool { return slices.Contains(imageTypes, t) }
+
+// The API's documented bounds on images (Anthropic's vision
+// documentation): at most 5 MB of base64 per image (MaxImageBytes is the
+// decoded size of that much base64) and 100 images per request.
+const (
+	MaxImageBytes = 5 << 20 / 4 * 3
+	MaxImages     = 100
+)
+
+// Media implements gateway.MediaTaker: images of the types the API takes,
+// within its bounds, unless the configuration says the model takes none
+// (Config.NoImages); the API takes no audio.
+func (p *Provider) Media() gateway.MediaSupport {
+	if p.cfg.NoImages {
+		return gateway.MediaSupport{}
 	}
-	return false
+	return gateway.MediaSupport{ImageTypes: imageTypes, MaxPartBytes: MaxImageBytes, MaxParts: MaxImages}
 }
 
 // userBlocks converts the user's input: text as text, images the API

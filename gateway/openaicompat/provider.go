@@ -54,6 +54,12 @@ type Config struct {
 	// only: a server that rejects fields it does not know (some do) must
 	// not get it unasked.
 	CacheKey CacheKeyMode
+	// NoImages says the model takes no images (model.vision false);
+	// Audio says it takes audio (model.audio), sent as input_audio
+	// parts. Without them every image, or every audio clip, becomes a
+	// note.
+	NoImages bool
+	Audio    bool
 }
 
 // CacheKeyMode is Config.CacheKey.
@@ -191,12 +197,7 @@ func (p *Provider) params(req gateway.ModelRequest) (openai.ChatCompletionNewPar
 	if req.System != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
-	for _, m := range req.Messages {
-		msg, ok := message(m)
-		if ok {
-			params.Messages = append(params.Messages, msg)
-		}
-	}
+	params.Messages = append(params.Messages, messages(req.Messages)...)
 	for _, t := range req.Tools {
 		var schema map[string]any
 		if err := json.Unmarshal(t.Parameters, &schema); err != nil {
@@ -234,12 +235,6 @@ func message(m gateway.Message) (openai.ChatCompletionMessageParamUnion, bool) {
 			})
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
-	case gateway.RoleTool:
-		text := "(no result)"
-		if m.Result != nil {
-			text = m.Result.ModelText()
-		}
-		return openai.ToolMessage(text, m.ToolCallID), true
 	}
 	return openai.ChatCompletionMessageParamUnion{}, false
 }
@@ -255,12 +250,13 @@ func userMessage(content []gateway.Content) openai.ChatCompletionMessageParamUni
 		switch c.Type {
 		case gateway.ContentText:
 			s = c.Text
-		case gateway.ContentImage:
-			onlyText = false
-			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
-				URL: "data:" + c.MIMEType + ";base64," + c.Data,
-			}))
-			continue
+		case gateway.ContentImage, gateway.ContentAudio:
+			if part, ok := mediaPart(c); ok {
+				onlyText = false
+				parts = append(parts, part)
+				continue
+			}
+			s = gateway.PlainText([]gateway.Content{c})
 		default:
 			s = gateway.PlainText([]gateway.Content{c})
 		}

@@ -79,6 +79,9 @@ func (r *report) check(c *Config) {
 				r.errorAt(at, err, "%v", err)
 			}
 		}
+		if m.v.Audio != nil && *m.v.Audio && m.v.ResolvedProvider() == ProviderAnthropic {
+			r.warn(child(m.loc, "audio"), "no effect: the anthropic API takes no audio (audio reaches the model as a note)")
+		}
 		r.values(m.loc, map[string]string{"apiKey": m.v.APIKey})
 		r.values(child(m.loc, "headers"), m.v.Headers)
 	}

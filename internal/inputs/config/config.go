@@ -76,6 +76,11 @@ type Model struct {
 	// them.
 	Thinking       string `json:"thinking,omitzero"`
 	ThinkingBudget int    `json:"thinkingBudget,omitzero"`
+	// Vision says whether the model takes images (nil: it does); Audio
+	// whether it takes audio (nil: it does not; the anthropic provider
+	// takes none). What the model does not take reaches it as a note.
+	Vision *bool `json:"vision,omitempty"`
+	Audio  *bool `json:"audio,omitempty"`
 }
 
 // Limits bounds what a session may use. A nil field is not set (the caller
@@ -127,6 +132,13 @@ type Limits struct {
 	// per minute (>= 0; 0: no limit). A server's own settings win.
 	SamplingMaxTokens *int `json:"samplingMaxTokens,omitempty"`
 	SamplingPerMinute *int `json:"samplingPerMinute,omitempty"`
+	// MaxImageBytes bounds one image or audio clip sent to the model, in
+	// bytes of its decoded data (> 0; unset: the provider's documented
+	// bound); MaxImages the images and audio clips of one model request
+	// (> 0; unset: the provider's), the newest kept. Neither raises the
+	// provider's bound.
+	MaxImageBytes *int `json:"maxImageBytes,omitempty"`
+	MaxImages     *int `json:"maxImages,omitempty"`
 }
 
 // SamplingMode says whether an MCP server may use the session's model.

@@ -121,7 +121,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 
 // Over returns m with the set fields of o over it: o's non-empty Provider,
 // BaseURL, Model, APIKey, ContextWindow, Thinking and ThinkingBudget, and
-// its Headers, Choices, Pricing and PromptCacheKey when non-nil (each
+// its Headers, Choices, Pricing, PromptCacheKey, Vision and Audio when non-nil (each
 // replacing m's whole). When o names another model, m's
 // ContextWindow and Pricing, which were said of m's model, are dropped
 // unless o sets its own.
@@ -158,6 +158,12 @@ func (m Model) Over(o Model) Model {
 	}
 	if o.Pricing != nil {
 		m.Pricing = o.Pricing
+	}
+	if o.Vision != nil {
+		m.Vision = o.Vision
+	}
+	if o.Audio != nil {
+		m.Audio = o.Audio
 	}
 	if o.PromptCacheKey != nil {
 		m.PromptCacheKey = o.PromptCacheKey

@@ -129,8 +129,12 @@
 //	    bytes 'a's. With log_first, a notifications/message {level "info",
 //	    data "big result follows"} is sent first (over http that makes the
 //	    answer an event stream).
-//	image {}                     One image content: a 1x1 PNG, mimeType
-//	    image/png.
+//	image {variant?: string, bytes?: integer}  One image content: a 1x1
+//	    PNG, mimeType image/png. variant "tiff": a TIFF header, image/tiff;
+//	    "broken": text that is not base64, image/png; "big": the PNG's
+//	    bytes padded with zeros to bytes bytes; "mislabelled": the PNG as
+//	    image/jpeg; "resource": the PNG as an embedded blob resource
+//	    {uri test://image.png, mimeType image/png}.
 //	audio {}                     One audio content: a 44-byte empty WAV file,
 //	    mimeType audio/wav.
 //	mixed {}                     Five blocks, in order: text "mixed content";

@@ -39,6 +39,30 @@ var wavBase64 = func() string {
 	return base64.StdEncoding.EncodeToString(b)
 }()
 
+// imageVariant is the image tool's content for variant: the 1x1 PNG
+// (""), a TIFF header labelled image/tiff ("tiff"), text that is not
+// base64 labelled image/png ("broken"), the PNG's signature padded to size
+// bytes ("big"), the PNG labelled image/jpeg ("mislabelled"), or the PNG
+// as an embedded blob resource test://image.png ("resource").
+func imageVariant(variant string, size int) mcp.Content {
+	switch variant {
+	case "tiff":
+		return mcp.NewImageContent(base64.StdEncoding.EncodeToString([]byte("II*\x00\x08\x00\x00\x00")), "image/tiff")
+	case "broken":
+		return mcp.NewImageContent("this is not base64!", "image/png")
+	case "big":
+		png, _ := base64.StdEncoding.DecodeString(pngBase64)
+		b := make([]byte, max(size, len(png)))
+		copy(b, png)
+		return mcp.NewImageContent(base64.StdEncoding.EncodeToString(b), "image/png")
+	case "mislabelled":
+		return mcp.NewImageContent(pngBase64, "image/jpeg")
+	case "resource":
+		return mcp.NewEmbeddedResource(mcp.BlobResourceContents{URI: "test://image.png", MIMEType: "image/png", Blob: pngBase64})
+	}
+	return mcp.NewImageContent(pngBase64, "image/png")
+}
+
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 func text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
@@ -142,9 +166,11 @@ func (a *app) addTools() {
 	})
 
 	s.AddTool(mcp.NewTool("image",
-		mcp.WithDescription("Returns a 1x1 PNG image content."),
-	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewImageContent(pngBase64, "image/png")}}, nil
+		mcp.WithDescription("Returns a 1x1 PNG image content (variant: another image)."),
+		mcp.WithString("variant", mcp.Description("tiff, broken, big (with bytes), mislabelled or resource.")),
+		mcp.WithNumber("bytes", mcp.Description("The decoded size of the big variant.")),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{imageVariant(req.GetString("variant", ""), req.GetInt("bytes", 0))}}, nil
 	})
 
 	s.AddTool(mcp.NewTool("audio",
