@@ -39,6 +39,7 @@ type commandState interface {
 	configProfile() string
 	takeConfig(sc sessionConfig)
 	historySize() (messages, bytes int)
+	historyMedia() (images, audio, bytes int)
 	fitInput(cf *agentConfig) (history gateway.History, window int)
 	waitServers(ctx context.Context, pe *peer, found func() bool)
 	systemPromptFor(ctx context.Context, cf *agentConfig) (sysprompt.Prompt, []sysprompt.Skipped)
@@ -248,6 +249,14 @@ func (s *liveSession) systemPromptFor(ctx context.Context, cf *agentConfig) (sys
 
 // historySize implements commandSession.
 func (v commandView) historySize() (messages, bytes int) { return v.sess.historySize() }
+
+func (v commandView) historyMedia() (images, audio, bytes int) { return v.sess.historyMedia() }
+
+// historyMedia counts the images and audio of the session's history.
+func (s *liveSession) historyMedia() (images, audio, bytes int) {
+	s.update(func(st *sessionState) { images, audio, bytes = gateway.MediaCount(st.history) })
+	return images, audio, bytes
+}
 
 // historySize is the number of messages in the session's history and its
 // size as JSON.

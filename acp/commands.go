@@ -109,6 +109,9 @@ type commandSession interface {
 	// historySize is the size of the conversation the model has: its
 	// messages and their bytes as stored.
 	historySize() (messages, bytes int)
+	// historyMedia counts the images and audio clips of the conversation
+	// and their bytes of base64.
+	historyMedia() (images, audio, bytes int)
 	// compact summarises every turn of the conversation but the last now
 	// with the session's model (focus: what the summary should keep above
 	// all), calling started when the compaction starts; nil when there is

@@ -118,6 +118,9 @@ func (f *fakeSession) systemPrompt(context.Context, *agentConfig) (sysprompt.Pro
 // historySize implements commandSession.
 func (f *fakeSession) historySize() (int, int) { return 0, 0 }
 
+// historyMedia implements commandSession.
+func (f *fakeSession) historyMedia() (int, int, int) { return 0, 0, 0 }
+
 // compact implements commandSession.
 func (f *fakeSession) compact(context.Context, *agentConfig, string, func()) (*gateway.Compaction, error) {
 	return nil, errNoModel

@@ -63,9 +63,10 @@ func (s *liveSession) compaction(run *gateway.RunOptions, cfg sessionConfig) {
 func (t *turnLog) addHistory(msgs []gateway.Message, history gateway.History) {
 	t.s.addHistory(msgs, history)
 	if history != nil {
-		t.persist(recHistory, history)
+		t.persist(recHistory, t.storedMessages(history))
 		return
 	}
+	msgs = t.storedMessages(msgs)
 	// The last assistant messages are the turn's answers, whose words
 	// the chunk records hold already.
 	first := -len(t.answers.answers)
@@ -83,6 +84,16 @@ func (t *turnLog) addHistory(msgs []gateway.Message, history gateway.History) {
 		t.persist(recMessage, t.answers.stored(m, i-first, t.redact))
 		i++
 	}
+}
+
+// storedMessages is msgs as the session log keeps them: their large
+// images and audio as blob records, written now (blobs.go).
+func (t *turnLog) storedMessages(msgs []gateway.Message) []gateway.Message {
+	return storedMessages(msgs, func(b storedBlob) {
+		if t.s.blobs().add(b.SHA256) && !t.persist(recBlob, b) {
+			t.s.blobs().forget(b.SHA256)
+		}
+	})
 }
 
 // compactionStarted tells a client that advertised session.compaction

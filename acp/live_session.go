@@ -69,6 +69,8 @@ type liveSession struct {
 	// media decides which images and audio reach the session's model
 	// (its limits, set on every turn; an endpoint that refused them).
 	media gateway.MediaGate
+	// written is the blobs written to the session log (blobs.go).
+	written blobSet
 }
 
 // sessionState is what liveSession.mu guards: what the configuration

@@ -109,6 +109,7 @@ type turnSession interface {
 	titled() bool
 	updateMeta(f func(m *session.Meta)) error
 	appendRecord(kind string, v any) error
+	blobs() *blobSet
 	syncSoon()
 }
 
@@ -226,6 +227,9 @@ func (s *liveSession) syncSoon() { s.store.SyncSoon() }
 
 // appendRecord appends a record of kind to the session's log.
 func (s *liveSession) appendRecord(kind string, v any) error { return s.store.Append(kind, v) }
+
+// blobs is which blobs the session wrote to its log (blobs.go).
+func (s *liveSession) blobs() *blobSet { return &s.written }
 
 // titled reports whether the session has a title.
 func (s *liveSession) titled() bool { return s.store.Meta().Title != "" }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/acp/clientws"
+	"github.com/acpgate/acpgate/gateway/compact"
 	"github.com/acpgate/acpgate/gateway/plan"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/gateway/workspace"
@@ -215,6 +216,10 @@ func (co *commands) contextReport(ctx context.Context, s commandSession) string 
 		}
 	}
 	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(stored))
+	if images, audio, data := s.historyMedia(); images+audio > 0 {
+		fmt.Fprintf(&b, "- of which %d images and %d audio clips: %d bytes of base64, ~%d tokens (%d each, as the compaction counts them)\n",
+			images, audio, data, (images+audio)*compact.MediaTokens, compact.MediaTokens)
+	}
 	b.WriteString("\nTokens are estimated (bytes ÷ 4). The system prompt as the model gets it:\n\n")
 	fence := strings.Repeat("`", max(3, longestRun(p.Text, '`')+1))
 	fmt.Fprintf(&b, "%stext\n%s\n%s", fence, p.Text, fence)

@@ -390,14 +390,19 @@ func (tu *turns) replay(s turnSession, records []session.Record) {
 func history(records []session.Record) gateway.History {
 	var h gateway.History
 	var chunks storedChunks
+	blobs := blobIndex{}
 	for _, r := range records {
 		switch r.Kind {
 		case recUpdate:
 			chunks.add(r)
+		case recBlob:
+			blobs.add(r.Data)
 		case recHistory:
 			h = replaceHistory(h, r.Data)
+			blobs.resolve(h)
 		case recMessage:
 			if m, ok := chunks.message(r.Data); ok {
+				blobs.resolve([]gateway.Message{m})
 				h = append(h, m)
 			}
 		}

@@ -254,7 +254,7 @@ func base64Size(data string) (int, bool) {
 			return 0, false
 		}
 	}
-	if _, err := base64.StdEncoding.DecodeString(data[len(data)-4:]); err != nil {
+	if _, err := base64.StdEncoding.Strict().DecodeString(data[len(data)-4:]); err != nil {
 		return 0, false // padding bits that are not zero, or a lone '='
 	}
 	return len(data)/4*3 - pad, true

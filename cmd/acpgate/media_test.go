@@ -1,7 +1,10 @@
 package main_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,20 +18,47 @@ import (
 const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
 // imageCalls are the image tool's calls of the media tests, by id: the
-// PNG, a TIFF, broken base64, a PNG over the limit, a PNG labelled JPEG,
+// PNG, a TIFF, broken base64, a PNG over the limit, one within it (large
+// enough for the session log to keep it as a blob), a PNG labelled JPEG,
 // the PNG as an embedded blob resource.
 var imageCalls = []struct{ id, args string }{
 	{"c_png", `{}`},
 	{"c_tiff", `{"variant":"tiff"}`},
 	{"c_broken", `{"variant":"broken"}`},
-	{"c_big", `{"variant":"big","bytes":5000}`},
+	{"c_big", `{"variant":"big","bytes":8000}`},
+	{"c_large", `{"variant":"big","bytes":5000}`},
 	{"c_label", `{"variant":"mislabelled"}`},
 	{"c_res", `{"variant":"resource"}`},
 }
 
-// mediaConfig bounds an image at 1,000 bytes; audio is taken where the
+// mediaConfig bounds an image at 6,000 bytes; audio is taken where the
 // provider can.
-const mediaConfig = `{"limits": {"maxImageBytes": 1000}, "model": {"audio": true}}`
+const mediaConfig = `{"limits": {"maxImageBytes": 6000}, "model": {"audio": true}}`
+
+// largePNG is the base64 of the image tool's big variant of 5,000 bytes.
+var largePNG = func() string {
+	png, _ := base64.StdEncoding.DecodeString(tinyPNG)
+	b := make([]byte, 5000)
+	copy(b, png)
+	return base64.StdEncoding.EncodeToString(b)
+}()
+
+// checkLogBlobs checks that the session log of sid under state keeps the
+// large image's data as one blob record, referred to by the history: its
+// base64 appears twice, in the blob and in the client's replay copy of
+// the call (the tool_call_update).
+func checkLogBlobs(t *testing.T, state string, sid acpsdk.SessionId) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(state, "sessions", string(sid), "log.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(raw)
+	if n := strings.Count(log, largePNG); n != 2 || !strings.Contains(log, `{"k":"blob"`) || !strings.Contains(log, "blob:sha256:") {
+		t.Errorf("the large image is in the log %d times (want 2: the blob, the client's copy); blob record %v, reference %v",
+			n, strings.Contains(log, `{"k":"blob"`), strings.Contains(log, "blob:sha256:"))
+	}
+}
 
 // TestToolImagesReachOpenAIModel: a step whose results hold images, audio
 // and images the model cannot take, through the binary to an
@@ -63,6 +93,11 @@ func TestToolImagesReachOpenAIModel(t *testing.T) {
 	if got := agentText(a.client.all()); got != "I see a pixel." {
 		t.Fatalf("answer %q", got)
 	}
+	before := len(a.client.all())
+	prompt(t, a, sid, "/context")
+	if got := agentText(a.client.all()[before:]); !strings.Contains(got, "- of which 7 images and 1 audio clips: ") {
+		t.Errorf("/context does not count the media:\n%s", got)
+	}
 	prompt(t, a, sid, "and now?")
 	reqs := llm.Requests()
 	if len(reqs) != 3 {
@@ -76,6 +111,7 @@ func TestToolImagesReachOpenAIModel(t *testing.T) {
 
 	_ = a.stdin.Close()
 	<-a.exited
+	checkLogBlobs(t, state, sid)
 	b := startAgent(t, state, args...)
 	if _, err := b.conn.LoadSession(ctx30(t), acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}}); err != nil {
 		t.Fatal(err)
@@ -132,7 +168,8 @@ func checkOpenAIImages(t *testing.T, r fakellm.Request) {
 		"c_png":    "[image 1 of this result (image/png, 96 bytes base64) follows in the user message after the tool results]",
 		"c_tiff":   `[image not sent to the model: the model does not take "image/tiff"`,
 		"c_broken": "[image not sent to the model: its data (19 bytes) is not valid base64]",
-		"c_big":    "[image not sent to the model: image/png of 5000 bytes, over the limit of 1000 bytes per part]",
+		"c_big":    "[image not sent to the model: image/png of 8000 bytes, over the limit of 6000 bytes per part]",
+		"c_large":  "[image 1 of this result (image/png, 6668 bytes base64) follows",
 		"c_label":  "[image 1 of this result (image/png, 96 bytes base64) follows",
 		"c_res":    "[image 1 of this result (image/png, 96 bytes base64) follows",
 		"c_audio":  "[audio 1 of this result (audio/wav, 60 bytes base64) follows",
@@ -159,7 +196,7 @@ func checkOpenAIImages(t *testing.T, r fakellm.Request) {
 		switch p.Type {
 		case "image_url":
 			images++
-			if p.ImageURL.URL != "data:image/png;base64,"+tinyPNG {
+			if p.ImageURL.URL != "data:image/png;base64,"+tinyPNG && p.ImageURL.URL != "data:image/png;base64,"+largePNG {
 				t.Errorf("image part %s", raw)
 			}
 		case "input_audio":
@@ -173,7 +210,7 @@ func checkOpenAIImages(t *testing.T, r fakellm.Request) {
 			}
 		}
 	}
-	if images != 3 || audio != 1 || frames != 4 {
+	if images != 4 || audio != 1 || frames != 5 {
 		t.Errorf("%d images, %d audio clips, %d frames in the user message: %s", images, audio, frames, mustJSON(after))
 	}
 	if n := strings.Count(string(r.Raw), tinyPNG); n != 3 {
@@ -200,7 +237,7 @@ func TestToolImagesReachAnthropicModel(t *testing.T) {
 	)
 	defer claude.Close()
 	state, cwd := t.TempDir(), t.TempDir()
-	args := []string{"--config", writeConfig(t, `{"limits": {"maxImageBytes": 1000}}`), "--provider", "anthropic", "--base-url", claude.URL, "--model", fakeanthropic.DefaultModel}
+	args := []string{"--config", writeConfig(t, `{"limits": {"maxImageBytes": 6000}}`), "--provider", "anthropic", "--base-url", claude.URL, "--model", fakeanthropic.DefaultModel}
 	a := startAgentEnv(t, state, []string{"ANTHROPIC_API_KEY=k"}, args...)
 	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}})
@@ -221,7 +258,8 @@ func TestToolImagesReachAnthropicModel(t *testing.T) {
 		"c_png":    `{"data":"` + tinyPNG + `","media_type":"image/png","type":"base64"}`,
 		"c_tiff":   `the model does not take \"image/tiff\"`,
 		"c_broken": "is not valid base64",
-		"c_big":    "over the limit of 1000 bytes per part",
+		"c_big":    "over the limit of 6000 bytes per part",
+		"c_large":  `{"data":"` + largePNG + `","media_type":"image/png","type":"base64"}`,
 		"c_label":  `"media_type":"image/png"`,
 		"c_res":    `"media_type":"image/png"`,
 		"c_audio":  "[audio not sent to the model: the model does not take audio]",

@@ -579,3 +579,30 @@ func TestStarted(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactionDropsMedia: the images of the summarised turns are gone
+// from the compacted conversation, and acpgate's note says how many; an
+// image counts at its fixed cost in the estimate, whatever its bytes.
+func TestCompactionDropsMedia(t *testing.T) {
+	msgs := conversation(3, 100)
+	img := gateway.Content{Type: gateway.ContentImage, MIMEType: "image/png", Data: strings.Repeat("A", 40000)}
+	msgs[2].Result = &gateway.Result{ForModel: "a screenshot", ModelContent: []gateway.Content{{Type: gateway.ContentText, Text: "a screenshot"}, img}}
+	msgs[4].Content = append(msgs[4].Content, img) // the second turn's question
+	res, err := compact.New(nil).Fit(context.Background(), gateway.FitRequest{Model: summariser("short"), Request: gateway.ModelRequest{Messages: msgs}, Force: true})
+	if err != nil || res == nil {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if images, _, _ := gateway.MediaCount(res.Messages); images != 0 {
+		t.Errorf("%d images kept", images)
+	}
+	if note := res.Messages[0].Text(); !strings.Contains(note, "dropped the 2 images and 0 audio clips of the summarised turns") {
+		t.Errorf("note %q", note)
+	}
+	small := conversation(1, 100)
+	withImage := conversation(1, 100)
+	withImage[2].Result = &gateway.Result{ForModel: strings.Repeat("x", 100), ModelContent: []gateway.Content{{Type: gateway.ContentText, Text: strings.Repeat("x", 100)}, img}}
+	c := compact.New(nil)
+	if d := c.Estimate(gateway.ModelRequest{Messages: withImage}) - c.Estimate(gateway.ModelRequest{Messages: small}); d != 1500 {
+		t.Errorf("an image adds %d tokens to the estimate, want 1500", d)
+	}
+}

@@ -8,10 +8,12 @@ import "github.com/acpgate/acpgate/gateway"
 // bytes added since are counted at the ratio that response showed.
 const (
 	bytesPerToken = 4
-	// mediaBytes is what an image or audio block of the user's input
-	// counts as: providers count those by their pixels or length, not by
-	// their base64 text, about 1,500 tokens for an image.
-	mediaBytes = 1500 * bytesPerToken
+	// mediaBytes is what an image or audio part (of the user's input or a
+	// tool result) counts as: providers count those by their pixels or
+	// length, not by their base64 text, about 1,500 tokens for an image
+	// (Anthropic: width × height / 750, about 1,600 for the largest it
+	// keeps unscaled; OpenAI: 765 for a 1024×1024 image at high detail).
+	mediaBytes = MediaTokens * bytesPerToken
 	// messageOverhead and callOverhead are what a message's and a tool
 	// call's framing (role, ids, keys) cost; toolOverhead a tool
 	// definition's.
@@ -19,6 +21,10 @@ const (
 	callOverhead    = 32
 	toolOverhead    = 32
 )
+
+// MediaTokens is what the estimate counts an image or audio part as, in
+// tokens: the same for each, whatever its size.
+const MediaTokens = 1500
 
 // The bounds of the calibration ratio (tokens per four bytes): a response
 // reporting far outside them is taken as a provider's quirk, not the truth.
@@ -130,6 +136,11 @@ func messageBytes(m *gateway.Message) int {
 		n += len(m.ToolCallID)
 		if m.Result != nil {
 			n += len(m.Result.ModelText())
+			for _, c := range m.Result.ModelParts() {
+				if gateway.IsMedia(c) {
+					n += mediaBytes
+				}
+			}
 		}
 		return n
 	}
