@@ -413,7 +413,7 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 			LoadSession:        has(acpsdk.AgentMethodSessionLoad),
 			Auth:               acpsdk.AgentAuthCapabilities{Logout: ptrIf[acpsdk.LogoutCapabilities](has(acpsdk.AgentMethodLogout))},
 			McpCapabilities:    mcp,
-			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true, Audio: a.conf.takesAudio()},
 			Providers:          providers,
 			SessionCapabilities: sessionCapabilities{
 				List:   ptrIf[acpsdk.SessionListCapabilities](has(acpsdk.AgentMethodSessionList)),

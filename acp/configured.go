@@ -454,6 +454,21 @@ func oauthSpec(o *config.OAuth) *oauth.Config {
 	return out
 }
 
+// takesAudio reports whether the model of a session of the default
+// profile takes audio: its settings say so (model.audio, with a provider
+// that takes audio), or the agent's one provider does.
+func (cf *agentConfig) takesAudio() bool {
+	if cf.opts.Models == nil && cf.opts.Providers == nil {
+		return gateway.TakesAudio(cf.opts.Provider)
+	}
+	sc, err := cf.sessionConfigFor("")
+	if err != nil {
+		return false
+	}
+	m := cf.settings(sc)
+	return m.Audio != nil && *m.Audio && m.ResolvedProvider() != config.ProviderAnthropic
+}
+
 // mayHaveModel reports whether sessions can have a model (sampling is
 // declared to servers only then).
 func (cf *agentConfig) mayHaveModel() bool {

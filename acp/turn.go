@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -47,10 +48,28 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if err := a.checkAudio(ctx, s, p.Prompt); err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
 	reason, err := s.turn(withSession(ctx, s), func(ctx context.Context) acpsdk.StopReason {
 		return stopReason(a.turns.run(ctx, s, p.Prompt))
 	})
 	return acpsdk.PromptResponse{StopReason: reason}, err
+}
+
+// checkAudio refuses (-32602, naming the block) a prompt with an audio
+// block when the session's model takes no audio: the client was told so
+// (promptCapabilities.audio).
+func (a *Agent) checkAudio(ctx context.Context, s *liveSession, prompt []acpsdk.ContentBlock) error {
+	for i, b := range prompt {
+		if b.Audio == nil {
+			continue
+		}
+		if m := a.conf.model(ctx, s); gateway.RefusesAudio(m) {
+			return badParam(fmt.Sprintf("prompt[%d]", i), "an audio block, and the session's model takes no audio (model.audio; promptCapabilities.audio is false)").rpcError()
+		}
+	}
+	return nil
 }
 
 // run runs one turn of s, the session's running turn, on prompt.

@@ -87,6 +87,21 @@ func (g *MediaGate) Refuse() bool { return !g.refused.Swap(true) }
 // Refused reports whether Refuse was called.
 func (g *MediaGate) Refused() bool { return g != nil && g.refused.Load() }
 
+// TakesAudio reports whether provider p says its model takes audio (a
+// MediaTaker with audio types).
+func TakesAudio(p Provider) bool {
+	t, ok := p.(MediaTaker)
+	return ok && len(t.Media().AudioTypes) > 0
+}
+
+// RefusesAudio reports whether provider p says its model takes no audio
+// (a MediaTaker without audio types; a provider that does not say is
+// given audio, and decides).
+func RefusesAudio(p Provider) bool {
+	t, ok := p.(MediaTaker)
+	return ok && len(t.Media().AudioTypes) == 0
+}
+
 // IsMedia reports whether c is an image or audio part.
 func IsMedia(c Content) bool { return c.Type == ContentImage || c.Type == ContentAudio }
 

@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,9 @@ var imageCalls = []struct{ id, args string }{
 	{"c_label", `{"variant":"mislabelled"}`},
 	{"c_res", `{"variant":"resource"}`},
 }
+
+// tinyWAV is an empty WAV file.
+const tinyWAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 
 // mediaConfig bounds an image at 6,000 bytes; audio is taken where the
 // provider can.
@@ -116,10 +120,21 @@ func TestToolImagesReachOpenAIModel(t *testing.T) {
 	if _, err := b.conn.LoadSession(ctx30(t), acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}}); err != nil {
 		t.Fatal(err)
 	}
-	prompt(t, b, sid, "after the restart?")
+	// model.audio: the agent says it takes audio, and a prompt's audio
+	// block reaches the model as input_audio.
+	init, err := b.conn.Initialize(ctx30(t), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
+	if err != nil || !init.AgentCapabilities.PromptCapabilities.Audio {
+		t.Errorf("promptCapabilities %+v, %v", init.AgentCapabilities.PromptCapabilities, err)
+	}
+	if _, err := b.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("after the restart?"), acpsdk.AudioBlock(tinyWAV, "audio/wav")}}); err != nil {
+		t.Fatal(err)
+	}
 	reqs = llm.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests", len(reqs))
+	}
+	if last := reqs[3].Messages[len(reqs[3].Messages)-1]; !strings.Contains(mustJSON(last.Parts), `"input_audio":{"data":"`+tinyWAV+`","format":"wav"}`) {
+		t.Errorf("the prompt's audio: %s", mustJSON(last))
 	}
 	if got, want := openAIStep(t, reqs[3]), openAIStep(t, reqs[1]); got != want {
 		t.Errorf("the loaded session sends the step otherwise:\n got %s\nwant %s", got, want)
@@ -286,6 +301,17 @@ func TestToolImagesReachAnthropicModel(t *testing.T) {
 	if _, err := b.conn.LoadSession(ctx30(t), acpsdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acpsdk.McpServer{stdioServer("s")}}); err != nil {
 		t.Fatal(err)
 	}
+	// The API takes no audio: the agent does not say it does, and a
+	// prompt's audio block is refused, naming it.
+	init, err := b.conn.Initialize(ctx30(t), acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber})
+	if err != nil || init.AgentCapabilities.PromptCapabilities.Audio || !init.AgentCapabilities.PromptCapabilities.Image {
+		t.Errorf("promptCapabilities %+v, %v", init.AgentCapabilities.PromptCapabilities, err)
+	}
+	_, err = b.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: sid, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("hear this"), acpsdk.AudioBlock(tinyWAV, "audio/wav")}})
+	var rpcErr *acpsdk.RequestError
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || !strings.Contains(mustJSON(rpcErr), "prompt[1]") {
+		t.Errorf("an audio prompt: %v (%s)", err, mustJSON(rpcErr))
+	}
 	prompt(t, b, sid, "after the restart?")
 	reqs = claude.Requests()
 	if len(reqs) != 3 {
@@ -337,4 +363,72 @@ func TestEndpointRefusingImages(t *testing.T) {
 			t.Errorf("a request after the refusal: %s", r.Raw)
 		}
 	}
+}
+
+// everythingImage is the PNG the reference server's get-tiny-image tool
+// returns, read from its source.
+func everythingImage(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(everythingDist(t), "tools", "get-tiny-image.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(src), `MCP_TINY_IMAGE = "`)
+	img, _, ok2 := strings.Cut(rest, `"`)
+	if !ok || !ok2 || len(img) < 100 {
+		t.Fatal("no MCP_TINY_IMAGE in get-tiny-image.js")
+	}
+	return img
+}
+
+// TestEverythingImageReachesBothModels: the reference server's
+// get-tiny-image result (text, the image, text) reaches an
+// OpenAI-compatible model and an Anthropic one as an image, once, framed
+// as the server's.
+func TestEverythingImageReachesBothModels(t *testing.T) {
+	t.Parallel()
+	img := everythingImage(t)
+	const tool = "mcp__e__get-tiny-image"
+	t.Run("openai", func(t *testing.T) {
+		t.Parallel()
+		llm := fakellm.Start(fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "c1", Name: tool, Arguments: `{}`}}}, fakellm.Turn{Text: "The MCP logo."})
+		defer llm.Close()
+		a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
+		a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
+		prompt(t, a, everythingSession(t, a, t.TempDir()), "show me the logo")
+		reqs := llm.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		raw := string(reqs[1].Raw)
+		msgs := reqs[1].Messages
+		last := msgs[len(msgs)-1]
+		if strings.Count(raw, img) != 1 || last.Role != "user" || !strings.Contains(mustJSON(last.Parts), `"url":"data:image/png;base64,`+img+`"`) ||
+			!strings.Contains(last.Content, `of the MCP server \"e\"`) && !strings.Contains(last.Content, `of the MCP server "e"`) {
+			t.Errorf("the image in the request (%d times): %s", strings.Count(raw, img), mustJSON(last))
+		}
+		if tm := msgs[len(msgs)-2]; tm.Role != "tool" || !strings.Contains(tm.Content, "The image above is the MCP logo.") || !strings.Contains(tm.Content, "follows in the user message") {
+			t.Errorf("tool message %s", mustJSON(tm))
+		}
+	})
+	t.Run("anthropic", func(t *testing.T) {
+		t.Parallel()
+		claude := fakeanthropic.Start(
+			fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("toolu_1", tool, `{}`)}},
+			fakeanthropic.Turn{Blocks: []fakeanthropic.Block{fakeanthropic.Text("The MCP logo.")}},
+		)
+		defer claude.Close()
+		a := startAgentEnv(t, t.TempDir(), []string{"ANTHROPIC_API_KEY=k"}, "--provider", "anthropic", "--base-url", claude.URL, "--model", fakeanthropic.DefaultModel)
+		a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
+		prompt(t, a, everythingSession(t, a, t.TempDir()), "show me the logo")
+		reqs := claude.Requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		got := toolResultText(reqs[1], "toolu_1")
+		if strings.Count(mustJSON(reqs[1].Messages), img) != 1 || !strings.Contains(got, `{"data":"`+img+`","media_type":"image/png","type":"base64"}`) ||
+			!strings.Contains(got, `of the MCP server \"e\"`) {
+			t.Errorf("tool_result %s", got)
+		}
+	})
 }

@@ -51,9 +51,6 @@ func (p *Provider) Media() gateway.MediaSupport {
 	return sup
 }
 
-// TakesAudio reports whether the model takes audio (Config.Audio).
-func (p *Provider) TakesAudio() bool { return p.cfg.Audio }
-
 // mediaPart is c as a content part: an image as a data URL, audio of a
 // format the API knows as input_audio; ok is false for anything else.
 func mediaPart(c gateway.Content) (openai.ChatCompletionContentPartUnionParam, bool) {
