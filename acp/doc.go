@@ -46,6 +46,7 @@
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	answer_log.go         the model's words kept once in the session log: chunk records an answer names
+//	blobs.go              the images and audio of the history kept once in the session log, as blob records
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context
 //	system_prompt_servers.go what the prompt says of ACP and MCP: acpgate's instructions, the servers'
 //	plan.go               update_plan calls as the session's plan (plan updates)
