@@ -255,25 +255,34 @@ func base64Size(data string) (int, bool) {
 	if len(data) == 0 || len(data)%4 != 0 {
 		return 0, false
 	}
-	pad := 0
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
-			if pad > 0 {
-				return 0, false
-			}
-		case c == '=' && i >= len(data)-2:
-			pad++
-		default:
+	body := data[:len(data)-2]
+	for i := 0; i < len(body); i++ {
+		if !base64Alphabet[body[i]] {
 			return 0, false
 		}
+	}
+	pad := 0
+	switch tail := data[len(data)-2:]; {
+	case tail == "==":
+		pad = 2
+	case tail[1] == '=' && base64Alphabet[tail[0]]:
+		pad = 1
+	case !base64Alphabet[tail[0]] || !base64Alphabet[tail[1]]:
+		return 0, false
 	}
 	if _, err := base64.StdEncoding.Strict().DecodeString(data[len(data)-4:]); err != nil {
 		return 0, false // padding bits that are not zero, or a lone '='
 	}
 	return len(data)/4*3 - pad, true
 }
+
+// base64Alphabet marks the bytes of standard base64's alphabet.
+var base64Alphabet = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = true
+	}
+	return t
+}()
 
 // sniff names the type of the image or audio whose base64 data starts
 // data, by its signature ("": none known).

@@ -407,6 +407,7 @@ func TestEverythingImageReachesBothModels(t *testing.T) {
 			!strings.Contains(last.Content, `of the MCP server \"e\"`) && !strings.Contains(last.Content, `of the MCP server "e"`) {
 			t.Errorf("the image in the request (%d times): %s", strings.Count(raw, img), mustJSON(last))
 		}
+		t.Logf("openai: the step's request is %d bytes; the image %d bytes of base64; the user message after the tool message %d bytes", len(raw), len(img), len(mustJSON(last)))
 		if tm := msgs[len(msgs)-2]; tm.Role != "tool" || !strings.Contains(tm.Content, "The image above is the MCP logo.") || !strings.Contains(tm.Content, "follows in the user message") {
 			t.Errorf("tool message %s", mustJSON(tm))
 		}
@@ -426,6 +427,7 @@ func TestEverythingImageReachesBothModels(t *testing.T) {
 			t.Fatalf("%d requests", len(reqs))
 		}
 		got := toolResultText(reqs[1], "toolu_1")
+		t.Logf("anthropic: the step's messages are %d bytes; the image %d bytes of base64; the tool_result content %d bytes", len(mustJSON(reqs[1].Messages)), len(img), len(got))
 		if strings.Count(mustJSON(reqs[1].Messages), img) != 1 || !strings.Contains(got, `{"data":"`+img+`","media_type":"image/png","type":"base64"}`) ||
 			!strings.Contains(got, `of the MCP server \"e\"`) {
 			t.Errorf("tool_result %s", got)
