@@ -106,7 +106,7 @@ func TestPromptContentAndResume(t *testing.T) {
 	mime := "text/plain"
 	_, err = a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{
 		acpsdk.TextBlock("look at these"),
-		acpsdk.ImageBlock("aW1hZ2U=", "image/png"),
+		acpsdk.ImageBlock(tinyPNG, "image/png"),
 		acpsdk.ResourceLinkBlock("notes", "file:///tmp/notes.md"),
 		acpsdk.ResourceBlock(acpsdk.EmbeddedResourceResource{TextResourceContents: &acpsdk.TextResourceContents{Uri: "file:///a.go", Text: "package a", MimeType: &mime}}),
 	}})
@@ -114,7 +114,7 @@ func TestPromptContentAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := mustJSON(llm.Requests()[0].Messages)
-	for _, want := range []string{"look at these", "data:image/png;base64,aW1hZ2U=", "file:///tmp/notes.md", "package a"} {
+	for _, want := range []string{"look at these", "data:image/png;base64," + tinyPNG, "file:///tmp/notes.md", "package a"} {
 		if !strings.Contains(user, want) {
 			t.Errorf("model input lacks %q: %s", want, user)
 		}
