@@ -66,6 +66,8 @@ type liveSession struct {
 	res     resourceState // mentioned resources, advertised commands (resources.go)
 	// compactor keeps history within the model's window (compaction.go).
 	compactor *compact.Compactor
+	// skillSet is the session's skills (skills.go).
+	skillSet *sessionSkills
 }
 
 // sessionState is what liveSession.mu guards: what the configuration
@@ -188,8 +190,12 @@ func (ts *turnSlot) isClosed() bool {
 	return ts.closed
 }
 
-// allowed is the session's tool policy: its allow/deny globs.
+// allowed is the session's tool policy: its allow/deny globs; and
+// load_skill only while the session has skills.
 func (s *liveSession) allowed(tool gateway.Tool) bool {
+	if tool.Name == loadSkillTool && !s.skillSet.any() {
+		return false // offered only to a session with skills
+	}
 	return s.snapshot().cfg.policy.Allowed(tool.Name)
 }
 

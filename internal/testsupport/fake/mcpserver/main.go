@@ -352,6 +352,7 @@ type config struct {
 	refuseListen   bool          // see modern.go
 	live           bool
 	extTasks       bool // see exttasks.go
+	skills         bool // see skills.go
 }
 
 const hiddenFlag = "grandchild-mode"
@@ -381,6 +382,7 @@ func parseFlags() *config {
 	fs.IntVar(&c.pageSize, "page-size", 0, "list pagination page size (0 = none)")
 	modernFlags(fs, c)
 	extTaskFlags(fs, c)
+	skillFlags(fs, c)
 	fs.BoolVar(&c.live, "live", false, "live resources and prompts: subscriptions, list_changed, completion")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
@@ -405,6 +407,9 @@ func parseFlags() *config {
 	}
 	if err := validExtTasks(c); err != nil {
 		usageError("%v", err)
+	}
+	if c.skills && c.transport != "stdio" {
+		usageError("-skills needs -transport stdio")
 	}
 	if c.hugeLine < 0 || c.stderrLines < 0 || c.crashAfter < 0 || c.tools < 0 || c.pageSize < 0 {
 		usageError("numeric flags must not be negative")
@@ -500,7 +505,7 @@ func (a *app) serveStdio(term <-chan os.Signal) {
 	if a.cfg.ignoreStdinEOF {
 		in = noEOFReader{os.Stdin, a.rec}
 	}
-	in = (taskRole{a}).extTasksInput(a.watchInput(in))
+	in = a.skillsInput((taskRole{a}).extTasksInput(a.watchInput(in)))
 	ss := server.NewStdioServer(a.srv)
 	server.WithWorkerPoolSize(64)(ss)
 	ss.SetErrorLogger(log.New(os.Stderr, "mcpserver: ", 0))
