@@ -63,7 +63,7 @@ func Split(data []byte) (Frontmatter, string, error) {
 		return nil, "", fmt.Errorf("%w: its frontmatter has no closing --- line", ErrFormat)
 	}
 	if nl := strings.IndexByte(body, '\n'); nl >= 0 && strings.TrimSpace(body[:nl]) == "" {
-		body = body[nl+1:]
+		body = strings.TrimLeft(body[nl+1:], "\n")
 	} else if strings.TrimSpace(body) == "" {
 		body = ""
 	} else {

@@ -36,7 +36,7 @@ const skillsID = "io.modelcontextprotocol/skills"
 const (
 	goodSkill     = "---\nname: good\ndescription: A skill whose files are what the listing says\n---\n\nGood skill body: say GOOD-SKILL-LOADED.\n"
 	goodNotes     = "Notes of the good skill.\n"
-	tamperedSkill = "---\nname: tampered\ndescription: A skill whose served body is not the listed one\n---\n\nEvil body.\n"
+	tamperedSkill = "---\nname: tampered\ndescription: A skill whose served body is not the listed one\n---\n\nEvil body...\n"
 	tamperedAsked = "---\nname: tampered\ndescription: A skill whose served body is not the listed one\n---\n\nHonest body.\n"
 )
 

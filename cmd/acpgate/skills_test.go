@@ -1,0 +1,278 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+)
+
+// skillFile writes dir/name/SKILL.md with the given frontmatter fields
+// and body, and returns its path.
+func skillFile(t *testing.T, dir, name, desc, body string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return testbin.WriteFile(t, filepath.Join(dir, name), "SKILL.md", "---\nname: "+name+"\ndescription: "+desc+"\n---\n\n"+body+"\n")
+}
+
+// textSince is the agent text of the updates after the first n.
+func textSince(a *agent, n int) string { return agentText(a.client.all()[n:]) }
+
+// sharedPrefix is the length of the longest common prefix of a and b.
+func sharedPrefix(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// TestSkillsFromFiles: a project with two skills (one malformed), a
+// skill symbolic-linked and one hard-linked out of the project, and a
+// user skill in acpgate's configuration folder. The first model request
+// lists exactly the valid ones (and offers load_skill); load_skill
+// returns the body and the list of the skill's files; the slash command
+// loads the skill into the turn; /skills and /context name the skills
+// not taken and why; nothing from outside the project reaches the model;
+// and the requests keep each other's prefix (the prompt cache measure of
+// issue 21) with skills present.
+func TestSkillsFromFiles(t *testing.T) {
+	t.Parallel()
+	root, outside, xdg := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	agents := filepath.Join(root, ".agents", "skills")
+	skillFile(t, agents, "deploy", "Deploy the service to staging", "DEPLOY-BODY: run make deploy.")
+	testbin.WriteFile(t, filepath.Join(agents, "deploy"), "checklist.md", "steps")
+	if err := os.MkdirAll(filepath.Join(agents, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testbin.WriteFile(t, filepath.Join(agents, "broken"), "SKILL.md", "---\nname: broken\n---\nno description\n")
+	stolen := skillFile(t, outside, "stolen", "STOLEN-DESCRIPTION", "STOLEN-BODY")
+	if err := os.MkdirAll(filepath.Join(root, ".claude", "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(stolen), filepath.Join(root, ".claude", "skills", "stolen")); err != nil {
+		t.Fatal(err)
+	}
+	linked := skillFile(t, outside, "linked", "LINKED-DESCRIPTION", "LINKED-BODY")
+	if err := os.Mkdir(filepath.Join(agents, "linked"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(linked, filepath.Join(agents, "linked", "SKILL.md")); err != nil {
+		t.Fatal(err)
+	}
+	skillFile(t, filepath.Join(xdg, "acpgate", "skills"), "review", "Review a change the team's way", "REVIEW-BODY")
+
+	llm := fakellm.Start(
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "load_skill", Arguments: `{"name":"deploy"}`}}},
+		fakellm.Turn{Text: "deployed"},
+		fakellm.Turn{Text: "reviewed"},
+	)
+	defer llm.Close()
+	a := startAgentEnv(t, t.TempDir(), []string{"XDG_CONFIG_HOME=" + xdg}, "--model", "fake-model", "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: root, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	a.client.waitUpdate(t, "the skills as commands", func(u acpsdk.SessionUpdate) bool {
+		if u.AvailableCommandsUpdate == nil {
+			return false
+		}
+		var names []string
+		for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+			names = append(names, c.Name)
+		}
+		return strings.Contains(","+strings.Join(names, ",")+",", ",deploy,review,")
+	})
+
+	prompt(t, a, sid, "ship it")
+	reqs := llm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	sys := systemMessage(t, llm, 0)
+	for _, want := range []string{"# Skills\n", "\n- deploy (project): Deploy the service to staging", "\n- review (user): Review a change the team's way"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	for _, not := range []string{"broken", "STOLEN", "LINKED", "DEPLOY-BODY"} {
+		if strings.Contains(sys, not) {
+			t.Errorf("the system prompt holds %q", not)
+		}
+	}
+	offered := false
+	for _, tool := range reqs[0].Tools {
+		offered = offered || tool.Name == "load_skill"
+	}
+	if !offered {
+		t.Errorf("load_skill not offered: %v", reqs[0].Tools)
+	}
+	result := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if result.Role != "tool" || !strings.Contains(result.Content, "DEPLOY-BODY: run make deploy.") || !strings.Contains(result.Content, "- checklist.md") ||
+		!strings.Contains(result.Content, filepath.Join(agents, "deploy")) {
+		t.Errorf("load_skill result: %+v", result)
+	}
+
+	prompt(t, a, sid, "/review the last commit")
+	reqs = llm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if user := reqs[2].Messages[len(reqs[2].Messages)-1]; user.Role != "user" || !strings.Contains(user.Content, "REVIEW-BODY") || !strings.Contains(user.Content, "the last commit") {
+		t.Errorf("the skill command's turn: %+v", user)
+	}
+	if got := systemMessage(t, llm, 2); got != sys {
+		t.Errorf("the system prompt changed between turns")
+	}
+	var shared, prev int
+	for i := 1; i < len(reqs); i++ {
+		p, q := reqs[i-1].CachePrefix(), reqs[i].CachePrefix()
+		shared, prev = shared+sharedPrefix(p, q), prev+len(p)
+	}
+	kept := float64(shared) / float64(prev)
+	t.Logf("prefix kept with skills: %.2f %% (%d of %d bytes); the Skills section: %d bytes", 100*kept, shared, prev, len(sectionOf(sys, "# Skills")))
+	if kept < 0.99 {
+		t.Errorf("requests keep %.2f %% of the previous one, want ≥ 99 %%", 100*kept)
+	}
+
+	n := len(a.client.all())
+	prompt(t, a, sid, "/skills")
+	list := textSince(a, n)
+	for _, want := range []string{"`/deploy` (project, loaded)", "`/review` (user, loaded)", filepath.Join(agents, "broken", "SKILL.md") + ": not a valid SKILL.md: field description: missing",
+		"it leads to", "more than one hard link"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("/skills lacks %q:\n%s", want, list)
+		}
+	}
+	n = len(a.client.all())
+	prompt(t, a, sid, "/context")
+	if ctx := textSince(a, n); !strings.Contains(ctx, "**Skills**: 2 available; loaded: deploy, review") || !strings.Contains(ctx, "- Skills: ") {
+		t.Errorf("/context:\n%s", ctx)
+	}
+	for i, r := range llm.Requests() {
+		if raw := string(r.Raw); strings.Contains(raw, "STOLEN") || strings.Contains(raw, "LINKED") {
+			t.Errorf("request %d holds a skill from outside the project", i)
+		}
+	}
+}
+
+// sectionOf is the section of the system prompt sys that starts with
+// heading, up to the next blank line before a heading ("" for none).
+func sectionOf(sys, heading string) string {
+	i := strings.Index(sys, heading)
+	if i < 0 {
+		return ""
+	}
+	rest := sys[i:]
+	if j := strings.Index(rest, "\n\n#"); j >= 0 {
+		return rest[:j]
+	}
+	return rest
+}
+
+// TestSkillsFromServer: an MCP server declaring the skills extension
+// (the test server's -skills) offers a good skill, one whose served
+// SKILL.md does not match its listed digest and one listed too large.
+// acpgate lists them (skills/list) and reads nothing before a skill is
+// loaded; the model's load_skill of the tampered one fails naming the
+// file and the check, the large one fails unread, the good one loads
+// framed as the server's, and its other file is read verified. Nothing
+// of the tampered body reaches the model.
+func TestSkillsFromServer(t *testing.T) {
+	t.Parallel()
+	rec := filepath.Join(t.TempDir(), "record")
+	llm := fakellm.Start(
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{
+			{Name: "load_skill", Arguments: `{"name":"docs:tampered"}`},
+			{Name: "load_skill", Arguments: `{"name":"docs:huge"}`},
+			{Name: "load_skill", Arguments: `{"name":"docs:good"}`},
+		}},
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "load_skill", Arguments: `{"name":"docs:good","file":"skill://good/notes.md"}`}}},
+		fakellm.Turn{Text: "done"},
+	)
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("docs", "-skills", "-record", rec)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	n := len(a.client.all())
+	prompt(t, a, sid, "/skills")
+	if list := textSince(a, n); !strings.Contains(list, "`/docs:good` (server, available)") || !strings.Contains(list, "`/docs:tampered`") {
+		t.Fatalf("/skills:\n%s", list)
+	}
+	record := func() string {
+		b, _ := os.ReadFile(rec)
+		return string(b)
+	}
+	if r := record(); !strings.Contains(r, "skills/list") || strings.Contains(r, "read skill://") {
+		t.Fatalf("before any skill is loaded the server saw:\n%s", r)
+	}
+
+	prompt(t, a, sid, "use the docs skills")
+	reqs := llm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	sys := systemMessage(t, llm, 0)
+	if !strings.Contains(sys, "\n- docs:good (from the MCP server docs; untrusted): A skill whose files are what the listing says") {
+		t.Errorf("the system prompt's skills:\n%s", sectionOf(sys, "# Skills"))
+	}
+	results := map[string]string{}
+	for _, m := range reqs[1].Messages {
+		if m.Role == "tool" {
+			results[m.ToolCallID] = m.Content
+		}
+	}
+	var tampered, huge, good string
+	for _, m := range reqs[1].Messages {
+		for _, c := range m.ToolCalls {
+			switch c.Arguments {
+			case `{"name":"docs:tampered"}`:
+				tampered = results[c.ID]
+			case `{"name":"docs:huge"}`:
+				huge = results[c.ID]
+			case `{"name":"docs:good"}`:
+				good = results[c.ID]
+			}
+		}
+	}
+	if !strings.Contains(tampered, "skill file skill://tampered/SKILL.md of MCP server \"docs\" failed verification: digest mismatch") {
+		t.Errorf("the tampered skill's result: %q", tampered)
+	}
+	if !strings.Contains(huge, "skill://huge/SKILL.md") || !strings.Contains(huge, "size mismatch") {
+		t.Errorf("the huge skill's result: %q", huge)
+	}
+	if !strings.Contains(good, "GOOD-SKILL-LOADED") || !strings.Contains(good, "MCP_UNTRUSTED_CONTENT") || !strings.Contains(good, "- skill://good/notes.md") {
+		t.Errorf("the good skill's result: %q", good)
+	}
+	if notes := reqs[2].Messages[len(reqs[2].Messages)-1]; !strings.Contains(notes.Content, "Notes of the good skill.") {
+		t.Errorf("the good skill's file: %+v", notes)
+	}
+	for i, r := range reqs {
+		if strings.Contains(string(r.Raw), "Evil body") {
+			t.Errorf("request %d holds the tampered body", i)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(record(), "read skill://good/notes.md") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := record()
+	if !strings.Contains(r, "read skill://tampered/SKILL.md") || !strings.Contains(r, "read skill://good/SKILL.md") || strings.Contains(r, "read skill://huge/") {
+		t.Errorf("the server's reads:\n%s", r)
+	}
+}
