@@ -159,7 +159,7 @@ func (co *commands) registry() []slash {
 			run: text(func(_ context.Context, s commandSession, _ *turnLog, arg string) string {
 				return co.resourcesReport(s, arg)
 			})},
-		{name: "reload", description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files again",
+		{name: "reload", description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files and skills again",
 			run: text(func(ctx context.Context, s commandSession, _ *turnLog, _ string) string { return co.reload(ctx, s) })},
 		{name: "compact", description: "Compact the conversation now: the model summarises every turn but the last", hint: "optional: what the summary should keep above all", run: text(co.compact)},
 		{name: "skills", description: "List this session's skills: their source, where they are, whether loaded; and the skills not taken, with why", wait: true,
