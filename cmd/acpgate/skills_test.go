@@ -1,16 +1,26 @@
 package main_test
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/acpgate/acpgate/internal/testsupport/fake/fakellm"
+	"github.com/acpgate/acpgate/internal/testsupport/mcptunnel"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
+	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // skillFile writes dir/name/SKILL.md with the given frontmatter fields
@@ -274,5 +284,58 @@ func TestSkillsFromServer(t *testing.T) {
 	r := record()
 	if !strings.Contains(r, "read skill://tampered/SKILL.md") || !strings.Contains(r, "read skill://good/SKILL.md") || strings.Contains(r, "read skill://huge/") {
 		t.Errorf("the server's reads:\n%s", r)
+	}
+}
+
+// TestSkillsOverMCPOverACP: a server in the client (MCP over ACP) that
+// declares the skills extension has its skills listed, nothing of them
+// read until the user loads one with its slash command, which, with no
+// model, shows the verified instructions.
+func TestSkillsOverMCPOverACP(t *testing.T) {
+	t.Parallel()
+	const body = "---\nname: notes\ndescription: Take notes the client's way\n---\n\nNOTES-OVER-ACP\n"
+	var reads atomic.Int32
+	srv := server.NewMCPServer("skills-over-acp", "1.0.0", server.WithResourceCapabilities(false, false),
+		server.WithExtensions(map[string]any{mcpclient.SkillsExtension: map[string]any{}}))
+	srv.AddResource(mcp.NewResource("skill://notes/SKILL.md", "notes"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		reads.Add(1)
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: "skill://notes/SKILL.md", MIMEType: "text/markdown", Text: body}}, nil
+	})
+	var tc *mcptunnel.Client
+	a := startAgentWith(t, t.TempDir(), agentSetup{pipes: func(in io.Writer, out io.Reader) (io.Writer, io.Reader) {
+		tc = mcptunnel.NewClient(in)
+		return tc.Input(), tc.Output(out)
+	}})
+	tc.Serve("srv-skills", srv)
+	sum := sha256.Sum256([]byte(body))
+	tc.Answer("srv-skills", "skills/list", json.RawMessage(mustJSON(map[string]any{"skills": []any{map[string]any{
+		"uri": "skill://notes/SKILL.md", "frontmatter": map[string]any{"name": "notes", "description": "Take notes the client's way"},
+		"resources": []any{map[string]any{"uri": "skill://notes/SKILL.md", "digest": "sha256:" + hex.EncodeToString(sum[:]), "size": len(body)}},
+	}}})))
+	raw, err := tc.Call(ctx30(t), acpsdk.AgentMethodSessionNew, map[string]any{"cwd": t.TempDir(),
+		"mcpServers": []any{map[string]any{"type": "acp", "name": "client", "serverId": "srv-skills"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp acpsdk.NewSessionResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	a.serversUntil(t, resp, "the acp server ready", func(st map[string]string) bool { return st["client"] == "ready" })
+	n := len(a.client.all())
+	prompt(t, a, resp.SessionId, "/skills")
+	if list := textSince(a, n); !strings.Contains(list, "`/client:notes` (server, available): Take notes the client's way") {
+		t.Fatalf("/skills:\n%s", list)
+	}
+	if reads.Load() != 0 {
+		t.Fatal("a skill file was read before the skill was loaded")
+	}
+	n = len(a.client.all())
+	prompt(t, a, resp.SessionId, "/client:notes")
+	if text := textSince(a, n); !strings.Contains(text, "skill loaded") || !strings.Contains(text, "NOTES-OVER-ACP") {
+		t.Errorf("/client:notes:\n%s", text)
+	}
+	if reads.Load() != 1 {
+		t.Errorf("%d reads of the skill's SKILL.md, want 1", reads.Load())
 	}
 }
