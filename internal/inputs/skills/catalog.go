@@ -47,7 +47,11 @@ func NewCatalog(files []Skill, servers []mcpclient.ServerResource[mcpclient.Skil
 	})
 	var fromServers []Entry
 	names := map[string]int{} // server + name -> count
+	order := map[string]int{} // server -> its place among the servers given
 	for _, e := range servers {
+		if _, ok := order[e.Server]; !ok {
+			order[e.Server] = len(order)
+		}
 		sk, err := FromEntry(e.Server, e.Item)
 		if err != nil {
 			problems = append(problems, Problem{Path: "MCP server " + e.Server, Err: err})
@@ -62,10 +66,7 @@ func NewCatalog(files []Skill, servers []mcpclient.ServerResource[mcpclient.Skil
 		}
 	}
 	slices.SortStableFunc(fromServers, func(a, b Entry) int {
-		if a.Server != b.Server {
-			return 0 // the servers' order, as given
-		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(order[a.Server], order[b.Server]), cmp.Compare(a.ID, b.ID))
 	})
 	all = append(all, fromServers...)
 	c := &Catalog{}
@@ -128,6 +129,3 @@ func (c *Catalog) Search(query string, k int) []Entry {
 	}
 	return out
 }
-
-// sortStrings sorts s.
-func sortStrings(s []string) { slices.Sort(s) }

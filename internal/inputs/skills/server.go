@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/acpgate/acpgate/mcpclient"
@@ -124,7 +125,7 @@ func fieldUnion(a, b Frontmatter) []string {
 			}
 		}
 	}
-	sortStrings(out)
+	slices.Sort(out)
 	return out
 }
 
