@@ -3,6 +3,8 @@ package mcpclient_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/acpgate/acpgate/mcpclient"
 )
 
 // TestSkillsListed: a server declaring the skills extension is asked
@@ -31,5 +33,32 @@ func TestSkillsListed(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(plainLines(), "\n"), "skills/list") {
 		t.Error("a server without the extension was asked skills/list")
+	}
+}
+
+// TestSkillsListedAgain: a list_changed notification of the server's
+// resources or prompts (here prompts/list_changed, after the test
+// server's add_prompt) has its skills listed again.
+func TestSkillsListedAgain(t *testing.T) {
+	t.Parallel()
+	opts, _ := fastOpts(t)
+	events := newEventLog()
+	opts.OnEvent = events.add
+	rec, lines := recordFile(t)
+	m := start(t, opts, stdio("docs", "-skills", "-live", "-record", rec))
+	count := func() int { return strings.Count(strings.Join(lines(), "\n"), "skills/list") }
+	if count() != 1 {
+		t.Fatalf("skills/list %d times at start", count())
+	}
+	from := len(events.snapshot())
+	if _, err := m.CallTool(t.Context(), "docs", "add_prompt", map[string]any{"name": "fresh"}); err != nil {
+		t.Fatal(err)
+	}
+	events.waitFrom(t, from, "the catalog listed again", func(e mcpclient.Event) bool { return e.Kind == mcpclient.EventResourcesChanged })
+	if count() != 2 {
+		t.Errorf("skills/list %d times after list_changed:\n%s", count(), strings.Join(lines(), "\n"))
+	}
+	if len(m.Skills()) != 3 {
+		t.Errorf("skills after the relisting: %+v", m.Skills())
 	}
 }
