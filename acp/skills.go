@@ -320,11 +320,12 @@ func (ss *sessionSkills) readFile(ctx context.Context, id, uri string) (gateway.
 // strconvQuote quotes s for a message.
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
-// readSkillResource reads a server's resource for a skill: the bytes of
-// its first content (text, or a blob decoded).
-func readSkillResource(mgr func() *mcpclient.Manager) skills.ReadFunc {
+// readSkillResource reads a server's resource for a skill, on the
+// Manager that runs the server: the bytes of its first content (text, or
+// a blob decoded).
+func readSkillResource(mgr func(server string) *mcpclient.Manager) skills.ReadFunc {
 	return func(ctx context.Context, server, uri string) ([]byte, error) {
-		m := mgr()
+		m := mgr(server)
 		if m == nil {
 			return nil, mcpclient.ErrNotReady
 		}
@@ -345,8 +346,8 @@ func readSkillResource(mgr func() *mcpclient.Manager) skills.ReadFunc {
 }
 
 // newSkills returns the skills of the live session s: its folders, its
-// own servers' listings (not the shared servers'), its configuration's
-// policy and limit, read when needed.
+// servers' listings (its own, then the shared servers it sees), its
+// configuration's policy and limit, read when needed.
 func (cf *agentConfig) newSkills(s *liveSession) *sessionSkills {
 	src := skillSource{
 		dirs: func() []skills.Dir { return cf.skillDirs(s.projectDirs(), s.snapshot().cfg.skillDirs) },
@@ -354,14 +355,19 @@ func (cf *agentConfig) newSkills(s *liveSession) *sessionSkills {
 			if s.mgr == nil {
 				return nil
 			}
-			return s.mgr.Skills()
+			return both(s.caller(), (*mcpclient.Manager).Skills)
 		},
 		policy: func() (config.SkillPolicy, int) {
 			sc := s.snapshot().cfg
 			return sc.skillPolicy, sc.skillLimit()
 		},
 		frame: func() *bridge.Options { sc := s.snapshot().cfg; return sc.bridgeOptions(cf.bridgeBase(s.id)) },
-		read:  readSkillResource(func() *mcpclient.Manager { return s.mgr }),
+		read: readSkillResource(func(server string) *mcpclient.Manager {
+			if s.mgr == nil {
+				return nil
+			}
+			return s.caller().manager(server)
+		}),
 	}
 	return newSessionSkills(src, cf.logger.With("session", s.id))
 }

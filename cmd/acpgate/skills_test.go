@@ -339,3 +339,27 @@ func TestSkillsOverMCPOverACP(t *testing.T) {
 		t.Errorf("%d reads of the skill's SKILL.md, want 1", reads.Load())
 	}
 }
+
+// TestSkillsOfSharedServer: a server configured shared: true that
+// declares the skills extension has its skills in every session that sees
+// it, loaded through the shared server (here with no model: the slash
+// command shows the verified instructions).
+func TestSkillsOfSharedServer(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, `{"mcpServers": {"docs": {"command": "SERVER", "args": ["-name", "docs", "-skills"], "shared": true}}}`)
+	a := startAgent(t, t.TempDir(), "--config", cfg)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(a.client.all())
+	prompt(t, a, resp.SessionId, "/skills")
+	if list := textSince(a, n); !strings.Contains(list, "`/docs:good` (server, available)") {
+		t.Fatalf("/skills:\n%s", list)
+	}
+	n = len(a.client.all())
+	prompt(t, a, resp.SessionId, "/docs:good")
+	if text := textSince(a, n); !strings.Contains(text, "GOOD-SKILL-LOADED") {
+		t.Errorf("/docs:good:\n%s", text)
+	}
+}
