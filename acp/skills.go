@@ -182,7 +182,7 @@ func (ss *sessionSkills) skillText(e skills.Entry, l skills.Loaded) string {
 	if e.Source == skills.SourceServer {
 		fmt.Fprintf(&b, "\n\nIts other files, read with %s {\"name\": %q, \"file\": URI}:", loadSkillTool, e.ID)
 	} else {
-		fmt.Fprintf(&b, "\n\nIts other files, in %s (read them with read_file):", filepath.Dir(e.Path))
+		fmt.Fprintf(&b, "\n\nIts other files, in %s, read with %s {\"name\": %q, \"file\": path}:", filepath.Dir(e.Path), loadSkillTool, e.ID)
 	}
 	for _, f := range l.Files {
 		fmt.Fprintf(&b, "\n- %s", f)
@@ -248,10 +248,10 @@ func (ss *sessionSkills) tool() gateway.Tool {
 		Name:  loadSkillTool,
 		Title: "Load skill",
 		Description: "Load a skill listed in the Skills section of your instructions: returns its instructions and the list of its other files. " +
-			"With file (an MCP server's skill), reads one of those files. With query instead of name, searches the skills by what they are for.",
+			"With file, reads one of those files. With query instead of name, searches the skills by what they are for.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"name":{"type":"string","description":"The skill's name, as the Skills section lists it."},` +
-			`"file":{"type":"string","description":"For a skill of an MCP server: the URI of one of its files, as loading it listed them."},` +
+			`"file":{"type":"string","description":"One of the skill's other files, as loading it listed them (a path, or a URI for an MCP server's skill)."},` +
 			`"query":{"type":"string","description":"Words saying what the skill is for, to search the skills."}},` +
 			`"additionalProperties":false}`),
 		Kind:        gateway.KindRead,
@@ -297,24 +297,29 @@ func (ss *sessionSkills) search(ctx context.Context, query string) string {
 	return b.String()
 }
 
-// readFile reads a file of the loaded server skill id, verified against
-// its listing.
-func (ss *sessionSkills) readFile(ctx context.Context, id, uri string) (gateway.Result, error) {
+// readFile reads a file of the loaded skill id: a project or user
+// skill's by the rules its SKILL.md is read by, a server skill's verified
+// against its listing.
+func (ss *sessionSkills) readFile(ctx context.Context, id, file string) (gateway.Result, error) {
 	cat, _ := ss.catalog(ctx)
 	e, ok := cat.Find(id)
 	switch {
 	case !ok:
 		return gateway.Result{}, fmt.Errorf("%w: %q", errUnknownSkill, id)
-	case e.Source != skills.SourceServer:
-		return gateway.Result{}, fmt.Errorf("%s: skill %s is in %s: read its files with read_file", loadSkillTool, id, filepath.Dir(e.Path))
 	case !ss.isLoaded(id):
 		return gateway.Result{}, fmt.Errorf("%s: load skill %s before reading its files", loadSkillTool, id)
+	case e.Source != skills.SourceServer:
+		data, err := skills.ReadLocal(ctx, e.Skill, file)
+		if err != nil {
+			return gateway.Result{}, err
+		}
+		return gateway.TextResult(string(data)), nil
 	}
-	data, err := skills.ReadFile(ctx, e.Skill, uri, ss.src.read)
+	data, err := skills.ReadFile(ctx, e.Skill, file, ss.src.read)
 	if err != nil {
 		return gateway.Result{}, err
 	}
-	return gateway.TextResult(ss.src.frame().SkillText(e.Server, e.ID+" "+uri, string(data), 0)), nil
+	return gateway.TextResult(ss.src.frame().SkillText(e.Server, e.ID+" "+file, string(data), 0)), nil
 }
 
 // strconvQuote quotes s for a message.

@@ -83,7 +83,7 @@ func TestSkillsSectionBudget(t *testing.T) {
 	if _, err := run(t, small, `{"name":"secret-keys"}`); !errors.Is(err, errUnknownSkill) {
 		t.Errorf("a denied skill loaded: %v", err)
 	}
-	if _, err := run(t, small, `{"name":"pdf-forms","file":"skill://x"}`); err == nil || !strings.Contains(err.Error(), "read_file") {
-		t.Errorf("a project skill's file through load_skill: %v", err)
+	if _, err := run(t, small, `{"name":"pdf-forms","file":"../../../etc/passwd"}`); !errors.Is(err, skills.ErrNotListed) {
+		t.Errorf("a file not the skill's through load_skill: %v", err)
 	}
 }

@@ -85,6 +85,7 @@ func TestSkillsFromFiles(t *testing.T) {
 
 	llm := fakellm.Start(
 		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "load_skill", Arguments: `{"name":"deploy"}`}}},
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "load_skill", Arguments: `{"name":"deploy","file":"checklist.md"}`}}},
 		fakellm.Turn{Text: "deployed"},
 		fakellm.Turn{Text: "reviewed"},
 	)
@@ -108,8 +109,8 @@ func TestSkillsFromFiles(t *testing.T) {
 
 	prompt(t, a, sid, "ship it")
 	reqs := llm.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests, want 2", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
 	}
 	sys := systemMessage(t, llm, 0)
 	for _, want := range []string{"# Skills\n", "\n- deploy (project): Deploy the service to staging", "\n- review (user): Review a change the team's way"} {
@@ -134,16 +135,19 @@ func TestSkillsFromFiles(t *testing.T) {
 		!strings.Contains(result.Content, filepath.Join(agents, "deploy")) {
 		t.Errorf("load_skill result: %+v", result)
 	}
+	if file := reqs[2].Messages[len(reqs[2].Messages)-1]; file.Role != "tool" || file.Content != "steps" {
+		t.Errorf("load_skill of the skill's file: %+v", file)
+	}
 
 	prompt(t, a, sid, "/review the last commit")
 	reqs = llm.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests, want 3", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
 	}
-	if user := reqs[2].Messages[len(reqs[2].Messages)-1]; user.Role != "user" || !strings.Contains(user.Content, "REVIEW-BODY") || !strings.Contains(user.Content, "the last commit") {
+	if user := reqs[3].Messages[len(reqs[3].Messages)-1]; user.Role != "user" || !strings.Contains(user.Content, "REVIEW-BODY") || !strings.Contains(user.Content, "the last commit") {
 		t.Errorf("the skill command's turn: %+v", user)
 	}
-	if got := systemMessage(t, llm, 2); got != sys {
+	if got := systemMessage(t, llm, 3); got != sys {
 		t.Errorf("the system prompt changed between turns")
 	}
 	var shared, prev int

@@ -2,7 +2,10 @@ package skills
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 
 	"github.com/acpgate/acpgate/internal/base/safefile"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -78,4 +81,28 @@ func Load(ctx context.Context, sk Skill, read ReadFunc) (Loaded, error) {
 	}
 	sk.Frontmatter, sk.Description = fm, fm.Description()
 	return Loaded{Skill: sk, Body: body, Files: sk.files(ctx)}, nil
+}
+
+// ErrNotListed is wrapped by the error for a file of a file skill that
+// is not among the files loading it lists.
+var ErrNotListed = errors.New("not a file of the skill")
+
+// ReadLocal reads the file rel (a path Load listed: relative to the
+// skill's folder, slash-separated) of the file skill sk, by the rules
+// Discover reads a SKILL.md by (inside its folders, a regular file with
+// a single hard link, not blocking), at most MaxSkillBytes.
+func ReadLocal(ctx context.Context, sk Skill, rel string) ([]byte, error) {
+	if sk.Source == SourceServer || !slices.Contains(sk.files(ctx), rel) {
+		return nil, fmt.Errorf("%w: %q", ErrNotListed, rel)
+	}
+	path := filepath.Join(filepath.Dir(sk.Path), filepath.FromSlash(rel))
+	f, _, err := sk.roots.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := safefile.SingleLink(f, path); err != nil {
+		return nil, err
+	}
+	return safefile.ReadOpen(f, path, MaxSkillBytes, true)
 }
