@@ -99,6 +99,8 @@
 //	-refuse-listen              Answer every subscriptions/listen with an error.
 //	-ext-tasks                  The 2026-07-28 Tasks extension and its tool
 //	    ext_job (see exttasks.go); stdio or http, -protocol 2026-07-28 or both.
+//	-skills                     The skills extension (SEP-2640): skills/list and
+//	    three skills' files as resources (see skills.go); stdio only.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
 //
 // # Tools
