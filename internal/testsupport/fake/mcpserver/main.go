@@ -295,6 +295,8 @@
 //	listen <uri>       (-live) a subscriptions/listen whose filter names <uri>
 //	setLevel <level>   (-live) on logging/setLevel
 //	complete <arg>     (-live) on completion/complete for argument <arg>
+//	skills/list        (-skills) on every skills/list request
+//	read <uri>         (-skills) on every resources/read of a skill's file
 //
 // # Exit statuses and signals
 //
