@@ -60,6 +60,10 @@ type Options struct {
 	// instructions every session's system prompt holds (a missing file is
 	// fine); "" for none.
 	UserInstructions string
+	// UserSkills are the user's folders of skills (absolute; a missing
+	// one is fine), before the configuration's skills.dirs: see
+	// docs/skills.md.
+	UserSkills []string
 	// NoModelMessage answers prompts of sessions that have no model
 	// (default DefaultNoModelMessage).
 	NoModelMessage string

@@ -60,13 +60,17 @@ type commandView struct {
 	ed        *editState
 	pick      *picker
 	compactor *compact.Compactor
+	skillSet  *sessionSkills
 }
 
 // asCommands is the session as the slash commands see it.
 func (s *liveSession) asCommands() commandView {
 	return commandView{sess: s, id: s.id, mgr: s.mgr, shared: s.shared, sync: s.sync, access: s.access,
-		store: s.store, ed: &s.ed, pick: &s.pick, compactor: s.compactor}
+		store: s.store, ed: &s.ed, pick: &s.pick, compactor: s.compactor, skillSet: s.skillSet}
 }
+
+// skills implements commandSession.
+func (v commandView) skills() *sessionSkills { return v.skillSet }
 
 // sessionID implements commandSession.
 func (v commandView) sessionID() string { return v.id }
@@ -230,7 +234,11 @@ func (s *liveSession) takeConfig(sc sessionConfig) {
 		st.cfg = sc
 		st.resetPrompt()
 	})
+	s.skillSet.reset()
 }
+
+// skills is the session's skills (skills.go).
+func (s *liveSession) skills() *sessionSkills { return s.skillSet }
 
 // systemPrompt implements commandSession (agentConfig.systemPrompt,
 // agentConfig.instructionFiles).

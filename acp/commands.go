@@ -124,6 +124,8 @@ type commandSession interface {
 	resources() bridge.ResourceCaller
 	// prompts is the prompts of the session's servers, own and shared.
 	prompts() []mcpclient.ServerResource[mcp.Prompt]
+	// skills is the session's skills.
+	skills() *sessionSkills
 }
 
 // slash is one slash command: what available_commands_update says of it
@@ -160,9 +162,13 @@ func (co *commands) registry() []slash {
 			run: text(func(_ context.Context, s commandSession, _ *turnLog, arg string) string {
 				return co.resourcesReport(s, arg)
 			})},
-		{name: "reload", description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files again",
+		{name: "reload", description: "Apply the current configuration file: restart configured servers whose settings changed; read the instructions files and skills again",
 			run: text(func(ctx context.Context, s commandSession, _ *turnLog, _ string) string { return co.reload(ctx, s) })},
 		{name: "compact", description: "Compact the conversation now: the model summarises every turn but the last", hint: "optional: what the summary should keep above all", run: text(co.compact)},
+		{name: "skills", description: "List this session's skills: their source, where they are, whether loaded; and the skills not taken, with why", wait: true,
+			run: text(func(ctx context.Context, s commandSession, _ *turnLog, _ string) string {
+				return skillsReport(ctx, s.skills())
+			})},
 		{name: "context", description: "Show the system prompt: its sections, their sizes and its text; and the history's size", wait: true,
 			run: text(func(ctx context.Context, s commandSession, _ *turnLog, _ string) string {
 				return co.contextReport(ctx, s)

@@ -131,6 +131,7 @@ func (f *fakeSession) resources() bridge.ResourceCaller { return nil }
 
 // prompts implements commandSession.
 func (f *fakeSession) prompts() []mcpclient.ServerResource[mcp.Prompt] { return nil }
+func (f *fakeSession) skills() *sessionSkills                          { return newSessionSkills(skillSource{}, nil) }
 
 // TestCommandsOnFakeSession: the slash commands need nothing of a session
 // but commandSession: /mcp and /tools, run through the registry on a fake

@@ -56,6 +56,18 @@ type sessionConfig struct {
 	// instructions are the file's instructions for the model: the
 	// top-level ones, then the profile's (system_prompt.go).
 	instructions []sysprompt.Instructions
+	// skillPolicy and skillDirs are the file's skill policy and
+	// skills.dirs (skills.go).
+	skillPolicy config.SkillPolicy
+	skillDirs   []string
+}
+
+// skillLimit is the bound on the Skills section's list.
+func (sc *sessionConfig) skillLimit() int {
+	if l := sc.limits.MaxSkillsBytes; l != nil {
+		return *l
+	}
+	return defaultMaxSkillsBytes
 }
 
 // samplingPolicy is what the configuration says about one server's
@@ -108,6 +120,7 @@ func (cf *agentConfig) sessionConfigFor(profile string) (sessionConfig, error) {
 	}
 	sc.policy, sc.limits, sc.model, sc.sampling, sc.workspace = eff.Tools, eff.Limits, eff.Model, eff.Sampling, eff.WorkspaceTools
 	sc.instructions = configInstructions(eff)
+	sc.skillPolicy, sc.skillDirs = eff.Skills, eff.SkillDirs
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		sc.serverSampling[s.Name] = s.Server

@@ -57,6 +57,8 @@
 //	command_session.go    commandView: a live session as the slash commands see it (commandSession)
 //	server_edits.go       /mcp add, remove, restart: a live session's servers changed
 //	prompt_commands.go    MCP prompts as slash commands
+//	skills.go             the session's skills: the Skills section, load_skill, loading and verifying
+//	skill_commands.go     skills as slash commands, /skills, what /context says of them
 //	permission.go         the editor is asked to approve a tool call
 //	server_requests.go    MCP server → user: userRequests, serverRequests, roots/list
 //	elicitation.go        an MCP server sends elicitation/create

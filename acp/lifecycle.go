@@ -242,7 +242,9 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		return a.conf.provider(ctx, sc, choice)
 	})
 	specs := a.conf.merge(edits.configured(sc.servers), edited)
-	s.grant(bridge.NewSync(sc.bridgeOptions(a.conf.bridgeBase(meta.ID)), a.conf.nativeTools(meta.ID, cwd, place.dirs, sc)...),
+	s.skillSet = a.conf.newSkills(s)
+	native := append(a.conf.nativeTools(meta.ID, cwd, place.dirs, sc), s.skillSet.tool())
+	s.grant(bridge.NewSync(sc.bridgeOptions(a.conf.bridgeBase(meta.ID)), native...),
 		func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
 			return a.perms.approve(ctx, s, call, tool)
 		})

@@ -71,6 +71,8 @@ type liveSession struct {
 	media gateway.MediaGate
 	// written is the blobs written to the session log (blobs.go).
 	written blobSet
+	// skillSet is the session's skills (skills.go).
+	skillSet *sessionSkills
 }
 
 // sessionState is what liveSession.mu guards: what the configuration
@@ -193,8 +195,12 @@ func (ts *turnSlot) isClosed() bool {
 	return ts.closed
 }
 
-// allowed is the session's tool policy: its allow/deny globs.
+// allowed is the session's tool policy: its allow/deny globs; and
+// load_skill only while the session has skills.
 func (s *liveSession) allowed(tool gateway.Tool) bool {
+	if tool.Name == loadSkillTool && !s.skillSet.any() {
+		return false // offered only to a session with skills
+	}
 	return s.snapshot().cfg.policy.Allowed(tool.Name)
 }
 

@@ -151,7 +151,7 @@ func TestNewSessionResponse(t *testing.T) {
 		t.Errorf("commands %v", names(first))
 	}
 	h.fc.rec.waitFor(t, 0, resp.SessionId, "the prompts as commands", func(u acpsdk.SessionUpdate) bool {
-		return isCommands(u) && names(u) == "mcp,tools,call,resources,reload,compact,context,alpha.greet,alpha.plain"
+		return isCommands(u) && names(u) == "mcp,tools,call,resources,reload,compact,skills,context,alpha.greet,alpha.plain"
 	})
 }
 

@@ -70,7 +70,7 @@ func argumentHint(args []mcp.PromptArgument) string {
 // sessionCommands is what available_commands_update advertises to s: the
 // built-in commands and its servers' prompts.
 func (co *commands) sessionCommands(s commandSession) []acpsdk.AvailableCommand {
-	return append(co.commandList(), co.promptCommands(s)...)
+	return append(append(co.commandList(), co.skillCommands(s)...), co.promptCommands(s)...)
 }
 
 // advertiseCommands sends available_commands_update when the session's

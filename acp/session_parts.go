@@ -53,9 +53,10 @@ type configSession interface {
 	hasModel() bool
 	modelBuilt() (gateway.Provider, uint64)
 	rebuildModel(built uint64, build func(sc sessionConfig, choice string) (gateway.Provider, uint64)) gateway.Provider
-	buildPrompt(cf *agentConfig, in sysprompt.Input, files []sysprompt.Instructions, servers []promptServer) sysprompt.Prompt
+	buildPrompt(cf *agentConfig, in sysprompt.Input, files []sysprompt.Instructions, servers []promptServer, extra []sysprompt.Section) sysprompt.Prompt
 	loadedFiles() (files []sysprompt.Instructions, skipped []sysprompt.Skipped, loaded bool)
 	keepFiles(files []sysprompt.Instructions, skipped []sysprompt.Skipped)
+	skills() *sessionSkills
 }
 
 var _ configSession = (*liveSession)(nil)

@@ -85,6 +85,7 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s configSession) syspro
 		case !s.allowed(t):
 		case t.Name == plan.ToolName:
 			in.Plan = true
+		case t.Name == loadSkillTool: // the Skills section tells of it
 		default:
 			in.Tools = append(in.Tools, sysprompt.WorkspaceTool{Name: t.Name, Editor: t.Meta["workspace"] == "client"})
 		}
@@ -95,14 +96,14 @@ func (cf *agentConfig) systemPrompt(ctx context.Context, s configSession) syspro
 			servers = append(servers, serverInPrompt(st.Name, state, st.Instructions))
 		}
 	}
-	return s.buildPrompt(cf, in, files, servers)
+	return s.buildPrompt(cf, in, files, servers, s.skills().section(ctx))
 }
 
 // buildPrompt builds the session's system prompt from in, with its
-// configuration's instructions and then files, and the servers' section
-// of servers; the builder is made the first time (and after resetPrompt),
+// configuration's instructions and then files, the servers' section of
+// servers, then extra (the Skills section); the builder is made the first time (and after resetPrompt),
 // with the configuration's limit on the instructions.
-func (s *liveSession) buildPrompt(cf *agentConfig, in sysprompt.Input, files []sysprompt.Instructions, servers []promptServer) sysprompt.Prompt {
+func (s *liveSession) buildPrompt(cf *agentConfig, in sysprompt.Input, files []sysprompt.Instructions, servers []promptServer, extra []sysprompt.Section) sysprompt.Prompt {
 	var p sysprompt.Prompt
 	s.update(func(st *sessionState) {
 		in.Instructions = append(append(in.Instructions, st.cfg.instructions...), files...)
@@ -114,7 +115,7 @@ func (s *liveSession) buildPrompt(cf *agentConfig, in sysprompt.Input, files []s
 			st.prompt.builder = sysprompt.NewBuilder(opts)
 			st.prompt.servers = serversPrompt{frame: st.cfg.bridgeOptions(cf.bridgeBase(s.id)).Instructions}
 		}
-		in.Sections = st.prompt.servers.sections(servers)
+		in.Sections = append(st.prompt.servers.sections(servers), extra...)
 		p = st.prompt.builder.Build(in)
 	})
 	return p
@@ -215,6 +216,7 @@ func (co *commands) contextReport(ctx context.Context, s commandSession) string 
 			fmt.Fprintf(&b, "- %s: %s\n", lo.Source, size(lo.Bytes))
 		}
 	}
+	b.WriteString(skillsContext(ctx, s.skills()))
 	fmt.Fprintf(&b, "\n**History**: %d messages, %s (as stored)\n", n, size(stored))
 	if images, audio, data := s.historyMedia(); images+audio > 0 {
 		fmt.Fprintf(&b, "- of which %d images and %d audio clips: %d bytes of base64, ~%d tokens (%d each, as the compaction counts them)\n",

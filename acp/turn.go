@@ -84,6 +84,8 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 	var stop gateway.StopReason
 	if cmd, arg, ok := tu.cmds.slashCommand(input); ok {
 		stop = tu.cmds.command(ctx, s.asCommands(), t, cmd, arg)
+	} else if sc, ok := tu.cmds.skillCommand(ctx, s.asCommands(), input); ok {
+		stop = tu.cmds.runSkill(ctx, s, t, sc)
 	} else if pc, ok := tu.cmds.promptCommand(ctx, s.asCommands(), input); ok {
 		stop = tu.cmds.runPrompt(ctx, s, t, pc)
 	} else {

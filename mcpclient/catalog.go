@@ -20,7 +20,8 @@ const (
 // refreshKind is a bit set of what to list again.
 type refreshKind uint32
 
-// lister is the catalog: it lists tools, resources and prompts, again on
+// lister is the catalog: it lists tools, resources, prompts and skills
+// (skills.go), again on
 // list_changed (kick) or when a 2026-07-28 list's TTL ends, holds what was
 // listed and how many of its tools the tool limit lets through, and checks
 // a tool name against it. It owns cat and kept, under its own mu; the
@@ -31,6 +32,7 @@ type lister struct {
 	env        roleEnv
 	fleetMu    sync.Locker                             // the Manager's mu
 	changed    func(kind EventKind, toolsChanged bool) // the fleet's changedLocked for this server; fleetMu held
+	raw        rawRequester                            // the subscriber: skills/list, which mcp-go has no call for
 	refreshCh  chan struct{}                           // capacity 1: something asked for a refresh
 	refreshReq atomic.Uint32                           // the refreshKinds asked for
 
@@ -41,8 +43,8 @@ type lister struct {
 
 // newLister returns the lister of a server: changed is called, with fleetMu
 // held, after each change of the catalog that is not a change of state.
-func newLister(env roleEnv, fleetMu sync.Locker, changed func(EventKind, bool)) *lister {
-	return &lister{env: env, fleetMu: fleetMu, changed: changed, refreshCh: make(chan struct{}, 1)}
+func newLister(env roleEnv, fleetMu sync.Locker, changed func(EventKind, bool), raw rawRequester) *lister {
+	return &lister{env: env, fleetMu: fleetMu, changed: changed, raw: raw, refreshCh: make(chan struct{}, 1)}
 }
 
 // notify takes the list_changed notifications.
@@ -64,6 +66,7 @@ type catalog struct {
 	resources []mcp.Resource
 	templates []mcp.ResourceTemplate
 	prompts   []mcp.Prompt
+	skills    []SkillEntry // the skills extension's entries (skills.go)
 }
 
 // discover lists what the server's capabilities say it has, following
@@ -115,6 +118,15 @@ func (ls *lister) discover(ctx context.Context, c *conn, what refreshKind) (cata
 			return err
 		})
 	}
+	if what&refreshResources != 0 && offersSkills(caps) {
+		fetch("skills/list", func() error {
+			skills, err := ls.listSkills(ctx, c)
+			if err == nil {
+				cat.skills = skills
+			}
+			return err
+		})
+	}
 	if what&refreshResources != 0 && caps.Prompts != nil {
 		fetch("prompts/list", func() error {
 			res, err := c.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
@@ -142,7 +154,7 @@ func (ls *lister) update(what refreshKind, cat catalog) {
 		ls.cat.tools = cat.tools
 	}
 	if what&refreshResources != 0 {
-		ls.cat.resources, ls.cat.templates, ls.cat.prompts = cat.resources, cat.templates, cat.prompts
+		ls.cat.resources, ls.cat.templates, ls.cat.prompts, ls.cat.skills = cat.resources, cat.templates, cat.prompts, cat.skills
 	}
 	ls.mu.Unlock()
 	if what&refreshTools != 0 {

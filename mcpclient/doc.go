@@ -52,8 +52,8 @@
 //     sign-in waits, teardown; its Status.
 //   - dialer: the link itself: the transport of each kind, the
 //     initialize handshake or the 2026-07-28 discovery, the revision.
-//   - lister: the catalog: tools, resources and prompts (and how many
-//     tools the limit keeps), listed again on list_changed or when a
+//   - lister: the catalog: tools, resources, prompts and skills (and how
+//     many tools the limit keeps), listed again on list_changed or when a
 //     2026-07-28 list's TTL ends.
 //   - caller: tools/call and the tasks calls become, with progress and
 //     cancellation.
@@ -86,6 +86,7 @@
 //	calls.go            caller: CallTool, ReadResource, GetPrompt; progress
 //	tasks.go            tasks of calls on 2025-11-25 (tasks/get, result, cancel)
 //	exttasks.go         the Tasks extension on 2026-07-28
+//	skills.go           the skills extension: skills/list, SkillEntry, Manager.Skills
 //	relatedtask.go      server requests attributed to the task of a call
 //	callresult.go       tools/call results into the call's slot, decoded by wire.DecodeCallResult
 //	server_requests.go  answerer: elicitation, sampling, roots, routed to Options' handlers

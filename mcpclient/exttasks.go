@@ -365,15 +365,32 @@ func (cl *caller) extInput(ctx context.Context, c *conn, id string, reqs map[str
 // client capabilities and identity) and, for HTTP, its standard headers
 // (Mcp-Name is the taskId, where params has one), and returns the result.
 func (cl *caller) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod, params map[string]any) (json.RawMessage, error) {
+	raw, header, err := modernRequest(c, cl.env.opts, method, params)
+	if err != nil {
+		return nil, err
+	}
+	// tasks/get, tasks/update and tasks/cancel name their task, so that
+	// an intermediary routes them to the instance holding it.
+	if id, ok := params["taskId"].(string); ok && header != nil {
+		header.Set(mcp.HeaderName, id)
+	}
+	return cl.raw.rawRequest(ctx, c, "acpgate-task-", string(method), raw, header)
+}
+
+// modernRequest is the params of a 2026-07-28 request of method that
+// mcp-go has no call for, with the _meta mcp-go gives its own requests
+// (protocol version, client capabilities, client info), and the standard
+// headers of the request for HTTP (nil when there are none).
+func modernRequest(c *conn, opts *Options, method mcp.MCPMethod, params map[string]any) (json.RawMessage, http.Header, error) {
 	version := c.client.ProtocolVersion()
 	params["_meta"] = map[string]any{
 		mcp.MetaKeyProtocolVersion:    version,
 		mcp.MetaKeyClientCapabilities: c.client.GetClientCapabilities(),
-		mcp.MetaKeyClientInfo:         mcp.Implementation{Name: cl.env.opts.ClientName, Version: cl.env.opts.ClientVersion},
+		mcp.MetaKeyClientInfo:         mcp.Implementation{Name: opts.ClientName, Version: opts.ClientVersion},
 	}
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var header http.Header
 	if h := mcp.StandardHeaders(version, method, raw); len(h) > 0 {
@@ -381,11 +398,6 @@ func (cl *caller) extRequest(ctx context.Context, c *conn, method mcp.MCPMethod,
 		for k, v := range h {
 			header.Set(k, v)
 		}
-		// tasks/get, tasks/update and tasks/cancel name their task, so
-		// that an intermediary routes them to the instance holding it.
-		if id, ok := params["taskId"].(string); ok {
-			header.Set(mcp.HeaderName, id)
-		}
 	}
-	return cl.raw.rawRequest(ctx, c, "acpgate-task-", string(method), json.RawMessage(raw), header)
+	return raw, header, nil
 }

@@ -226,7 +226,9 @@ func TestExtTasksNotDeclaredOnLegacy(t *testing.T) {
 			if err := json.Unmarshal([]byte(caps), &c); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := c["extensions"]; ok {
+			// The skills extension is of both revisions (skills.go); the
+			// Tasks extension of 2026-07-28 only.
+			if string(c["extensions"]) != `{"io.modelcontextprotocol/skills":{}}` {
 				t.Errorf("initialize declared %s", caps)
 			}
 			return

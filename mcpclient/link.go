@@ -326,8 +326,8 @@ func (dl *dialer) newClient(t transport.Interface, schemas *toolListing, notes *
 
 // capabilities are the client capabilities declared to the server: exactly
 // those whose handler is set (sampling not to a server whose spec sets
-// NoSampling), and the Tasks extension (2026-07-28 requests only; see
-// exttasks.go).
+// NoSampling), the Tasks extension (2026-07-28 requests only; see
+// exttasks.go) and the skills extension (skills.go).
 func (dl *dialer) capabilities() mcp.ClientCapabilities {
 	var c mcp.ClientCapabilities
 	o := dl.env.opts
@@ -342,7 +342,9 @@ func (dl *dialer) capabilities() mcp.ClientCapabilities {
 			ListChanged bool `json:"listChanged,omitempty"`
 		}{ListChanged: true}
 	}
-	c.Extensions = map[string]any{extTasksID: struct{}{}} // 2026-07-28 only: see exttasks.go
+	// Tasks: 2026-07-28 only, see exttasks.go; skills: both revisions,
+	// see skills.go.
+	c.Extensions = map[string]any{extTasksID: struct{}{}, SkillsExtension: struct{}{}}
 	return c
 }
 

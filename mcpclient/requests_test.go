@@ -81,16 +81,16 @@ func TestCapabilitiesFollowHandlers(t *testing.T) {
 		set  func(*mcpclient.Options, *mcpclient.ServerSpec)
 		want string
 	}{
-		{"none", func(*mcpclient.Options, *mcpclient.ServerSpec) {}, `{}`},
+		{"none", func(*mcpclient.Options, *mcpclient.ServerSpec) {}, `{"extensions":{"io.modelcontextprotocol/skills":{}}}`},
 		{"all", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Elicitor, o.Sampler, o.Roots = h, h, h },
-			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{"tools":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}}}`},
+			`{"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/skills":{}},"roots":{"listChanged":true},"sampling":{"tools":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}}}`},
 		{"no sampling for this server", func(o *mcpclient.Options, s *mcpclient.ServerSpec) {
 			o.Elicitor, o.Sampler, o.Roots = h, h, h
 			s.NoSampling = true
-		}, `{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
+		}, `{"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/skills":{}},"roots":{"listChanged":true},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
 		{"elicitation only", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Elicitor = h },
-			`{"elicitation":{"form":{},"url":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
-		{"roots only: no tasks", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Roots = h }, `{"roots":{"listChanged":true}}`},
+			`{"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/skills":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
+		{"roots only: no tasks", func(o *mcpclient.Options, _ *mcpclient.ServerSpec) { o.Roots = h }, `{"extensions":{"io.modelcontextprotocol/skills":{}},"roots":{"listChanged":true}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

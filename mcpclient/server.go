@@ -81,8 +81,8 @@ func newServer(m *Manager, spec ServerSpec) *server {
 	s.auth = newAuth(env, s)
 	s.caller = &caller{env: env, auth: s.auth}
 	s.answerer = &answerer{env: env, logs: s.logs, calls: s.caller}
-	s.lister = newLister(env, &m.mu, s.changedLocked)
 	s.subscriber = &subscriber{env: env, calls: s.caller, owner: s}
+	s.lister = newLister(env, &m.mu, s.changedLocked, s.subscriber)
 	s.caller.answers, s.caller.tools, s.caller.raw = s.answerer, s.lister, s.subscriber
 	s.dialer = &dialer{env: env, logs: s.logs, reads: s.reads, owner: s, auth: s.auth, session: s.subscriber, requests: s.answerer}
 	s.routes = []notified{s.lister, s.caller, s.answerer, s.subscriber}

@@ -264,6 +264,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	}
 	if dir, err := config.Dir(); err == nil {
 		opts.UserInstructions = filepath.Join(dir, sysprompt.FileName)
+		opts.UserSkills = []string{filepath.Join(dir, "skills")}
 	}
 	opts.MCP.Guard = guard
 	// Tokens of servers that need a sign-in live next to the sessions,

@@ -31,3 +31,12 @@ func openWriteNonblock(path string, perm os.FileMode) (*os.File, error) {
 	}
 	return f, err
 }
+
+// links is how many hard links the file fi describes has (1 where the
+// platform does not say).
+func links(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}

@@ -76,6 +76,7 @@ var ranks = map[string]rank{
 	"bridge":                     {bridging, 0},
 	"acp/clientws":               {bridging, 0},
 	"internal/inputs/mcpservers": {bridging, 0},
+	"internal/inputs/skills":     {bridging, 0},
 	"acp/sdkservers":             {bridging, 1},
 
 	"internal/inputs/secrets": {input, 0},

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,7 +64,13 @@ func (r *report) check(c *Config) {
 		}
 	}
 	r.overrides(c)
-	policies := []located[ToolPolicy]{{[]string{"agents", "defaults", "tools"}, c.Agents.Defaults.Tools}}
+	policies := []located[ToolPolicy]{{[]string{"agents", "defaults", "tools"}, c.Agents.Defaults.Tools},
+		{[]string{"agents", "defaults", "skills"}, ToolPolicy{Allow: c.Agents.Defaults.Skills.Allow, Deny: c.Agents.Defaults.Skills.Deny}}}
+	for i, d := range c.Skills.Dirs {
+		if at := []string{"skills", "dirs", strconv.Itoa(i)}; !filepath.IsAbs(d) && !r.isBad(at) {
+			r.errorAt(at, nil, "a folder of skills must be an absolute path, got %q", d)
+		}
+	}
 	seen := map[string]bool{}
 	for i, p := range c.Agents.List {
 		loc := []string{"agents", "list", strconv.Itoa(i)}
@@ -71,7 +78,8 @@ func (r *report) check(c *Config) {
 			r.errorAt(id, nil, "duplicate profile %q", p.ID)
 		}
 		seen[p.ID] = true
-		policies = append(policies, located[ToolPolicy]{child(loc, "tools"), p.Tools})
+		policies = append(policies, located[ToolPolicy]{child(loc, "tools"), p.Tools},
+			located[ToolPolicy]{child(loc, "skills"), ToolPolicy{Allow: p.Skills.Allow, Deny: p.Skills.Deny}})
 	}
 	for _, m := range c.models() {
 		if at := child(m.loc, "baseUrl"); m.v.BaseURL != "" && !r.isBad(at) {

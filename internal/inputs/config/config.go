@@ -40,6 +40,17 @@ type Config struct {
 	// Servers are default servers in the VS Code format (the top-level
 	// "servers" object).
 	Servers map[string]Server `json:"servers,omitzero"`
+	// Skills holds where the user's skills are, besides the configuration
+	// folder's skills/.
+	Skills Skills `json:"skills,omitzero"`
+}
+
+// Skills holds the top-level "skills" object. It is plain data: not safe
+// for concurrent modification.
+type Skills struct {
+	// Dirs are more folders of the user's skills (absolute paths), after
+	// the configuration folder's skills/.
+	Dirs []string `json:"dirs,omitzero"`
 }
 
 // Model holds the settings of the model endpoint. Empty fields are unset.
@@ -111,6 +122,10 @@ type Limits struct {
 	// prompt (> 0): the configuration's and the AGENTS.md files',
 	// together.
 	MaxInstructionsBytes *int `json:"maxInstructionsBytes,omitempty"`
+	// MaxSkillsBytes bounds the list of skills in a session's system
+	// prompt (> 0): a longer list is not enumerated, and the model
+	// searches it with load_skill instead.
+	MaxSkillsBytes *int `json:"maxSkillsBytes,omitempty"`
 	// MaxAnswerBytes bounds the text and thinking of one model answer
 	// (> 0); MaxToolArgumentBytes the arguments of one tool call the model
 	// makes (> 0).
@@ -197,6 +212,8 @@ type Defaults struct {
 	MCP MCP `json:"mcp,omitzero"`
 	// Tools is the default tool policy.
 	Tools ToolPolicy `json:"tools,omitzero"`
+	// Skills is the default skill policy.
+	Skills SkillPolicy `json:"skills,omitzero"`
 }
 
 // MCP holds an "mcp" object: servers by name. It is plain data: not safe for
@@ -218,6 +235,8 @@ type Profile struct {
 	MCP MCP `json:"mcp,omitzero"`
 	// Tools replaces the default tool policy list by list.
 	Tools ToolPolicy `json:"tools,omitzero"`
+	// Skills replaces the default skill policy list by list.
+	Skills SkillPolicy `json:"skills,omitzero"`
 	// Instructions are instructions for the model of the profile's
 	// sessions, after the top-level ones ("": none).
 	Instructions string `json:"instructions,omitzero"`

@@ -106,6 +106,10 @@ func TestValidationErrors(t *testing.T) {
 			[]string{`agents.list[0].id: missing`}},
 		{"empty id", `{"agents": {"list": [{"id": ""}]}}`,
 			[]string{`agents.list[0].id: missing`}},
+		{"bad skill pattern", `{"agents": {"list": [{"id": "p", "skills": {"deny": ["[x"]}}]}}`,
+			[]string{`agents.list[0].skills.deny[0]: bad pattern "[x"`}},
+		{"relative skills folder", `{"skills": {"dirs": ["/ok", "rel/skills"]}}`,
+			[]string{`skills.dirs[1]: a folder of skills must be an absolute path, got "rel/skills"`}},
 		{"duplicate id", `{"agents": {"list": [{"id": "work"}, {"id": "home"}, {"id": "work"}]}}`,
 			[]string{`agents.list[2].id: duplicate profile "work"`}},
 		{"bad pattern", `{"agents": {"defaults": {"tools": {"deny": ["["]}}}}`,
@@ -685,5 +689,23 @@ func TestDocumentedExample(t *testing.T) {
 	}
 	if _, warnings := mustParse(t, block); len(warnings) > 0 {
 		t.Errorf("warnings: %v", warnings)
+	}
+}
+
+// TestSkillPolicy: agents.defaults.skills and a profile's skills merge
+// list by list, as tool policies do; skills.dirs is kept.
+func TestSkillPolicy(t *testing.T) {
+	c, _, err := config.Parse([]byte(`{"skills": {"dirs": ["/team/skills"]},
+		"agents": {"defaults": {"skills": {"deny": ["docs:*"]}}, "list": [{"id": "p", "skills": {"allow": ["deploy", "docs:*"]}}]}}`), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, _ := c.Effective("")
+	prof, _ := c.Effective("p")
+	if !slices.Equal(def.SkillDirs, []string{"/team/skills"}) || !def.Skills.Allowed("deploy") || def.Skills.Allowed("docs:api") {
+		t.Errorf("defaults: %+v", def)
+	}
+	if !prof.Skills.Allowed("deploy") || prof.Skills.Allowed("review") || prof.Skills.Allowed("docs:api") {
+		t.Errorf("profile: %+v (deny is inherited and wins)", prof.Skills)
 	}
 }

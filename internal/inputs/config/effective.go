@@ -25,6 +25,9 @@ type Effective struct {
 	Servers []NamedServer
 	// Tools is the tool policy.
 	Tools ToolPolicy
+	// Skills is the skill policy; SkillDirs the top-level skills.dirs.
+	Skills    SkillPolicy
+	SkillDirs []string
 	// Model holds the model settings.
 	Model Model
 	// Limits holds the limits (top-level only).
@@ -63,8 +66,8 @@ func (c *Config) Profiles() []string {
 // Effective returns the configuration in force for profile: servers merged
 // by name (top-level servers < mcpServers < agents.defaults.mcp.servers <
 // the profile's, each replacing the previous one of the same name
-// entirely), the tool policy (each list the profile sets, even empty,
-// replaces the defaults'; a nil one inherits), the model settings (the
+// entirely), the tool and skill policies (each list the profile sets,
+// even empty, replaces the defaults'; a nil one inherits), the model settings (the
 // profile's non-empty fields override the top-level ones; its headers, when
 // set, replace them), the limits and the instructions (the top-level ones
 // and the profile's, both kept). Profile "" means the defaults alone; a
@@ -91,6 +94,7 @@ func (c *Config) Effective(profile string) (Effective, error) {
 	maps.Copy(servers, c.MCPServers)
 	maps.Copy(servers, c.Agents.Defaults.MCP.Servers)
 	tools := c.Agents.Defaults.Tools
+	skills := c.Agents.Defaults.Skills
 	model := c.Model
 	if prof != nil {
 		maps.Copy(servers, prof.MCP.Servers)
@@ -103,10 +107,16 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		if prof.Tools.AutoApprove != nil {
 			tools.AutoApprove = prof.Tools.AutoApprove
 		}
+		if prof.Skills.Allow != nil {
+			skills.Allow = prof.Skills.Allow
+		}
+		if prof.Skills.Deny != nil {
+			skills.Deny = prof.Skills.Deny
+		}
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions}
+	eff := Effective{Profile: profile, Tools: tools, Skills: skills, SkillDirs: c.Skills.Dirs, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions}
 	if prof != nil {
 		eff.ProfileInstructions = prof.Instructions
 	}

@@ -42,3 +42,21 @@ func matchAny(patterns []string, name string) bool {
 	}
 	return false
 }
+
+// SkillPolicy says which skills a session offers, by glob patterns
+// matched against whole skill IDs with path.Match: a file skill's ID is
+// its name, a server skill's "<server>:<name>". A nil list is unset (a
+// profile inherits the defaults' list); an empty non-nil list is set.
+// Plain data, as ToolPolicy.
+type SkillPolicy struct {
+	// Allow lists the skills offered; empty means every skill.
+	Allow []string `json:"allow,omitzero"`
+	// Deny lists skills never offered; it wins over Allow.
+	Deny []string `json:"deny,omitzero"`
+}
+
+// Allowed reports whether the skill id is offered: it matches no Deny
+// pattern, and Allow is empty or one of its patterns matches.
+func (p SkillPolicy) Allowed(id string) bool {
+	return ToolPolicy{Allow: p.Allow, Deny: p.Deny}.Allowed(id)
+}

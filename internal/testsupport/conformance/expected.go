@@ -8,15 +8,9 @@ package conformance
 // Both requirement sets pass whole, their extensions included; what is
 // left is in no requirement set. A fresh map on each call.
 func ExpectedFailures() Expected {
-	skills := "the skills extension (SEP-2640) is not implemented: skills/list is never called and the one check is SKIPPED"
 	return Expected{
 		Set20251125: {},
 		Set20260728: {},
-		SetOther: {
-			"sep-2640-client-no-prefetch":        skills,
-			"sep-2640-client-verify-digest":      skills,
-			"sep-2640-client-verify-frontmatter": skills,
-			"sep-2640-client-verify-size":        skills,
-		},
+		SetOther:    {},
 	}
 }

@@ -48,6 +48,9 @@ type Client struct {
 type served struct {
 	srv    *server.MCPServer
 	refuse *Error // answer every mcp/message with this instead
+	// answers are results given for methods mcp-go's server does not
+	// serve (an extension's), by method: see Answer.
+	answers map[string]json.RawMessage
 }
 
 // Event is something that happened on the tunnel: Kind is "message" (the
@@ -75,6 +78,20 @@ func (c *Client) Serve(serverID string, srv *server.MCPServer) {
 	c.mu.Lock()
 	c.servers[serverID] = served{srv: srv}
 	c.mu.Unlock()
+}
+
+// Answer makes the server given to Serve as serverID answer the MCP
+// method with result (its JSON), before mcp-go's server sees it: for an
+// extension's methods (such as skills/list), which mcp-go does not serve.
+func (c *Client) Answer(serverID, method string, result json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.servers[serverID]
+	if s.answers == nil {
+		s.answers = map[string]json.RawMessage{}
+	}
+	s.answers[method] = result
+	c.servers[serverID] = s
 }
 
 // Refuse answers every mcp/message for serverID with the ACP error e.
@@ -253,6 +270,10 @@ func (c *Client) message(ctx context.Context, p messageParams, perr error, raw j
 	case s.refuse != nil:
 		c.record(Event{Kind: "refuse", Server: p.ServerID, ID: p.RequestID})
 		return rpcResponse{err: s.refuse}
+	case s.answers[p.Method] != nil:
+		c.record(Event{Kind: "done", Server: p.ServerID, ID: p.RequestID, Method: p.Method})
+		b, _ := json.Marshal(map[string]json.RawMessage{"result": s.answers[p.Method]})
+		return rpcResponse{result: b}
 	}
 	if string(p.Params) == "null" {
 		p.Params = nil

@@ -162,6 +162,19 @@ func planFor(scenario, rawContext string) (plan, error) {
 			p.calls = append(p.calls, c)
 		}
 		return p, nil
+	case "sep-2640-client-no-prefetch":
+		// The skills are listed (/skills) and none is loaded: the scenario
+		// checks that no skill file was read.
+		return plan{calls: []call{{text: "/skills", mayFail: true}}}, nil
+	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
+		// The skills are listed, then the server's skill is loaded as a
+		// user would, with its slash command: the server serves a SKILL.md
+		// that fails one check, which acpgate must refuse (the turn says
+		// why) without reading the skill's other file.
+		return plan{calls: []call{
+			{text: "/skills", mayFail: true},
+			{text: "/" + serverName + ":pdf-processing", mayFail: true},
+		}}, nil
 	case "sep-2322-client-request-state":
 		// Each tool answers input_required (an elicitation, accepted),
 		// but test_mrtr_unrelated, called between the others to check

@@ -63,6 +63,7 @@ func (a *app) build() {
 	opts = append(opts, (revisionRole{a}).protocolOptions()...)
 	opts = append(opts, a.liveOptions(hooks)...)
 	opts = append(opts, (taskRole{a}).extTaskOptions()...)
+	opts = append(opts, a.skillOptions()...)
 	if a.cfg.pageSize > 0 {
 		opts = append(opts, server.WithPaginationLimit(a.cfg.pageSize))
 	}
@@ -83,6 +84,7 @@ func (a *app) build() {
 	a.addLive()
 	a.addListing(hooks)
 	(taskRole{a}).addExtTaskTools()
+	a.addSkills()
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.

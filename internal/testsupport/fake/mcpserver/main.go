@@ -99,6 +99,8 @@
 //	-refuse-listen              Answer every subscriptions/listen with an error.
 //	-ext-tasks                  The 2026-07-28 Tasks extension and its tool
 //	    ext_job (see exttasks.go); stdio or http, -protocol 2026-07-28 or both.
+//	-skills                     The skills extension (SEP-2640): skills/list and
+//	    three skills' files as resources (see skills.go); stdio only.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
 //
 // # Tools
@@ -297,6 +299,8 @@
 //	listen <uri>       (-live) a subscriptions/listen whose filter names <uri>
 //	setLevel <level>   (-live) on logging/setLevel
 //	complete <arg>     (-live) on completion/complete for argument <arg>
+//	skills/list        (-skills) on every skills/list request
+//	read <uri>         (-skills) on every resources/read of a skill's file
 //
 // # Exit statuses and signals
 //
@@ -356,6 +360,7 @@ type config struct {
 	refuseListen   bool          // see modern.go
 	live           bool
 	extTasks       bool // see exttasks.go
+	skills         bool // see skills.go
 }
 
 const hiddenFlag = "grandchild-mode"
@@ -385,6 +390,7 @@ func parseFlags() *config {
 	fs.IntVar(&c.pageSize, "page-size", 0, "list pagination page size (0 = none)")
 	modernFlags(fs, c)
 	extTaskFlags(fs, c)
+	skillFlags(fs, c)
 	fs.BoolVar(&c.live, "live", false, "live resources and prompts: subscriptions, list_changed, completion")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
@@ -409,6 +415,9 @@ func parseFlags() *config {
 	}
 	if err := validExtTasks(c); err != nil {
 		usageError("%v", err)
+	}
+	if c.skills && c.transport != "stdio" {
+		usageError("-skills needs -transport stdio")
 	}
 	if c.hugeLine < 0 || c.stderrLines < 0 || c.crashAfter < 0 || c.tools < 0 || c.pageSize < 0 {
 		usageError("numeric flags must not be negative")
@@ -504,7 +513,7 @@ func (a *app) serveStdio(term <-chan os.Signal) {
 	if a.cfg.ignoreStdinEOF {
 		in = noEOFReader{os.Stdin, a.rec}
 	}
-	in = (taskRole{a}).extTasksInput(a.watchInput(in))
+	in = a.skillsInput((taskRole{a}).extTasksInput(a.watchInput(in)))
 	ss := server.NewStdioServer(a.srv)
 	server.WithWorkerPoolSize(64)(ss)
 	ss.SetErrorLogger(log.New(os.Stderr, "mcpserver: ", 0))
