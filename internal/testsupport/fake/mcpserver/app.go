@@ -83,6 +83,9 @@ func (a *app) build() {
 	a.addLive()
 	a.addListing(hooks)
 	(taskRole{a}).addExtTaskTools()
+	if a.cfg.sandboxTools {
+		a.addSandboxTools()
+	}
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.
