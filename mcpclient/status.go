@@ -61,8 +61,8 @@ type Status struct {
 	// SignIn is the prompt of the sign-in under way, once it has been
 	// presented (zero when none is). SignInErr is why the last sign-in
 	// failed (nil after one that succeeded, and while one is under way).
-	SignIn          oauth.Prompt
-	SignInErr       error
+	SignIn    oauth.Prompt
+	SignInErr error
 	// Sandbox is the sandbox of a stdio server's last start (nil: off,
 	// or not started yet).
 	Sandbox         *SandboxStatus
