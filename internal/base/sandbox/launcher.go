@@ -115,6 +115,11 @@ func (l *Launcher) Confine(p Policy, workspace []string, argv []string) (*Confin
 		}
 		return &Confined{Argv: argv, Policy: p.String(), Note: err.Error()}, nil
 	}
+	for _, dir := range expand(places.Home, places.Cache) {
+		// A cache that does not exist yet could not be granted: make it,
+		// as its package manager would.
+		_ = os.MkdirAll(dir, 0o700)
+	}
 	temp, err := os.MkdirTemp("", "acpgate-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: temporary directory: %w", err)

@@ -137,8 +137,9 @@ type networkJSON struct {
 
 // UnmarshalJSON decodes "off", "read-only", "workspace-write" (those
 // files rules, network all) or the object form
-// {"files", "hide", "network", "failIfUnavailable"}. It checks the values
-// (see Check); unknown keys of the object are an error.
+// {"files", "hide", "network", "failIfUnavailable"}. Unknown keys of the
+// object are an error; the values are Check's to judge (a configuration
+// reports those at their JSON path).
 func (p *Policy) UnmarshalJSON(data []byte) error {
 	var name string
 	if err := json.Unmarshal(data, &name); err == nil {
@@ -160,9 +161,6 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	if err := out.decodeNetwork(o.Network); err != nil {
-		return err
-	}
-	if err := out.Check(); err != nil {
 		return err
 	}
 	*p = out

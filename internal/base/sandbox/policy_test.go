@@ -51,6 +51,9 @@ func TestPolicyJSONErrors(t *testing.T) {
 	} {
 		var p Policy
 		err := json.Unmarshal([]byte(in), &p)
+		if err == nil {
+			err = p.Check()
+		}
 		if !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want ErrPolicy naming %q", in, err, want)
 		}
