@@ -86,4 +86,6 @@ func enforcement(p sandbox.Policy, s sandbox.Support) string {
 }
 
 // isLaunch reports whether args make acpgate the sandbox launcher.
-func isLaunch(args []string) bool { return slices.Equal(args[:min(1, len(args))], []string{sandbox.LaunchArg}) }
+func isLaunch(args []string) bool {
+	return slices.Equal(args[:min(1, len(args))], []string{sandbox.LaunchArg})
+}
