@@ -56,7 +56,8 @@ func TestSandboxServerFilesystem(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("PRIVATE KEY"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := startAgentEnv(t, t.TempDir(), []string{"HOME=" + home, "npm_config_cache=" + filepath.Join(home, ".npm")})
+	// No configuration: the built-in clientServerSandbox.
+	a := startAgentEnv(t, t.TempDir(), []string{"HOME=" + home, "npm_config_cache=" + filepath.Join(home, ".npm"), "XDG_CONFIG_HOME=" + t.TempDir()})
 	a.client.answer = func(acpsdk.RequestPermissionRequest) string { return "allow_once" }
 	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: cwd, AdditionalDirectories: []string{outside, filepath.Dir(secret)}, McpServers: []acpsdk.McpServer{
 		{Stdio: &acpsdk.McpServerStdio{Name: "fs", Command: "node", Args: []string{index, cwd, outside, filepath.Dir(secret)}, Env: []acpsdk.EnvVariable{}}},

@@ -20,10 +20,21 @@ type tree struct {
 // hide: root itself when no hidden path lies inside it; else, for every
 // directory on the way from root to a hidden path, its other entries
 // (the directories on the way are not granted themselves, so they cannot
-// be listed). A symbolic link is followed to what it names, as a rule is.
+// be listed, and what is made in them later cannot be read). A symbolic
+// link is followed to what it names, as a rule is.
 // ok is false when the walk met more than maxWalk entries.
+//
+// A hidden path that does not exist is left out: there is nothing to
+// read, and a tree split around it would keep the process from making
+// files where it may write (a workspace that is the home directory).
 func beneathExcept(root string, hide []string) (out []tree, ok bool) {
-	w := walker{hide: hide, seen: map[string]bool{}}
+	var present []string
+	for _, h := range hide {
+		if _, err := os.Lstat(h); err == nil {
+			present = append(present, h)
+		}
+	}
+	w := walker{hide: present, seen: map[string]bool{}}
 	w.visit(root)
 	return w.out, w.n <= maxWalk
 }
