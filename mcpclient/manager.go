@@ -61,7 +61,9 @@ type Options struct {
 	MaxMessageSize int
 	StderrTail     int
 	// Sandbox runs stdio servers under their spec's Sandbox policy; nil
-	// fails every server whose policy is not off. Workspace is what a
+	// enforces none: a server whose policy is not off fails to start,
+	// unless the policy says failIfUnavailable: false (it runs unconfined,
+	// and Status.Sandbox says so). Workspace is what a
 	// workspace-write policy may write (the session's cwd and additional
 	// directories; default: Cwd).
 	Sandbox   *sandbox.Launcher
