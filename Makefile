@@ -1,7 +1,7 @@
 # acpgate — see README.md. `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       ?= bin
-NPM_DIRS  := testdata/everything testdata/acpnode testdata/conformance
+NPM_DIRS  := testdata/everything testdata/acpnode testdata/conformance testdata/filesystem
 STATICCHECK_VERSION := v0.8.2
 # release: RELEASE_REPO is the repository named in the registry entry;
 # RELEASE_URL is where the archives will be downloaded from once they are

@@ -335,6 +335,9 @@ func (co *commands) mcpReport(s commandSession) string {
 		if st.Error != "" {
 			fmt.Fprintf(&b, "\n  last error: %s", st.Error)
 		}
+		if line := sandboxLine(st); line != "" {
+			b.WriteString("\n  " + line)
+		}
 		if st.Warning != "" {
 			fmt.Fprintf(&b, "\n  warning: %s", st.Warning)
 		}
@@ -349,6 +352,30 @@ func (co *commands) mcpReport(s commandSession) string {
 		}
 	}
 	return b.String()
+}
+
+// sandboxLine is what /mcp says of a stdio server's sandbox: its policy,
+// whether it is enforced (and why not), and the hint of a failure it may
+// have caused; "" for other transports.
+func sandboxLine(st mcpclient.Status) string {
+	sb := st.Sandbox
+	switch {
+	case sb == nil && st.Transport == mcpclient.TransportStdio:
+		return "sandbox: off"
+	case sb == nil:
+		return ""
+	}
+	line := "sandbox: " + sb.Policy + ", enforced"
+	if !sb.Enforced {
+		line = "sandbox: " + sb.Policy + ", NOT enforced"
+		if sb.Note != "" {
+			line += ": " + sb.Note
+		}
+	}
+	if sb.Hint != "" {
+		line += "\n  " + sb.Hint
+	}
+	return line
 }
 
 // toolsReport lists the session's tools matching filter.

@@ -165,7 +165,7 @@ func TestCommandsOnFakeSession(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"/mcp", "MCP servers of this session:\n" +
 			"\n- **github** (http): ready, 2 tools, protocol 2025-06-18" +
-			"\n- **slow** (stdio): connecting, 0 tools, 1 restarts\n  last error: no answer" +
+			"\n- **slow** (stdio): connecting, 0 tools, 1 restarts\n  last error: no answer\n  sandbox: off" +
 			"\n- **vault** (http): needs-auth, 0 tools\n  `/mcp login vault` signs in"},
 		{"/mcp restart", "Usage: /mcp restart NAME. /mcp lists the servers."},
 		{"/mcp remove nope", "This session has no MCP server called nope. /mcp lists the servers."},

@@ -12,6 +12,7 @@ import (
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
@@ -60,6 +61,9 @@ type sessionConfig struct {
 	// skills.dirs (skills.go).
 	skillPolicy config.SkillPolicy
 	skillDirs   []string
+	// sandboxes are the profile's sandbox policies, each set (the
+	// built-in defaults without a configuration).
+	sandboxes config.Sandboxes
 }
 
 // skillLimit is the bound on the Skills section's list.
@@ -107,6 +111,9 @@ func (sc *sessionConfig) samplingFor(server string) samplingPolicy {
 // sessionConfigFor resolves profile against the current configuration.
 func (cf *agentConfig) sessionConfigFor(profile string) (sessionConfig, error) {
 	sc := sessionConfig{profile: profile, trusted: map[string]bool{}, prefix: map[string]string{}, serverSampling: map[string]config.Server{}}
+	if none, err := (&config.Config{}).Effective(""); err == nil {
+		sc.sandboxes = none.Sandboxes
+	}
 	cfg := cf.config()
 	if cfg == nil {
 		if profile != "" {
@@ -121,17 +128,22 @@ func (cf *agentConfig) sessionConfigFor(profile string) (sessionConfig, error) {
 	sc.policy, sc.limits, sc.model, sc.sampling, sc.workspace = eff.Tools, eff.Limits, eff.Model, eff.Sampling, eff.WorkspaceTools
 	sc.instructions = configInstructions(eff)
 	sc.skillPolicy, sc.skillDirs = eff.Skills, eff.SkillDirs
+	sc.sandboxes = eff.Sandboxes
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		sc.serverSampling[s.Name] = s.Server
 		if s.ToolPrefix != "" {
 			sc.prefix[s.Name] = s.ToolPrefix
 		}
+		spec := specFromConfig(s)
+		if spec.Transport == mcpclient.TransportStdio {
+			spec.Sandbox = eff.ServerSandbox(s.Server)
+		}
 		if s.Shared {
-			sc.shared = append(sc.shared, specFromConfig(s))
+			sc.shared = append(sc.shared, spec)
 			continue
 		}
-		sc.servers = append(sc.servers, specFromConfig(s))
+		sc.servers = append(sc.servers, spec)
 	}
 	return sc, nil
 }
@@ -333,9 +345,13 @@ func (sc *sessionConfig) bridgeOptions(base bridge.Options) *bridge.Options {
 // ${VAR} taken literally), and the others go through prepare. A client's
 // server replaces a configured one of the same name (merge), so its name
 // says where a spec came from.
-func (cf *agentConfig) prepareFor(fromClient func(name string) bool) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
+//
+// A client's server runs under the profile's clientServerSandbox, and
+// nothing the client sends (_meta included) changes that.
+func (cf *agentConfig) prepareFor(fromClient func(name string) bool, clientSandbox sandbox.Policy) func(context.Context, mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 	return func(ctx context.Context, spec mcpclient.ServerSpec) (mcpclient.ServerSpec, error) {
 		if fromClient(spec.Name) {
+			spec.Sandbox = clientSandbox
 			return spec, nil
 		}
 		return cf.prepare(ctx, spec)
@@ -499,4 +515,12 @@ func (cf *agentConfig) profile(reqMeta map[string]any, stored string) string {
 		return stored
 	}
 	return cf.opts.Profile
+}
+
+// policyOf is the policy p points to; nil is off.
+func policyOf(p *sandbox.Policy) sandbox.Policy {
+	if p == nil {
+		return sandbox.Policy{}
+	}
+	return *p
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/acpgate/acpgate/acp"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/internal/testsupport/wsclient"
@@ -31,6 +33,9 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
+	}
 	testbin.Main(m, map[string]*string{"./internal/testsupport/fake/mcpserver": &serverBin})
 }
 
@@ -50,6 +55,17 @@ type agentPipes struct {
 // fresh store in a temporary directory.
 func startAgent(t *testing.T, opts acp.Options) agentPipes {
 	t.Helper()
+	if opts.MCP.Sandbox == nil {
+		// The client's servers run sandboxed (the built-in
+		// clientServerSandbox), the test binary their launcher (TestMain).
+		// The tests keep their servers' record files beside the cwd, in
+		// the temporary tree: it is writable, as a cache is.
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.MCP.Sandbox = &sandbox.Launcher{Exe: exe, Places: sandbox.Places{Cache: []string{os.TempDir()}}}
+	}
 	if opts.Store == nil {
 		st, err := session.Open(t.TempDir())
 		if err != nil {

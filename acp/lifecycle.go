@@ -276,7 +276,8 @@ func (a *Agent) mcpOptions(s *liveSession, cwd string, specs []mcpclient.ServerS
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.sessionID())
 	mo.Cwd = cwd
-	mo.Prepare = a.conf.prepareFor(s.isClientServer)
+	mo.Prepare = a.conf.prepareFor(s.isClientServer, policyOf(sc.sandboxes.ClientServerSandbox))
+	mo.Workspace = append([]string{cwd}, s.dirs...)
 	mo.Redact = a.conf.redact()
 	mo.SignIn = a.asks.presentSignIn(s)
 	observe := a.opts.MCP.OnEvent

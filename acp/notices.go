@@ -86,6 +86,10 @@ func noticeFor(last mcpclient.State, st mcpclient.Status) (Notice, bool) {
 		}
 		return Notice{Severity: NoticeWarning, Title: fmt.Sprintf("MCP server %s is restarting", name), Description: noticeLine(st.Error)}, true
 	case mcpclient.StateReady:
+		if sb := st.Sandbox; sb != nil && !sb.Enforced && sb.Note != "" && last != mcpclient.StateReady {
+			return Notice{Severity: NoticeWarning, Title: fmt.Sprintf("MCP server %s runs without its sandbox", name),
+				Description: noticeLine(sb.Note)}, true
+		}
 		if last != mcpclient.StateFailed && last != mcpclient.StateNeedsAuth && last != mcpclient.StateRestarting {
 			return Notice{}, false
 		}

@@ -110,6 +110,9 @@ func (pe *peer) failureCard(s peerSession, st mcpclient.Status) {
 		title = fmt.Sprintf("MCP server %s failed", st.Name)
 	}
 	text := st.Error
+	if line := sandboxLine(st); st.Sandbox != nil {
+		text += "\n\n" + line
+	}
 	if st.Stderr != "" {
 		text += "\n\nstderr (last lines):\n" + st.Stderr
 	}
@@ -117,8 +120,18 @@ func (pe *peer) failureCard(s peerSession, st mcpclient.Status) {
 		acpsdk.WithStartKind(acpsdk.ToolKindOther),
 		acpsdk.WithStartStatus(acpsdk.ToolCallStatusFailed),
 		acpsdk.WithStartContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))}),
-		acpsdk.WithStartRawOutput(map[string]any{"server": st.Name, "state": string(st.State), "error": st.Error, "stderr": st.Stderr}),
+		acpsdk.WithStartRawOutput(failureOutput(st)),
 	))
+}
+
+// failureOutput is the raw output of a failed server's card: its state,
+// error, stderr and sandbox.
+func failureOutput(st mcpclient.Status) map[string]any {
+	out := map[string]any{"server": st.Name, "state": string(st.State), "error": st.Error, "stderr": st.Stderr}
+	if sb := st.Sandbox; sb != nil {
+		out["sandbox"] = map[string]any{"policy": sb.Policy, "enforced": sb.Enforced, "note": sb.Note, "hint": sb.Hint}
+	}
+	return out
 }
 
 // serversInfo tells the client, once it knows the session, the states of

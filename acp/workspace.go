@@ -43,7 +43,10 @@ func (cf *agentConfig) workspaceTools(id, cwd string, dirs []string, sc sessionC
 	}
 	caps := cf.peer.capabilities()
 	client := clientws.New(cf.peer.conn, id)
-	local := workspace.NewLocal(&workspace.LocalOptions{Env: cf.opts.WorkspaceEnv})
+	local := workspace.NewLocal(&workspace.LocalOptions{Env: cf.opts.WorkspaceEnv,
+		// The local run tool runs under the profile's commandSandbox (a
+		// command in the client's terminal is outside acpgate's reach).
+		Sandbox: cf.opts.MCP.Sandbox, Policy: policyOf(sc.sandboxes.CommandSandbox), Workspace: append([]string{cwd}, dirs...)})
 	base := workspace.Options{Cwd: cwd, Dirs: dirs}
 	if l := sc.limits.MaxResultBytes; l != nil {
 		base.MaxResultBytes = *l

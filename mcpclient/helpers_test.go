@@ -3,6 +3,8 @@ package mcpclient_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -21,7 +24,25 @@ import (
 // serverBin is the test MCP server (internal/testsupport/fake/mcpserver), built by TestMain.
 var serverBin string
 
+// testPolicy is the sandbox policy of every server stdio returns: off,
+// unless MCPCLIENT_TEST_SANDBOX gives one in the configuration's form
+// ("workspace-write", or an object), so that the whole suite can run
+// with the sandbox on. The test binary is the launcher (launcher).
+var testPolicy sandbox.Policy
+
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
+	}
+	if p := os.Getenv("MCPCLIENT_TEST_SANDBOX"); p != "" {
+		if !strings.HasPrefix(p, "{") {
+			p = strconv.Quote(p)
+		}
+		if err := json.Unmarshal([]byte(p), &testPolicy); err != nil {
+			fmt.Fprintln(os.Stderr, "MCPCLIENT_TEST_SANDBOX:", err)
+			os.Exit(2)
+		}
+	}
 	if os.Getenv("MCPCLIENT_TEST_OLD_SERVER") == "1" {
 		oldServer()
 		os.Exit(0)
@@ -35,7 +56,19 @@ func TestMain(m *testing.M) {
 
 // stdio returns a spec running the test server over stdio with args.
 func stdio(name string, args ...string) mcpclient.ServerSpec {
-	return mcpclient.ServerSpec{Name: name, Command: serverBin, Args: append([]string{"-name", name}, args...)}
+	return mcpclient.ServerSpec{Name: name, Command: serverBin, Args: append([]string{"-name", name}, args...), Sandbox: testPolicy}
+}
+
+// launcher is the sandbox launcher of the tests: the test binary itself
+// (see TestMain).
+func launcher(t *testing.T) *sandbox.Launcher {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := os.UserHomeDir()
+	return &sandbox.Launcher{Exe: exe, Places: sandbox.Places{Home: home}}
 }
 
 // fastOpts are Options with short close bounds and restart backoff, and a
@@ -43,9 +76,12 @@ func stdio(name string, args ...string) mcpclient.ServerSpec {
 func fastOpts(t *testing.T) (*mcpclient.Options, *testbin.SyncBuffer) {
 	t.Helper()
 	logs := &testbin.SyncBuffer{}
+	cwd := t.TempDir()
 	return &mcpclient.Options{
 		Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Cwd:          t.TempDir(),
+		Cwd:          cwd,
+		Sandbox:      launcher(t),
+		Workspace:    []string{filepath.Dir(cwd)}, // every t.TempDir of the test
 		CloseGrace:   200 * time.Millisecond,
 		CloseTimeout: time.Second,
 		Backoff:      func(int) time.Duration { return 10 * time.Millisecond },

@@ -133,7 +133,8 @@ func (dl *dialer) dial(life, ctx context.Context, spec *ServerSpec) (*conn, erro
 }
 
 func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
-	p, err := startProcess(spec, dl.env.opts.Cwd, dl.logs, dl.env.opts.StderrTail, dl.env.opts.Guard)
+	p, sb, err := startProcess(spec, dl.env.opts, dl.logs)
+	dl.owner.setSandbox(sb)
 	if err != nil {
 		return nil, err
 	}

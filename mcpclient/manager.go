@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -59,6 +60,14 @@ type Options struct {
 	// (DefaultStderrTail).
 	MaxMessageSize int
 	StderrTail     int
+	// Sandbox runs stdio servers under their spec's Sandbox policy; nil
+	// enforces none: a server whose policy is not off fails to start,
+	// unless the policy says failIfUnavailable: false (it runs unconfined,
+	// and Status.Sandbox says so). Workspace is what a
+	// workspace-write policy may write (the session's cwd and additional
+	// directories; default: Cwd).
+	Sandbox   *sandbox.Launcher
+	Workspace []string
 	// Guard, if set, is told about every stdio server's process group
 	// (see Guard). Default: none.
 	Guard Guard

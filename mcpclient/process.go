@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/mcpclient/proctree"
 )
 
@@ -75,22 +76,70 @@ type process struct {
 	tail      *tailBuffer
 	stderrEnd chan struct{} // closed when the stderr forwarder returns
 
+	confined *sandbox.Confined // the sandbox it runs in; closed by stop
+
 	stopOnce sync.Once
 	stopErr  error
 }
 
 // startProcess starts spec's command in a new process group with the server
-// environment, forwarding its stderr line by line through logs. Its whole
-// tree is marked with a fresh instance token (see package proctree) and, if
-// guard is set, reported to it.
-func startProcess(spec *ServerSpec, cwd string, logs *logGate, tailSize int, guard Guard) (*process, error) {
+// environment, under its sandbox policy (see confine), forwarding its
+// stderr line by line through logs. Its whole tree is marked with a fresh
+// instance token (see package proctree) and, if opts.Guard is set,
+// reported to it. The sandbox status is returned even when the start
+// fails (nil for an off policy).
+func startProcess(spec *ServerSpec, opts *Options, logs *logGate) (*process, *SandboxStatus, error) {
+	cwd := opts.Cwd
 	if spec.Cwd != "" {
 		cwd = spec.Cwd
 	}
-	cmd := exec.Command(lookCommand(spec.Command, spec.Env), spec.Args...)
+	conf, sb, err := confine(spec, opts, cwd)
+	if err != nil {
+		return nil, sb, err
+	}
+	p, err := startConfined(spec, conf, cwd, logs, opts.StderrTail, opts.Guard)
+	if err != nil {
+		_ = conf.Close()
+		return nil, sb, err
+	}
+	return p, sb, nil
+}
+
+// confine prepares spec's command under its sandbox policy with the
+// launcher of opts.
+func confine(spec *ServerSpec, opts *Options, cwd string) (*sandbox.Confined, *SandboxStatus, error) {
+	argv := append([]string{lookCommand(spec.Command, spec.Env)}, spec.Args...)
+	if spec.Sandbox.Off() {
+		return &sandbox.Confined{Argv: argv}, nil, nil
+	}
+	sb := &SandboxStatus{Policy: spec.Sandbox.String()}
+	if opts.Sandbox == nil {
+		// Nothing can enforce the policy: its own rule says what follows.
+		sb.Note = "no sandbox launcher"
+		if !spec.Sandbox.Strict() {
+			return &sandbox.Confined{Argv: argv}, sb, nil
+		}
+		return nil, sb, fmt.Errorf("%w: policy %s: no sandbox launcher", sandbox.ErrUnavailable, sb.Policy)
+	}
+	workspace := opts.Workspace
+	if len(workspace) == 0 && cwd != "" {
+		workspace = []string{cwd}
+	}
+	conf, err := opts.Sandbox.Confine(spec.Sandbox, workspace, argv)
+	if err != nil {
+		sb.Note = err.Error()
+		return nil, sb, err
+	}
+	sb.Enforced, sb.Note = conf.Enforced, conf.Note
+	return conf, sb, nil
+}
+
+// startConfined is startProcess once the command line is known.
+func startConfined(spec *ServerSpec, conf *sandbox.Confined, cwd string, logs *logGate, tailSize int, guard Guard) (*process, error) {
+	cmd := exec.Command(conf.Argv[0], conf.Argv[1:]...)
 	cmd.Dir = cwd
 	token := proctree.NewToken()
-	cmd.Env = append(serverEnv(spec.Env), proctree.EnvName+"="+token)
+	cmd.Env = append(conf.Environ(serverEnv(spec.Env)), proctree.EnvName+"="+token)
 	cmd.SysProcAttr = procAttr()
 
 	var files []*os.File // every pipe end, closed on failure
@@ -146,6 +195,7 @@ func startProcess(spec *ServerSpec, cwd string, logs *logGate, tailSize int, gua
 		exited:    make(chan struct{}),
 		tail:      newTailBuffer(tailSize),
 		stderrEnd: make(chan struct{}),
+		confined:  conf,
 	}
 	if guard != nil {
 		guard.Watch(p.pgid, token)
@@ -188,6 +238,9 @@ func (p *process) stop(grace, total time.Duration, hurry <-chan struct{}) error 
 	p.stopOnce.Do(func() {
 		p.stopErr = p.terminate(grace, total, hurry)
 		p.tree.release()
+		if p.stopErr == nil {
+			_ = p.confined.Close() // nothing of the server is left to use it
+		}
 		if p.guard != nil && p.stopErr == nil {
 			p.guard.Unwatch(p.pgid)
 		}

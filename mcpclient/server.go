@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/acpgate/acpgate/internal/base/ratelimit"
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/acpgate/acpgate/mcpclient/wire"
 )
@@ -109,6 +110,13 @@ func (s *server) setProcessTail(t *tailBuffer) {
 	s.mu.Unlock()
 }
 
+// setSandbox records the sandbox of the server's current start.
+func (s *server) setSandbox(sb *SandboxStatus) {
+	s.mu.Lock()
+	s.st.Sandbox = sb
+	s.mu.Unlock()
+}
+
 // setState moves the server to state with reason (nil for none), drops the
 // connection unless ready, and emits the events.
 func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
@@ -123,6 +131,19 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	s.st.Error, s.st.Err = "", reason
 	if reason != nil {
 		s.st.Error = reason.Error()
+	}
+	if sb := s.st.Sandbox; sb != nil {
+		// A copy: earlier snapshots keep theirs.
+		c := *sb
+		c.Hint = ""
+		if reason != nil && sb.Enforced && (state == StateFailed || state == StateRestarting) {
+			tail := ""
+			if s.tail != nil {
+				tail = s.tail.String()
+			}
+			c.Hint = sandbox.Explain(sb.Policy, s.st.Error+"\n"+tail)
+		}
+		s.st.Sandbox = &c
 	}
 	s.conn = c
 	if c != nil {
@@ -384,6 +405,7 @@ type serverRequests interface {
 // transport's reader goroutine), and to tear a connection down.
 type linkOwner interface {
 	setProcessTail(t *tailBuffer)
+	setSandbox(sb *SandboxStatus)
 	notify(n mcp.JSONRPCNotification)
 	closeConn(c *conn)
 }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
 
@@ -116,6 +117,13 @@ type ServerSpec struct {
 	// closed and never started. (It is the "enabled" flag, inverted so the
 	// zero value is enabled.)
 	Disabled bool
+
+	// Sandbox is the policy a stdio server runs under (the zero value:
+	// off), enforced by Options.Sandbox: a policy the system cannot
+	// enforce fails the start with an error wrapping
+	// sandbox.ErrUnavailable, unless it says failIfUnavailable: false
+	// (then the server runs unconfined and Status.Sandbox says so).
+	Sandbox sandbox.Policy
 
 	// NoSampling withholds sampling from this server even when
 	// Options.Sampler is set: the capability is not declared to it, and

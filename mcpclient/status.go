@@ -61,8 +61,11 @@ type Status struct {
 	// SignIn is the prompt of the sign-in under way, once it has been
 	// presented (zero when none is). SignInErr is why the last sign-in
 	// failed (nil after one that succeeded, and while one is under way).
-	SignIn          oauth.Prompt
-	SignInErr       error
+	SignIn    oauth.Prompt
+	SignInErr error
+	// Sandbox is the sandbox of a stdio server's last start (nil: off,
+	// or not started yet).
+	Sandbox         *SandboxStatus
 	ProtocolVersion string
 	ServerName      string
 	ServerVersion   string
@@ -73,6 +76,21 @@ type Status struct {
 	// it (bridge.Options.Instructions).
 	Instructions string
 	Since        time.Time // when State was entered
+}
+
+// SandboxStatus is how a stdio server's last start was confined. It is
+// plain data.
+type SandboxStatus struct {
+	// Policy describes the policy (sandbox.Policy.String).
+	Policy string
+	// Enforced is whether the server runs confined; Note says why not
+	// (the policy allowed an unconfined start where it cannot be
+	// enforced, or the start was refused).
+	Enforced bool
+	Note     string
+	// Hint, on a failed server, says that the sandbox may be why and
+	// which policy to change (see sandbox.Explain); "" otherwise.
+	Hint string
 }
 
 // EventKind says what an Event reports.

@@ -176,6 +176,24 @@ func BenchmarkSessionNewSlow(b *testing.B) {
 	}
 }
 
+// BenchmarkSandboxStart is BenchmarkSessionNewSlow's measure for one
+// server that answers at once, with clientServerSandbox off and
+// workspace-write: tools-ns/op, from session/new to the /tools answer
+// that lists the server's tools, is what the sandbox adds to a server's
+// start (the re-executed launcher, the walk around the hidden paths,
+// Landlock); ns/op is session/new itself, which does not wait.
+func BenchmarkSandboxStart(b *testing.B) {
+	for _, policy := range []string{"off", "workspace-write"} {
+		b.Run("policy="+policy, func(b *testing.B) {
+			cfg := filepath.Join(b.TempDir(), "config.json")
+			if err := os.WriteFile(cfg, []byte(`{"agents":{"defaults":{"clientServerSandbox":"`+policy+`"}}}`), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			benchSessionNew(b, []acpsdk.McpServer{stdioServer("s0")}, []string{"`mcp__s0__echo`"}, "--config", cfg)
+		})
+	}
+}
+
 // BenchmarkSessionNewHang opens a session with one healthy server and one
 // that never answers initialize (target: ≤ 50 ms); the response lists
 // both connecting (or the healthy one ready).
@@ -189,9 +207,9 @@ func BenchmarkSessionNewHang(b *testing.B) {
 // servers' CPU is not counted). With tools, a /tools follows each
 // session/new and must list them; tools-ns/op is the median time from
 // session/new to its answer.
-func benchSessionNew(b *testing.B, servers []acpsdk.McpServer, tools []string) {
+func benchSessionNew(b *testing.B, servers []acpsdk.McpServer, tools []string, args ...string) {
 	client := newClient()
-	conn, cmd, stop := benchACPClient(b, client, agentBin, "--state-dir", b.TempDir(), "--log-level", "error")
+	conn, cmd, stop := benchACPClient(b, client, agentBin, append([]string{"--state-dir", b.TempDir(), "--log-level", "error"}, args...)...)
 	defer stop()
 	ctx := context.Background()
 	cwd := b.TempDir()

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
@@ -70,6 +71,7 @@ func configCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	eff, _ := cfg.Effective(*profile)
 	fmt.Fprintf(stdout, "%s: OK (%d servers; profiles: %s)\n", file, len(eff.Servers), strings.Join(cfg.Profiles(), ", "))
+	sandboxReport(stdout, eff, sandbox.System.Probe())
 	return 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -254,6 +255,30 @@ type agentSetup struct {
 	updates *testbin.Updates
 }
 
+// testSandbox is the clientServerSandbox of the tests' agents (those
+// that give no configuration of their own): enforced, with the hidden
+// paths hidden and the launcher between acpgate and every server, but
+// writing the whole temporary tree, where the tests keep their servers'
+// record files beside (not inside) the session's cwd. So every
+// end-to-end test, the orphan, teardown and flood tests among them, runs
+// its client's servers sandboxed.
+func testSandbox() string {
+	return `{"agents": {"defaults": {"clientServerSandbox": {"files": {"read": ["/"], "write": [` + strconv.Quote(os.TempDir()) + `]}, "failIfUnavailable": false}}}}`
+}
+
+// sandboxedConfig returns a configuration directory whose config.json
+// holds testSandbox alone.
+func sandboxedConfig(t testing.TB) string {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "acpgate"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "acpgate", "config.json"), []byte(testSandbox()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // startAgentWith is startAgent with the setup s.
 func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string) *agent {
 	t.Helper()
@@ -262,8 +287,9 @@ func startAgentWith(t testing.TB, stateDir string, s agentSetup, args ...string)
 		bin = agentBin
 	}
 	cmd := exec.Command(bin, append([]string{"--state-dir", stateDir, "--log-level", "debug", "--startup-budget", "10s"}, args...)...)
-	// No configuration file unless a test gives one.
-	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+t.TempDir()), env...)
+	// No configuration file unless a test gives one, but for the sandbox
+	// of the client's servers (sandboxedConfig).
+	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test-key", "XDG_CONFIG_HOME="+sandboxedConfig(t)), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 	"github.com/acpgate/acpgate/cmd/internal/tty"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/internal/base/nodump"
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/session"
@@ -133,6 +134,11 @@ func newLogger(c cliConfig, red *secrets.Redactor) (*slog.Logger, io.Closer, err
 const watchdogArg = "__acpgate-watchdog"
 
 func run(args []string) int {
+	if isLaunch(args) {
+		// The sandbox launcher: confine, then become the command (see
+		// package sandbox). Nothing of the agent runs.
+		return sandbox.Main(args[1:], os.Stderr)
+	}
 	// First of all: no process of the same user, the MCP servers and
 	// commands acpgate starts included, may read its memory or its
 	// environment (the API keys) through /proc (internal/base/nodump).
@@ -267,6 +273,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		opts.UserSkills = []string{filepath.Join(dir, "skills")}
 	}
 	opts.MCP.Guard = guard
+	opts.MCP.Sandbox = newLauncher(c.stateDir) // stdio servers and the local run tool
 	// Tokens of servers that need a sign-in live next to the sessions,
 	// one file per server, authorization server and client (mode 0600),
 	// and are redacted like every other secret.

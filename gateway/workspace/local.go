@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpgate/acpgate/internal/base/safefile"
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 )
 
 // LocalOptions configures Local. A nil *LocalOptions means the defaults.
@@ -24,6 +25,13 @@ type LocalOptions struct {
 	// pipes to close once it has exited or been killed (a background
 	// process may hold them); default 2 s.
 	WaitDelay time.Duration
+	// Sandbox, when set, runs every command under Policy with Workspace
+	// as what workspace-write may write (see package sandbox): a policy
+	// it cannot enforce refuses the command unless the policy allows an
+	// unconfined run.
+	Sandbox   *sandbox.Launcher
+	Policy    sandbox.Policy
+	Workspace []string
 }
 
 // Local is the workspace backend of the local file system and os/exec:
@@ -31,6 +39,9 @@ type LocalOptions struct {
 type Local struct {
 	env       []string
 	waitDelay time.Duration
+	sandbox   *sandbox.Launcher
+	policy    sandbox.Policy
+	workspace []string
 }
 
 var (
@@ -43,6 +54,7 @@ func NewLocal(opts *LocalOptions) *Local {
 	l := &Local{waitDelay: 2 * time.Second}
 	if opts != nil {
 		l.env = opts.Env
+		l.sandbox, l.policy, l.workspace = opts.Sandbox, opts.Policy, opts.Workspace
 		if opts.WaitDelay > 0 {
 			l.waitDelay = opts.WaitDelay
 		}
@@ -104,25 +116,43 @@ func (l *Local) WriteFile(_ context.Context, path, content string) error {
 // together; Kill and Release stop the whole group.
 func (l *Local) Start(_ context.Context, c Command) (Process, error) {
 	name, args := c.Shell()
-	cmd := exec.Command(name, args...)
+	cmd, conf, err := l.command(name, args)
+	if err != nil {
+		return nil, err
+	}
 	cmd.Dir = c.Cwd
-	cmd.Env = l.env
 	cmd.SysProcAttr = procAttr()
 	cmd.WaitDelay = l.waitDelay
-	p := &localProcess{cmd: cmd, out: &tailBuffer{limit: max(c.OutputLimit, 1)}, done: make(chan struct{})}
+	p := &localProcess{cmd: cmd, out: &tailBuffer{limit: max(c.OutputLimit, 1)}, done: make(chan struct{}), confined: conf}
 	cmd.Stdout, cmd.Stderr = p.out, p.out // one writer: one pipe, in order
 	if err := cmd.Start(); err != nil {
+		_ = conf.Close()
 		return nil, err
 	}
 	go p.wait()
 	return p, nil
 }
 
+// command is the command name args, under the policy when there is one.
+func (l *Local) command(name string, args []string) (*exec.Cmd, *sandbox.Confined, error) {
+	if l.sandbox == nil || l.policy.Off() {
+		cmd := exec.Command(name, args...)
+		cmd.Env = l.env
+		return cmd, &sandbox.Confined{}, nil
+	}
+	env := l.env
+	if env == nil {
+		env = os.Environ()
+	}
+	return l.sandbox.Command(l.policy, l.workspace, env, name, args...)
+}
+
 // localProcess is a command started by Local.
 type localProcess struct {
-	cmd  *exec.Cmd
-	out  *tailBuffer
-	done chan struct{} // closed once the command has been reaped
+	confined *sandbox.Confined // its sandbox, closed once it is reaped
+	cmd      *exec.Cmd
+	out      *tailBuffer
+	done     chan struct{} // closed once the command has been reaped
 
 	// Set before done is closed.
 	status ExitStatus
@@ -139,6 +169,7 @@ func (p *localProcess) wait() {
 		_ = killGroup(pid)
 	}
 	err := p.cmd.Wait()
+	_ = p.confined.Close()
 	p.status = exitStatus(p.cmd.ProcessState)
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {

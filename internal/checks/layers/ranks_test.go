@@ -56,6 +56,7 @@ var ranks = map[string]rank{
 	"internal/base/nodump":     {leaf, 0},
 	"internal/base/ratelimit":  {leaf, 0},
 	"internal/base/safefile":   {leaf, 0},
+	"internal/base/sandbox":    {leaf, 0},
 	"mcpclient/lines":          {leaf, 0},
 	"mcpclient/proctree":       {leaf, 0},
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acpgate/acpgate/internal/base/safefile"
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 )
 
@@ -214,6 +215,23 @@ type Defaults struct {
 	Tools ToolPolicy `json:"tools,omitzero"`
 	// Skills is the default skill policy.
 	Skills SkillPolicy `json:"skills,omitzero"`
+	// Sandboxes are the default sandbox policies.
+	Sandboxes
+}
+
+// Sandboxes are the sandbox policies of a profile (or the defaults): nil
+// is not set. A Sandboxes value is plain data.
+type Sandboxes struct {
+	// Sandbox is the policy of configured stdio servers that set none
+	// (default off: the user chose them).
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// ClientServerSandbox is the policy of the stdio servers a client
+	// passes in session/new or session/load (default
+	// DefaultClientServerSandbox).
+	ClientServerSandbox *sandbox.Policy `json:"clientServerSandbox,omitempty"`
+	// CommandSandbox is the policy of the local run tool's commands
+	// (default DefaultCommandSandbox).
+	CommandSandbox *sandbox.Policy `json:"commandSandbox,omitempty"`
 }
 
 // MCP holds an "mcp" object: servers by name. It is plain data: not safe for
@@ -240,6 +258,8 @@ type Profile struct {
 	// Instructions are instructions for the model of the profile's
 	// sessions, after the top-level ones ("": none).
 	Instructions string `json:"instructions,omitzero"`
+	// Sandboxes override the defaults' policies, each one it sets.
+	Sandboxes
 }
 
 // Transport names how acpgate reaches an MCP server.
@@ -304,6 +324,9 @@ type Server struct {
 	// OAuth configures sign-in to an http or sse server; nil means sign-in
 	// with the defaults when the server asks for it (a 401).
 	OAuth *OAuth `json:"oauth,omitempty"`
+	// Sandbox is the sandbox policy of a stdio server; nil means the
+	// profile's "sandbox".
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
 }
 
 // OAuth is a server's "oauth" key: false (Disabled) keeps the server to

@@ -40,6 +40,10 @@ type Effective struct {
 	// Instructions are the top-level instructions, ProfileInstructions
 	// the profile's ("" for none).
 	Instructions, ProfileInstructions string
+	// Sandboxes are the sandbox policies in force, every one set (the
+	// profile's over the defaults' over the built-in defaults); a server's
+	// own "sandbox" is in its Server.
+	Sandboxes
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -117,8 +121,10 @@ func (c *Config) Effective(profile string) (Effective, error) {
 	}
 
 	eff := Effective{Profile: profile, Tools: tools, Skills: skills, SkillDirs: c.Skills.Dirs, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions}
+	eff.Sandboxes = builtinSandboxes().over(c.Agents.Defaults.Sandboxes)
 	if prof != nil {
 		eff.ProfileInstructions = prof.Instructions
+		eff.Sandboxes = eff.Sandboxes.over(prof.Sandboxes)
 	}
 	if eff.Sampling == "" {
 		eff.Sampling = SamplingAsk

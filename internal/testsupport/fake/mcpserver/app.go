@@ -85,6 +85,9 @@ func (a *app) build() {
 	a.addListing(hooks)
 	(taskRole{a}).addExtTaskTools()
 	a.addSkills()
+	if a.cfg.sandboxTools {
+		a.addSandboxTools()
+	}
 }
 
 // onRequest runs for every JSON-RPC request, before mcp-go dispatches it.

@@ -102,6 +102,9 @@
 //	-skills                     The skills extension (SEP-2640): skills/list and
 //	    three skills' files as resources (see skills.go); stdio only.
 //	-grandchild-mode            Hidden; used internally by -grandchild.
+//	-sandbox-tools              The tools dial, read_path and write_path
+//	    (see sandbox.go), for the sandbox's tests.
+//	-dial-mode ADDR             Hidden; used internally by dial's via_child.
 //
 // # Tools
 //
@@ -359,8 +362,10 @@ type config struct {
 	discoverEmpty  bool          // see modern.go
 	refuseListen   bool          // see modern.go
 	live           bool
-	extTasks       bool // see exttasks.go
-	skills         bool // see skills.go
+	extTasks       bool   // see exttasks.go
+	skills         bool   // see skills.go
+	sandboxTools   bool   // see sandbox.go
+	dialMode       string // see sandbox.go
 }
 
 const hiddenFlag = "grandchild-mode"
@@ -392,10 +397,12 @@ func parseFlags() *config {
 	extTaskFlags(fs, c)
 	skillFlags(fs, c)
 	fs.BoolVar(&c.live, "live", false, "live resources and prompts: subscriptions, list_changed, completion")
+	fs.BoolVar(&c.sandboxTools, "sandbox-tools", false, "the tools dial, read_path and write_path (see sandbox.go)")
+	fs.StringVar(&c.dialMode, dialFlag, "", "internal")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage of %s:\n", os.Args[0])
 		fs.VisitAll(func(f *flag.Flag) {
-			if f.Name == hiddenFlag {
+			if f.Name == hiddenFlag || f.Name == dialFlag {
 				return
 			}
 			fmt.Fprintf(fs.Output(), "  -%s\t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
@@ -435,6 +442,10 @@ func main() {
 	cfg := parseFlags()
 	if cfg.grandchildMode {
 		runGrandchild()
+		return
+	}
+	if cfg.dialMode != "" {
+		runDialChild(cfg.dialMode)
 		return
 	}
 
