@@ -3,9 +3,12 @@
 package main
 
 import (
+	"net/http"
+
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/anthropic"
 	"github.com/acpgate/acpgate/gateway/openaicompat"
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 )
 
@@ -22,10 +25,18 @@ const modelProviders = true
 func newProvider(s config.Model, apiKey string, headers map[string]string) (gateway.Provider, error) {
 	switch s.ResolvedProvider() {
 	case config.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget})
+		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, Thinking: s.Thinking, ThinkingBudget: s.ThinkingBudget, HTTPClient: modelHTTPClient()})
 	default:
-		return openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey)})
+		return openaicompat.New(openaicompat.Config{BaseURL: s.BaseURL, APIKey: apiKey, Model: s.Model, Headers: headers, CacheKey: cacheKeyMode(s.PromptCacheKey), HTTPClient: modelHTTPClient()})
 	}
+}
+
+// modelHTTPClient is the HTTP client of a model endpoint: the default
+// transport, with the trace context of each request (the turn's, or the
+// model request span's) in its traceparent header, and each retry an
+// event of the request's span (telemetry.Transport).
+func modelHTTPClient() *http.Client {
+	return &http.Client{Transport: telemetry.Transport(nil)}
 }
 
 // cacheKeyMode is the provider's prompt_cache_key mode for

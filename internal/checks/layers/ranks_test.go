@@ -48,16 +48,18 @@ func (r rank) String() string {
 // ranks is every package of the module (relative to the module root) and
 // its rank. A package missing here fails TestLayers.
 var ranks = map[string]rank{
-	"acp/jsonrpc":              {leaf, 0},
-	"cmd/internal/tty":         {leaf, 0},
-	"gateway/toolsearch":       {leaf, 0},
-	"internal/base/agentproc":  {leaf, 0},
-	"internal/base/atomicfile": {leaf, 0},
-	"internal/base/nodump":     {leaf, 0},
-	"internal/base/ratelimit":  {leaf, 0},
-	"internal/base/safefile":   {leaf, 0},
-	"mcpclient/lines":          {leaf, 0},
-	"mcpclient/proctree":       {leaf, 0},
+	"acp/jsonrpc":                  {leaf, 0},
+	"cmd/internal/tty":             {leaf, 0},
+	"gateway/toolsearch":           {leaf, 0},
+	"internal/base/agentproc":      {leaf, 0},
+	"internal/base/atomicfile":     {leaf, 0},
+	"internal/base/nodump":         {leaf, 0},
+	"internal/base/ratelimit":      {leaf, 0},
+	"internal/base/safefile":       {leaf, 0},
+	"internal/base/telemetry":      {leaf, 0},
+	"internal/base/telemetry/otlp": {leaf, 1},
+	"mcpclient/lines":              {leaf, 0},
+	"mcpclient/proctree":           {leaf, 0},
 
 	"gateway":            {core, 0},
 	"session":            {core, 0},
