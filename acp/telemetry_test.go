@@ -82,7 +82,7 @@ func TestTurnTrace(t *testing.T) {
 			byName[s.Name] = s
 		}
 		for _, a := range s.Attributes {
-			if v := a.Value.Emit(); strings.Contains(v, "quarterly") || strings.Contains(v, editorTrace) {
+			if v := a.Value.String(); strings.Contains(v, "quarterly") || strings.Contains(v, editorTrace) {
 				t.Errorf("span %q attribute %s = %q: content without the opt-in", s.Name, a.Key, v)
 			}
 		}

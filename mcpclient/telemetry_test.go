@@ -173,7 +173,7 @@ func findSpan(t *testing.T, spans tracetest.SpanStubs, name string) tracetest.Sp
 func attr(attrs []attribute.KeyValue, key string) string {
 	for _, a := range attrs {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

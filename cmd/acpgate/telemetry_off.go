@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 
 	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/internal/inputs/config"
@@ -23,4 +24,15 @@ func startTelemetry(_ context.Context, file config.Telemetry, _ *secrets.Resolve
 		logger.Warn("telemetry off: built without the OTLP exporters (the notelemetry tag, make demo's build); make build builds them")
 	}
 	return nil, func() {}
+}
+
+// telemetryAsked reports whether the environment asks for telemetry
+// export (an OTLP endpoint is set).
+func telemetryAsked() bool {
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		if os.Getenv(name) != "" {
+			return true
+		}
+	}
+	return false
 }

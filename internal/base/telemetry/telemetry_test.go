@@ -38,7 +38,7 @@ func newTel(t *testing.T, content bool, redact func(string) string) (*telemetry.
 func attrs(kv []attribute.KeyValue) map[string]string {
 	m := map[string]string{}
 	for _, a := range kv {
-		m[string(a.Key)] = a.Value.Emit()
+		m[string(a.Key)] = a.Value.String()
 	}
 	return m
 }
