@@ -10,7 +10,7 @@ RELEASE_REPO ?= https://github.com/acpgate/acpgate
 RELEASE_URL  ?= $(RELEASE_REPO)/releases/download/v{version}/{file}
 DIST         ?= dist
 
-.PHONY: build test race lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain release release-check
+.PHONY: build test race lint bench npm demo clean cross cross-build conformance testbin-race testbin-plain release release-check otelcol telemetry-e2e
 
 build:
 	$(GO) build ./...
@@ -20,12 +20,13 @@ build:
 
 # demo: acpgate launched by acpcli with the test MCP server as a session
 # server; shows /mcp, /tools and a /call (no model needed). It builds only
-# the three binaries it runs, acpgate with the nomodels tag: without the
-# model SDKs, which the demo does not use and which are most of a first
-# build (docs/benchmarks.md). make build builds the whole acpgate.
+# the three binaries it runs, acpgate with the nomodels and notelemetry
+# tags: without the model SDKs and the OTLP exporters (gRPC, protobuf),
+# which the demo does not use and which are most of a first build
+# (docs/benchmarks.md). make build builds the whole acpgate.
 DEMO_BINS := ./cmd/acpgate ./cmd/acpcli ./internal/testsupport/fake/mcpserver
 demo:
-	$(GO) build -tags nomodels -o $(BIN)/ $(DEMO_BINS)
+	$(GO) build -tags nomodels,notelemetry -o $(BIN)/ $(DEMO_BINS)
 	@state=$$(mktemp -d); \
 	printf '%s\n' '/mcp' '/tools' '/call mcp__demo__add {"a":2,"b":40}' | \
 	  $(BIN)/acpcli --agent "$(BIN)/acpgate --state-dir $$state --log-level warn" \
@@ -79,6 +80,22 @@ testbin-race:
 testbin-plain:
 	$(TEST_GOFLAGS) $(GO) build -o $(TESTBIN)/plain/ ./cmd/acpgate $(TESTBIN_FIXTURES)
 
+# otelcol: the OpenTelemetry Collector (v0.161.0: the otlp receiver and
+# the contrib file exporter) that the telemetry end-to-end test exports
+# to, from testdata/otelcol, a module of its own (the collector stays out
+# of acpgate's module graph). A cold build is about 3 CPU-minutes
+# (docs/benchmarks.md), so it is not part of make test.
+# telemetry-e2e: that test (cmd/acpgate TestTelemetryCollector), through
+# the binary, with a session on the reference MCP server; .ci/run runs it
+# after make test.
+OTELCOL := $(TESTBIN)/otelcol
+otelcol:
+	cd testdata/otelcol && $(GO) build -o $(OTELCOL) .
+
+telemetry-e2e:
+	@$(MAKE) --no-print-directory -j3 npm testbin-plain otelcol
+	$(TESTBIN_ENV) ACPGATE_OTELCOL=$(OTELCOL) $(TEST_GOFLAGS) $(GO) test -vet=off -count=1 -run '^TestTelemetryCollector$$' ./cmd/acpgate
+
 # conformance: the MCP conformance suite's client scenarios against acpgate
 # (through ACP, internal/testsupport/conformance/harness): a table per
 # requirement set (2025-11-25, 2026-07-28, each at its wire; then the other
@@ -122,7 +139,7 @@ release-check:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags nomodels ./cmd/acpgate
+	$(GO) vet -tags nomodels,notelemetry ./cmd/acpgate
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 bench: npm

@@ -16,6 +16,7 @@ import (
 	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -107,6 +108,10 @@ type Options struct {
 	// TerminalAuth, when set, is offered in initialize to clients that
 	// advertise terminal auth (see auth.go); nil offers no method.
 	TerminalAuth *TerminalAuth
+	// Telemetry records the turns, model requests, tool calls and
+	// sessions (nil: off; MCP.Telemetry records the servers' side). A
+	// trace context in a request's _meta is passed on either way.
+	Telemetry *telemetry.Telemetry
 }
 
 // Agent serves one ACP connection: it is the ACP method surface and owns
@@ -248,6 +253,7 @@ func newAgent(opts Options, out io.Writer) *Agent {
 	}
 	a.runner = gateway.NewRunner(gateway.RunnerOptions{
 		NoModelMessage: noModel,
+		Telemetry:      opts.Telemetry,
 		Logger:         opts.Logger,
 	})
 	a.conf = &agentConfig{opts: &a.opts, logger: opts.Logger, peer: a.peer, endpoint: &endpoint{}}

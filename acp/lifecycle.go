@@ -17,6 +17,7 @@ import (
 	"github.com/acpgate/acpgate/acp/sdkservers"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/internal/inputs/mcpservers"
 	"github.com/acpgate/acpgate/mcpclient"
 	"github.com/acpgate/acpgate/session"
@@ -76,6 +77,7 @@ type sessionStart struct {
 // request gives others. A bad _meta.systemPrompt is refused before
 // anything is stored.
 func (a *Agent) start(ctx context.Context, req sessionStart) (*liveSession, error) {
+	ctx = telemetry.Extract(ctx, req.meta) // the session's servers' parent
 	if err := checkCwd(req.place.cwd); err != nil {
 		return nil, err
 	}
@@ -264,6 +266,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	}
 	a.sessions[meta.ID] = s
 	a.mu.Unlock()
+	a.opts.Telemetry.SessionOpened(ctx)
 	s.launch(listed)
 	return s, nil
 }
@@ -273,6 +276,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 // answers to the servers' requests.
 func (a *Agent) mcpOptions(s *liveSession, cwd string, specs []mcpclient.ServerSpec, sc sessionConfig) mcpclient.Options {
 	mo := a.opts.MCP
+	mo.Trace = telemetry.ParentOf(s.ctx) // session/new's trace context
 	sc.applyLimits(&mo, specs)
 	mo.Logger = a.logger.With("session", s.sessionID())
 	mo.Cwd = cwd
@@ -337,6 +341,7 @@ func (a *Agent) serverEvent(s *liveSession, e mcpclient.Event) {
 // LoadSession answers session/load: the history is replayed to the
 // client before the response.
 func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	ctx = telemetry.Extract(ctx, p.Meta) // the session's servers' parent
 	s, records, err := a.reopen(ctx, string(p.SessionId), sessionPlace{p.Cwd, p.AdditionalDirectories}, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.LoadSessionResponse{}, err
@@ -349,6 +354,7 @@ func (a *Agent) LoadSession(ctx context.Context, p acpsdk.LoadSessionRequest) (a
 
 // ResumeSession answers session/resume: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, p acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	ctx = telemetry.Extract(ctx, p.Meta) // the session's servers' parent
 	s, _, err := a.reopen(ctx, string(p.SessionId), sessionPlace{p.Cwd, p.AdditionalDirectories}, p.McpServers, p.Meta)
 	if err != nil {
 		return acpsdk.ResumeSessionResponse{}, err
@@ -531,6 +537,7 @@ func (l *idLocks) lock(ctx context.Context, id string) (unlock func(), err error
 // closeSession tears a session down: turn, servers, tools, store. Servers
 // not gone when ctx ends are killed at once.
 func (a *Agent) closeSession(ctx context.Context, s *liveSession) error {
+	defer a.opts.Telemetry.SessionClosed(ctx)
 	return s.close(ctx, func() { a.asks.forgetURLs(s) })
 }
 

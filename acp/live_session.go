@@ -470,7 +470,8 @@ func (s *liveSession) prepareRun(cf *agentConfig, run *gateway.RunOptions, prior
 		}
 		run.History = append(st.history[:len(st.history):len(st.history)], prior...)
 		st.cfg.runOptions(run)
-		_, run.ContextWindow, _ = s.current(cf, st.cfg)
+		run.ModelName, run.ContextWindow, _ = s.current(cf, st.cfg)
+		run.ProviderName = cf.settings(st.cfg).ResolvedProvider()
 		s.compaction(run, st.cfg)
 		s.media.SetLimits(st.cfg.mediaLimits())
 	})
@@ -513,14 +514,18 @@ func (s *liveSession) samplingTerms(server string) samplingTerms {
 // chargeUsage returns the context window of the session's model and,
 // when its pricing is configured, adds the cost of usage u to the
 // session's (cost, in the pricing's currency; costs, all of them as
-// saved; both nil without pricing).
+// saved; both nil without pricing). The cost is counted in telemetry too
+// (acpgate.gen_ai.cost).
 func (s *liveSession) chargeUsage(cf *agentConfig, u gateway.Usage) (window int, cost *acpsdk.Cost, costs map[string]any) {
 	s.update(func(st *sessionState) {
 		var pricing *config.Pricing
-		_, window, pricing = s.current(cf, st.cfg)
+		var model string
+		model, window, pricing = s.current(cf, st.cfg)
 		if pricing != nil {
 			cur := pricing.CurrencyCode()
-			total, all := s.addCost(cur, pricing.Cost(u.InputTokens, u.OutputTokens)+pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, cf.settings(st.cfg).ResolvedProvider()))
+			spent := pricing.Cost(u.InputTokens, u.OutputTokens) + pricing.CacheCost(u.CacheWriteTokens, u.CacheReadTokens, cf.settings(st.cfg).ResolvedProvider())
+			cf.opts.Telemetry.Cost(context.Background(), model, cur, spent)
+			total, all := s.addCost(cur, spent)
 			cost = &acpsdk.Cost{Amount: total, Currency: cur}
 			costs = costMeta(all)
 		}

@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/plan"
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/session"
 )
@@ -51,9 +53,17 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err := a.checkAudio(ctx, s, p.Prompt); err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	// The turn's parent: the prompt's trace context, else session/new's.
+	if ctx = telemetry.Extract(ctx, p.Meta); !telemetry.Has(ctx) {
+		ctx = telemetry.ParentOf(s.ctx).Into(ctx)
+	}
+	ctx, span := a.opts.Telemetry.StartTurn(ctx, string(p.SessionId))
+	span.SetContent(telemetry.KeyInputMessages, func() string { return promptText(p.Prompt) })
 	reason, err := s.turn(withSession(ctx, s), func(ctx context.Context) acpsdk.StopReason {
 		return stopReason(a.turns.run(ctx, s, p.Prompt))
 	})
+	span.Set(attribute.String("acpgate.stop_reason", string(reason)))
+	span.End(ctx, err)
 	return acpsdk.PromptResponse{StopReason: reason}, err
 }
 
@@ -70,6 +80,17 @@ func (a *Agent) checkAudio(ctx context.Context, s *liveSession, prompt []acpsdk.
 		}
 	}
 	return nil
+}
+
+// promptText is the text of a prompt, for telemetry that opted in to it.
+func promptText(prompt []acpsdk.ContentBlock) string {
+	var b strings.Builder
+	for _, c := range prompt {
+		if c.Text != nil {
+			b.WriteString(c.Text.Text)
+		}
+	}
+	return b.String()
 }
 
 // run runs one turn of s, the session's running turn, on prompt.

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 )
 
 // EventKind says what an Event reports.
@@ -164,6 +167,9 @@ type RunOptions struct {
 	// call sends (nil: the provider's bounds alone); it remembers, for the
 	// session, an endpoint that refused them.
 	Media *MediaGate
+	// ModelName and ProviderName name the model and its API
+	// (gen_ai.provider.name: "openai", "anthropic") in telemetry.
+	ModelName, ProviderName string
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -177,6 +183,9 @@ type RunnerOptions struct {
 	// configured (default DefaultNoModelMessage): the caller's words, which
 	// can say what works without one.
 	NoModelMessage string
+	// Telemetry records a span per model request, tool call and
+	// compaction (nil: off).
+	Telemetry *telemetry.Telemetry
 
 	Logger *slog.Logger
 }
@@ -348,6 +357,7 @@ func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, s
 	if gate == nil {
 		gate = &MediaGate{}
 	}
+	ctx, span := r.opts.Telemetry.StartChat(ctx, telemetry.Chat{Provider: opts.ProviderName, Model: opts.ModelName})
 	onDelta := func(d Delta) {
 		if d.Thinking != "" {
 			sink(Event{Kind: EventThinking, Text: d.Thinking})
@@ -367,6 +377,13 @@ func (r *Runner) call(ctx context.Context, opts *RunOptions, req ModelRequest, s
 		sent.Messages, _ = gate.Prepare(opts.Model, req.Messages)
 		resp, preset, err = complete(ctx, opts.Model, sent, opts.Output, onDelta)
 	}
+	if span != nil {
+		u := resp.Usage
+		span.Usage(ctx, u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+		span.Set(telemetry.KeyResponseFinishReasons.StringSlice([]string{string(resp.Stop)}))
+		span.SetContent(telemetry.KeyOutputMessages, func() string { return contentText(resp.Message.Content) })
+		span.End(ctx, err)
+	}
 	return resp, preset, err
 }
 
@@ -380,10 +397,13 @@ func (r *Runner) fit(ctx context.Context, opts *RunOptions, conv *conversation, 
 		return false
 	}
 	started := false
+	var span *telemetry.Span
 	c, err := opts.Compactor.Fit(ctx, FitRequest{Model: opts.Model, Request: *req, Window: opts.ContextWindow, Overflowed: overflowed, Started: func() {
 		started = true
+		_, span = r.opts.Telemetry.StartCompaction(ctx)
 		sink(Event{Kind: EventCompactionStarted})
 	}})
+	span.End(ctx, err)
 	if err != nil && ctx.Err() == nil {
 		r.opts.Logger.Warn("compacting the conversation failed", "session", opts.Key, "err", err)
 	}
@@ -551,6 +571,18 @@ func (r *Runner) execute(ctx context.Context, p *pendingCall, sink Sink) (res Re
 			res = ErrorResult(fmt.Sprintf("The tool %q crashed: %v", p.info.Name, v))
 		}
 	}()
+	server, _ := p.tool.Meta["server"].(string)
+	ctx, span := r.opts.Telemetry.StartTool(ctx, telemetry.Tool{Name: p.call.Name, CallID: p.call.ID, Server: server})
+	defer func() {
+		if span != nil {
+			span.SetContent(telemetry.KeyToolCallArguments, func() string { return string(p.call.Arguments) })
+			span.SetContent(telemetry.KeyToolCallResult, func() string { return contentText(res.Content) })
+			if res.IsError {
+				span.Fail("tool_error", "the tool's result is an error")
+			}
+			span.End(ctx, ctx.Err())
+		}
+	}()
 	res, err := p.tool.Execute(WithCall(ctx, p.info), orEmpty(p.call.Arguments), func(pr Progress) {
 		sink(Event{Kind: EventToolCallProgress, Call: &p.info, Progress: pr})
 	})
@@ -564,6 +596,17 @@ func (r *Runner) execute(ctx context.Context, p *pendingCall, sink Sink) (res Re
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// contentText is the text of content, for telemetry that opted in to it.
+func contentText(content []Content) string {
+	var b strings.Builder
+	for _, c := range content {
+		if c.Type == ContentText {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
 
 // orEmpty is args, or an empty object when the model sent none.
 func orEmpty(args json.RawMessage) json.RawMessage {

@@ -285,9 +285,16 @@ func (a *auth) ready() {
 // awaitSignIn keeps the server in needs-auth (err says why) until a
 // sign-in succeeds, starting one on its own where allowed (once). It
 // returns false when ctx ends first.
-func (s *server) awaitSignIn(ctx context.Context, err error) bool {
+func (s *server) awaitSignIn(ctx context.Context, err error) (signedIn bool) {
 	s.logger.Info("MCP server needs sign-in", "err", err)
 	s.setState(StateNeedsAuth, err, nil, nil)
+	sctx, span := s.m.opts.Telemetry.StartSignIn(ctx, s.spec.Name)
+	defer func() {
+		if signedIn {
+			s.m.opts.Telemetry.ServerState(sctx, s.spec.Name, "signed-in")
+		}
+		span.End(sctx, context.Cause(ctx))
+	}()
 	a := s.auth
 	tried := false
 	for {
@@ -311,6 +318,7 @@ func (s *server) awaitSignIn(ctx context.Context, err error) bool {
 				return true
 			}
 			if !errors.Is(run.err, errSuperseded) {
+				span.Fail("sign_in_failed", run.err.Error())
 				s.setState(StateNeedsAuth, fmt.Errorf("%w: %w", ErrNeedsAuth, run.err), nil, nil)
 			}
 		}

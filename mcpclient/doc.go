@@ -98,6 +98,7 @@
 //	listen.go           the 2026-07-28 subscriptions/listen stream
 //	auth.go             auth: OAuth sign-in, Login, Logout
 //	wrapped.go          the wrapped transport: what mcpclient adds to every request; the tool listing kept
+//	telemetry.go        every request's span and trace context (_meta, the HTTP headers)
 //	process.go          a stdio server's process and environment
 //	tree_unix.go        a stdio server's process group (tree_windows.go: its job object)
 //	tunnel.go           MCP over ACP: the Tunnel a server in the ACP client is reached through

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/mcpclient/wire"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -182,7 +183,8 @@ func (dl *dialer) httpClient(spec *ServerSpec, l *httpLink) (*http.Client, error
 	if err != nil {
 		return nil, err
 	}
-	return &http.Client{Transport: wire.BoundedBodies{Base: rt, Max: dl.env.opts.MaxMessageSize, Budget: dl.reads}}, nil
+	// The trace context goes in the headers too (telemetry.Transport).
+	return &http.Client{Transport: telemetry.Transport(wire.BoundedBodies{Base: rt, Max: dl.env.opts.MaxMessageSize, Budget: dl.reads})}, nil
 }
 
 func (dl *dialer) dialStreamable(life, ctx context.Context, spec *ServerSpec) (*conn, error) {
@@ -320,7 +322,7 @@ func (dl *dialer) newClient(t transport.Interface, schemas *toolListing, notes *
 		}
 		return dl.requests.serveRequest(ctx, req, next)
 	}
-	w := withServe(wrapTransport(t, schemas, notes), serve, dl.handshakeCapabilities)
+	w := withServe(wrapTransport(t, schemas, notes, requestTrace{tel: dl.env.opts.Telemetry, server: dl.env.spec.Name}), serve, dl.handshakeCapabilities)
 	tasks.send = w.SendNotification
 	return client.NewClient(w, append(dl.protocolOptions(t), client.WithClientCapabilities(dl.capabilities()))...)
 }

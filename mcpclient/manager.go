@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/internal/base/sandbox"
+	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -133,6 +134,15 @@ type Options struct {
 	// Tunnel carries the messages of acp servers (TransportACP; see
 	// Tunnel). Without it such a server fails, its spec invalid.
 	Tunnel Tunnel
+	// Telemetry records a span per request, server start and sign-in, the
+	// duration of requests and the servers' state changes (nil: off).
+	Telemetry *telemetry.Telemetry
+	// Trace is the parent of what the Manager does on its own (starting
+	// servers, listing their tools): the trace context of the request that
+	// opened the session. Every request carries the trace context of its
+	// context in its _meta (and, to HTTP servers, in the traceparent
+	// header), with telemetry off too.
+	Trace telemetry.Parent
 }
 
 // The defaults of Options.ClientName and Options.ClientVersion. An agent
@@ -254,7 +264,7 @@ func New(specs []ServerSpec, opts *Options) (*Manager, error) {
 	if err != nil {
 		return nil, err // nothing started yet: no goroutine to leak
 	}
-	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.ctx, m.cancel = context.WithCancel(o.Trace.Into(context.Background()))
 	m.events = newEventQueue(o.OnEvent)
 	m.cur.Store(list)
 	return m, nil

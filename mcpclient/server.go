@@ -155,6 +155,7 @@ func (s *server) setState(state State, reason error, c *conn, cat *catalog) {
 	}
 	toolsChanged := cat != nil || prevTools != tools
 	s.mu.Unlock()
+	s.m.opts.Telemetry.ServerState(s.m.ctx, s.spec.Name, string(state))
 	s.changedLocked(EventStatus, toolsChanged)
 }
 
@@ -263,8 +264,12 @@ func (s *server) setRestarts(n int, next time.Time) {
 
 // connect dials the server and discovers what it offers, within the
 // connect timeout.
-func (s *server) connect(ctx context.Context) (*conn, catalog, error) {
-	dctx, cancel := context.WithTimeout(ctx, s.spec.ConnectTimeout)
+func (s *server) connect(ctx context.Context) (c *conn, cat catalog, err error) {
+	// The start's span parents the handshake and the discovery; the
+	// connection's own life (ctx) is not in it.
+	sctx, span := s.m.opts.Telemetry.StartServer(ctx, s.spec.Name, string(s.spec.Transport))
+	defer func() { span.End(sctx, err) }()
+	dctx, cancel := context.WithTimeout(sctx, s.spec.ConnectTimeout)
 	defer cancel()
 	spec := s.spec
 	if prepare := s.m.opts.Prepare; prepare != nil {
@@ -273,11 +278,11 @@ func (s *server) connect(ctx context.Context) (*conn, catalog, error) {
 			return nil, catalog{}, err
 		}
 	}
-	c, err := s.dialer.dial(ctx, dctx, &spec)
+	c, err = s.dialer.dial(ctx, dctx, &spec)
 	if err != nil {
 		return nil, catalog{}, err
 	}
-	cat, err := s.lister.discover(dctx, c, refreshAll)
+	cat, err = s.lister.discover(dctx, c, refreshAll)
 	if err != nil {
 		if dctx.Err() != nil && ctx.Err() == nil {
 			err = fmt.Errorf("discovery: no answer within %s", s.spec.ConnectTimeout)

@@ -29,6 +29,7 @@ type wrapped struct {
 	serve   requestServer // answers server requests first; nil: mcp-go alone (see withServe)
 	onInit  initEdit      // edits the initialize request (handshakeCapabilities); nil: none
 	probe   *probeState   // the server/discover probe (revision.go)
+	trace   requestTrace  // every request's span and trace context (telemetry.go)
 }
 
 // wrappedHTTP is wrapped for a transport.HTTPConnection (streamable HTTP
@@ -42,8 +43,8 @@ type wrappedHTTP struct {
 // a transport.HTTPConnection, else a wrapped. Either way exactly one
 // notifications/cancelled follows a cancelled request: mcp-go's or, through
 // notes, ours.
-func wrapTransport(t transport.Interface, schemas *toolListing, notes *wire.Notices) transport.Interface {
-	w := wrapped{Interface: t, schemas: schemas}
+func wrapTransport(t transport.Interface, schemas *toolListing, notes *wire.Notices, trace requestTrace) transport.Interface {
+	w := wrapped{Interface: t, schemas: schemas, trace: trace}
 	w.probe = &probeState{}
 	switch t.(type) {
 	case *wire.StdioTransport, *tunnelTransport:
@@ -59,8 +60,17 @@ func wrapTransport(t transport.Interface, schemas *toolListing, notes *wire.Noti
 	return w
 }
 
-// SendRequest implements transport.Interface.
+// SendRequest implements transport.Interface: req goes with the trace
+// context of ctx, in a span of its own when telemetry is on (telemetry.go).
 func (t wrapped) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	ctx, req, span := t.trace.start(ctx, t.Interface, req)
+	resp, err := t.send(ctx, req)
+	t.trace.end(ctx, span, resp, err)
+	return resp, err
+}
+
+// send sends req through the wrapped transport.
+func (t wrapped) send(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	switch {
 	case req.Method == string(mcp.MethodServerDiscover):
 		return t.discover(ctx, req)

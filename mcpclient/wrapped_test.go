@@ -140,7 +140,7 @@ func noticeWindowFor(expected bool) time.Duration {
 // client on top, every cancelled request gets exactly one notice.
 func TestWrapTransportKinds(t *testing.T) {
 	t.Parallel()
-	own := wrapTransport(wire.NewStdioTransport(nil, nil, nil), &toolListing{}, wire.NewNotices(context.Background()))
+	own := wrapTransport(wire.NewStdioTransport(nil, nil, nil), &toolListing{}, wire.NewNotices(context.Background()), requestTrace{})
 	if _, ok := own.(transport.HTTPConnection); ok {
 		t.Error("wrapped stdio transport is a transport.HTTPConnection")
 	}
@@ -158,7 +158,7 @@ func TestWrapTransportKinds(t *testing.T) {
 				inner = fakeHTTP{fake}
 			}
 			notes := wire.NewNotices(context.Background())
-			tr := wrapTransport(inner, &toolListing{}, notes)
+			tr := wrapTransport(inner, &toolListing{}, notes, requestTrace{})
 			if _, ok := tr.(transport.HTTPConnection); ok != tc.http {
 				t.Fatalf("wrapped %s transport: HTTPConnection = %v", tc.name, ok)
 			}

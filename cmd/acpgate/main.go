@@ -249,6 +249,8 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	tel, stopTelemetry := startTelemetry(ctx, cfg.Telemetry, resolver, redactor, logger)
+	defer stopTelemetry()
 	if cfgPath != "" {
 		go live.watch(ctx, cfgPath, logger)
 	}
@@ -266,7 +268,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 		NoModelMessage: noModelMessage, StartupBudget: c.startupBudget,
 		Config: live.get, ConfigChanged: live.changed, Profile: c.profile, Secrets: resolver,
 		WorkspaceTools: c.workspaceTools, WorkspaceEnv: commandEnv(os.Environ()),
-		TerminalAuth: setupMethod(),
+		TerminalAuth: setupMethod(), Telemetry: tel,
 	}
 	if dir, err := config.Dir(); err == nil {
 		opts.UserInstructions = filepath.Join(dir, sysprompt.FileName)
@@ -274,6 +276,7 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	}
 	opts.MCP.Guard = guard
 	opts.MCP.Sandbox = newLauncher(c.stateDir) // stdio servers and the local run tool
+	opts.MCP.Telemetry = tel
 	// Tokens of servers that need a sign-in live next to the sessions,
 	// one file per server, authorization server and client (mode 0600),
 	// and are redacted like every other secret.
@@ -288,10 +291,12 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 }
 
 // commandEnv is the environment of the commands the local run_command
-// runs: acpgate's own without the models' API keys.
+// runs: acpgate's own without the models' API keys and without the
+// OTEL_* variables (acpgate's telemetry settings, the collector's headers
+// among them, are not the commands'; claude-code#45644 is that leak).
 func commandEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		return strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "ANTHROPIC_API_KEY=")
+		return strings.HasPrefix(kv, "OPENAI_API_KEY=") || strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") || strings.HasPrefix(kv, "OTEL_")
 	})
 }
 

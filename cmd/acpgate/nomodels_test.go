@@ -11,14 +11,15 @@ import (
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
-// TestNoModelsBuild: acpgate built with the nomodels tag (make demo's
-// build) does not link the model SDKs, serves its MCP servers as the
+// TestNoModelsBuild: acpgate built with the nomodels and notelemetry
+// tags (make demo's build) does not link the model SDKs nor the
+// OpenTelemetry SDK and its exporters (gRPC), serves its MCP servers as the
 // whole binary does, and answers a prompt for a model with the error that
 // says how to build the providers.
 func TestNoModelsBuild(t *testing.T) {
 	t.Parallel()
 	root := testbin.ModuleRoot()
-	list := exec.Command("go", "list", "-deps", "-tags", "nomodels", "./cmd/acpgate")
+	list := exec.Command("go", "list", "-deps", "-tags", "nomodels,notelemetry", "./cmd/acpgate")
 	list.Dir = root
 	deps, err := list.Output()
 	if err != nil {
@@ -27,13 +28,13 @@ func TestNoModelsBuild(t *testing.T) {
 	if !strings.Contains(string(deps), "github.com/acpgate/acpgate/mcpclient\n") {
 		t.Fatalf("go list -deps lists no mcpclient: %s", deps)
 	}
-	for _, sdk := range []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"} {
+	for _, sdk := range []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "google.golang.org/grpc"} {
 		if strings.Contains(string(deps), sdk) {
 			t.Errorf("the nomodels build depends on %s", sdk)
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "acpgate-nomodels")
-	build := exec.Command("go", "build", "-tags", "nomodels", "-o", bin, "./cmd/acpgate")
+	build := exec.Command("go", "build", "-tags", "nomodels,notelemetry", "-o", bin, "./cmd/acpgate")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags nomodels: %v\n%s", err, out)

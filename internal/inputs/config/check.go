@@ -94,6 +94,7 @@ func (r *report) check(c *Config) {
 		r.values(m.loc, map[string]string{"apiKey": m.v.APIKey})
 		r.values(child(m.loc, "headers"), m.v.Headers)
 	}
+	r.telemetry(c.Telemetry)
 	for _, p := range policies {
 		for list, patterns := range map[string][]string{"allow": p.v.Allow, "deny": p.v.Deny, "autoApprove": p.v.AutoApprove} {
 			for i, pat := range patterns {
@@ -101,6 +102,29 @@ func (r *report) check(c *Config) {
 					r.errorAt(child(p.loc, list, strconv.Itoa(i)), err, "bad pattern %q: %v", pat, err)
 				}
 			}
+		}
+	}
+}
+
+// telemetry checks the "telemetry" object: an http(s) endpoint, and
+// headers whose values are secrets (literal ones draw a warning, whatever
+// their names).
+func (r *report) telemetry(t Telemetry) {
+	loc := []string{"telemetry"}
+	if at := child(loc, "endpoint"); t.Endpoint != "" && !r.isBad(at) {
+		if err := mcpclient.CheckURL(t.Endpoint, true); err != nil {
+			r.errorAt(at, err, "%v", err)
+		}
+	}
+	for k, v := range t.Headers {
+		at := child(loc, "headers", k)
+		if r.isBad(at) {
+			continue
+		}
+		if err := secrets.Check(v); err != nil {
+			r.errorAt(at, err, "%v", err)
+		} else if v != "" && !secrets.ContainsReference(v) {
+			r.warn(at, "literal header value; the collector's headers are secrets: use a secret:// reference")
 		}
 	}
 }

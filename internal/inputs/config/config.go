@@ -44,6 +44,9 @@ type Config struct {
 	// Skills holds where the user's skills are, besides the configuration
 	// folder's skills/.
 	Skills Skills `json:"skills,omitzero"`
+	// Telemetry configures OpenTelemetry export (docs/telemetry.md); the
+	// standard OTEL_* environment variables win over it.
+	Telemetry Telemetry `json:"telemetry,omitzero"`
 }
 
 // Skills holds the top-level "skills" object. It is plain data: not safe
@@ -53,6 +56,40 @@ type Skills struct {
 	// the configuration folder's skills/.
 	Dirs []string `json:"dirs,omitzero"`
 }
+
+// Telemetry is the "telemetry" object: OpenTelemetry traces and metrics
+// over OTLP. Off unless Enabled is true or OTEL_EXPORTER_OTLP_ENDPOINT is
+// set. Headers values may be secret references.
+type Telemetry struct {
+	// Enabled turns telemetry on or off whatever the environment says
+	// (nil: on when OTEL_EXPORTER_OTLP_ENDPOINT is set).
+	Enabled *bool `json:"enabled,omitempty"`
+	// Endpoint is the collector's base URL (http or https).
+	Endpoint string `json:"endpoint,omitzero"`
+	// Protocol is TelemetryHTTP (the default) or TelemetryGRPC.
+	Protocol string `json:"protocol,omitzero"`
+	// Headers are sent with every export; their values are secrets.
+	Headers map[string]string `json:"headers,omitzero"`
+	// ServiceName is service.name (default "acpgate").
+	ServiceName string `json:"serviceName,omitzero"`
+	// ResourceAttributes are added to every span's and metric's resource.
+	ResourceAttributes map[string]string `json:"resourceAttributes,omitzero"`
+	// Traces and Metrics are "otlp" (the default) or "none".
+	Traces  string `json:"traces,omitzero"`
+	Metrics string `json:"metrics,omitzero"`
+	// LogContent opts in to prompts, model output, tool arguments and
+	// results in span attributes (off: none of them leave).
+	LogContent bool `json:"logContent,omitzero"`
+	// MetricInterval is how often metrics are exported, in milliseconds
+	// (0: 60000).
+	MetricInterval int `json:"metricInterval,omitzero"`
+}
+
+// The telemetry protocols.
+const (
+	TelemetryHTTP = "http/protobuf"
+	TelemetryGRPC = "grpc"
+)
 
 // Model holds the settings of the model endpoint. Empty fields are unset.
 // APIKey and Headers values may be secret references, which this package

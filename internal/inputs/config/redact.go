@@ -25,6 +25,7 @@ func (c *Config) Redacted() *Config {
 		m.v.APIKey = redact(m.v.APIKey)
 		redactMap(m.v.Headers)
 	}
+	redactMap(out.Telemetry.Headers)
 	for _, set := range out.serverSets() {
 		for _, s := range set.v {
 			redactMap(s.Env) // the maps are the copy's own

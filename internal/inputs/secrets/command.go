@@ -64,7 +64,7 @@ func RunCommandLimit(ctx context.Context, limit int, name string, args ...string
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrCommandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = os.Environ()
+	cmd.Env = commandEnv(os.Environ())
 	cmd.SysProcAttr = ownGroup()
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = time.Second
@@ -135,4 +135,18 @@ func (c *capped) isFull() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.over
+}
+
+// commandEnv is the environment of a secret's command: acpgate's own (a
+// secret manager's CLI needs its credentials) without the OTEL_*
+// variables, which are acpgate's telemetry settings and not the
+// command's.
+func commandEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

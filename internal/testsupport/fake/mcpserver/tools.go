@@ -224,6 +224,32 @@ func (a *app) addTools() {
 		mcp.WithInteger("interval_ms", mcp.Min(0), mcp.DefaultNumber(0), mcp.Description("Wait before each notification.")),
 	), a.progressTool)
 
+	s.AddTool(mcp.NewTool("trace",
+		mcp.WithDescription("Returns, as JSON text, the W3C trace context the call carried: _meta's traceparent, tracestate and baggage (\"meta\"), and over http the traceparent header (\"header\")."),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithOpenWorldHintAnnotation(false),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		out := map[string]any{"meta": map[string]any{}}
+		if m := req.Params.Meta; m != nil {
+			got := map[string]any{}
+			for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+				if v, ok := m.AdditionalFields[k]; ok {
+					got[k] = v
+				}
+			}
+			out["meta"] = got
+		}
+		if h := req.Header.Get("traceparent"); h != "" {
+			out["header"] = h
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return text(string(b)), nil
+	})
+
 	s.AddTool(mcp.NewTool("env",
 		mcp.WithDescription("Returns the value of an environment variable, or \"(unset)\" if empty."),
 		mcp.WithString("name", mcp.Required(), mcp.Description("Variable name.")),
