@@ -329,6 +329,10 @@ type initializeResponse struct {
 	AgentInfo         *acpsdk.Implementation `json:"agentInfo,omitempty"`
 	AuthMethods       []acpsdk.AuthMethod    `json:"authMethods"`
 	AgentCapabilities agentCapabilities      `json:"agentCapabilities"`
+	// Meta advertises the extensions served: steering, as
+	// claude-agent-acp and codex-acp advertise it ({"steering":
+	// {"supported": true}}).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // agentCapabilities is the schema's AgentCapabilities (see
@@ -340,6 +344,9 @@ type agentCapabilities struct {
 	PromptCapabilities  acpsdk.PromptCapabilities     `json:"promptCapabilities"`
 	Providers           *acpsdk.ProvidersCapabilities `json:"providers,omitempty"`
 	SessionCapabilities sessionCapabilities           `json:"sessionCapabilities"`
+	// Meta says that a prompt sent while a turn runs is queued, as
+	// claude-agent-acp says it ({"claudeCode": {"promptQueueing": true}}).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // clientSession is the schema's ClientSessionCapabilities, which
@@ -405,7 +412,15 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 	mcp := mcpCapabilities()
 	mcp.Acp = mcp.Acp && has(acpsdk.AgentMethodMcpMessage)
 	a.advertisedACP.Store(mcp.Acp)
+	var meta, capsMeta map[string]any
+	if has(methodSteering) {
+		meta = map[string]any{"steering": map[string]any{"supported": true}}
+	}
+	if has(acpsdk.AgentMethodSessionPrompt) {
+		capsMeta = map[string]any{"claudeCode": map[string]any{"promptQueueing": true}}
+	}
 	return initializeResponse{
+		Meta:            meta,
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
 		AuthMethods:     a.auth.methods(p.ClientCapabilities),
@@ -425,6 +440,7 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 				// next to its cwd, and the workspace tools may work in them.
 				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
+			Meta: capsMeta,
 		},
 	}, nil
 }

@@ -110,6 +110,7 @@ type turnSession interface {
 	updateMeta(f func(m *session.Meta)) error
 	appendRecord(kind string, v any) error
 	syncSoon()
+	takeSteers(last bool) [][]acpsdk.ContentBlock
 }
 
 var _ turnSession = (*liveSession)(nil)

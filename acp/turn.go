@@ -47,18 +47,30 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	reason, err := s.turn(withSession(ctx, s), func(ctx context.Context) acpsdk.StopReason {
-		return stopReason(a.turns.run(ctx, s, p.Prompt))
+	queued := func(place int) { a.queuedNotice(s, place) }
+	reason, err := s.turn(withSession(ctx, s), queued, func(ctx context.Context) acpsdk.StopReason {
+		return stopReason(a.turns.run(ctx, s, p.Prompt, false))
 	})
 	return acpsdk.PromptResponse{StopReason: reason}, err
 }
 
-// run runs one turn of s, the session's running turn, on prompt.
-func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
+// runEchoed is run for a prompt the client did not send as session/prompt
+// (a steer that started a turn): the client is shown it too.
+func (tu *turns) runEchoed(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
+	return tu.run(ctx, s, prompt, true)
+}
+
+// run runs one turn of s, the session's running turn, on prompt (shown to
+// the client as the user's message when echo is set).
+func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock, echo bool) gateway.StopReason {
 	t := tu.newTurnLog(s)
 	input := fromACP(prompt)
 	for _, b := range prompt {
-		t.record(acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}})
+		u := acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}}
+		t.record(u)
+		if echo {
+			tu.peer.update(s, u)
+		}
 	}
 	tu.setTitle(s, input)
 
@@ -84,7 +96,7 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
+	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s), Steering: turnSteering{s: s, t: t}}
 	s.prepareRun(tu.conf, &run, prior)
 	res, err := tu.runner.Run(ctx, run)
 	if err != nil {

@@ -29,6 +29,10 @@ const (
 	EventCompactionStarted
 	EventCompacted        // Compaction: the conversation was compacted before a model call
 	EventCompactionFailed // Err: a compaction that started did not change the conversation
+	// EventSteered: Input, a prompt the user steered into the running
+	// turn, was added to the conversation as a user message (after the
+	// step's tool results, before the next model call).
+	EventSteered
 )
 
 // CallInfo describes a tool call for events and approval.
@@ -75,6 +79,8 @@ type Event struct {
 	// the turn context's error when the turn was cancelled or timed out
 	// meanwhile.
 	Err error
+	// Input is the steered prompt (EventSteered).
+	Input []Content
 }
 
 // Sink receives a turn's events. The Runner never calls it concurrently and
@@ -160,6 +166,22 @@ type RunOptions struct {
 	System string
 	// Output bounds what each model call of the turn may write.
 	Output OutputLimits
+	// Steering, if set, is where the turn takes the prompts the user
+	// steers into it while it runs.
+	Steering Steering
+}
+
+// Steering hands a running turn the prompts the user steered into it.
+// The Runner calls Take from the turn's goroutine at each safe point:
+// after a step's tool results and before the next model call, and once
+// more when the model ends its turn (last true). Each prompt taken becomes
+// a user message of the turn (EventSteered); prompts taken at the last
+// point make the turn go on with another model call. When Take(true)
+// returns nothing, the turn will take no more: an implementation must
+// refuse steers from then on (the turn is ending), so that no steer it
+// accepted is lost.
+type Steering interface {
+	Take(last bool) [][]Content
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -292,11 +314,31 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 			res.Stop = resp.Stop
 			return res, nil
 		case len(resp.Message.ToolCalls) == 0:
+			if steered := takeSteers(ctx, &opts, true, sink); len(steered) > 0 {
+				res.Messages = append(res.Messages, steered...)
+				continue
+			}
 			res.Stop = StopEndTurn
 			return res, nil
 		}
 		res.Messages = append(res.Messages, r.runCalls(ctx, opts.Key, &opts.ToolAccess, tools, resp.Message.ToolCalls, preset, sink)...)
+		res.Messages = append(res.Messages, takeSteers(ctx, &opts, false, sink)...)
 	}
+}
+
+// takeSteers takes the prompts steered into the turn (opts.Steering) at a
+// safe point, as user messages, each told to the sink. A cancelled turn
+// takes none.
+func takeSteers(ctx context.Context, opts *RunOptions, last bool, sink Sink) []Message {
+	if opts.Steering == nil || ctx.Err() != nil {
+		return nil
+	}
+	var msgs []Message
+	for _, in := range opts.Steering.Take(last) {
+		sink(Event{Kind: EventSteered, Input: in})
+		msgs = append(msgs, Message{Role: RoleUser, Content: in})
+	}
+	return msgs
 }
 
 // conversation is what a turn's model calls send: the history, replaced
