@@ -16,6 +16,7 @@ import (
 	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/hooks"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/internal/inputs/secrets"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -100,6 +101,9 @@ type Options struct {
 	// WorkspaceEnv is the environment of the commands the local
 	// run_command runs; nil means acpgate's own.
 	WorkspaceEnv []string
+	// HookTrust remembers the user's answers about projects' hooks (nil:
+	// none is remembered; each session asks again).
+	HookTrust *hooks.TrustStore
 	// TerminalAuth, when set, is offered in initialize to clients that
 	// advertise terminal auth (see auth.go); nil offers no method.
 	TerminalAuth *TerminalAuth

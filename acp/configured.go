@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/hooks"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -56,6 +57,9 @@ type sessionConfig struct {
 	// instructions are the file's instructions for the model: the
 	// top-level ones, then the profile's (system_prompt.go).
 	instructions []sysprompt.Instructions
+	// hooks are the file's hooks: the top-level ones, then the
+	// profile's (hooks.go).
+	hooks hooks.Set
 }
 
 // samplingPolicy is what the configuration says about one server's
@@ -108,6 +112,9 @@ func (cf *agentConfig) sessionConfigFor(profile string) (sessionConfig, error) {
 	}
 	sc.policy, sc.limits, sc.model, sc.sampling, sc.workspace = eff.Tools, eff.Limits, eff.Model, eff.Sampling, eff.WorkspaceTools
 	sc.instructions = configInstructions(eff)
+	if sc.hooks, err = configHooks(eff); err != nil {
+		return sc, err
+	}
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		sc.serverSampling[s.Name] = s.Server

@@ -47,6 +47,7 @@
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
 //	steering.go           turnSlot: the running turn, its queue and steered prompts; _session/steering
+//	hooks.go              a session's hooks (gateway/hooks): the project's trust, each event's runs, cards
 //	answer_log.go         the model's words kept once in the session log: chunk records an answer names
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context
 //	system_prompt_servers.go what the prompt says of ACP and MCP: acpgate's instructions, the servers'

@@ -66,6 +66,10 @@ type liveSession struct {
 	res     resourceState // mentioned resources, advertised commands (resources.go)
 	// compactor keeps history within the model's window (compaction.go).
 	compactor *compact.Compactor
+	// hooks are the session's hooks and hooked runs them (hooks.go); both
+	// nil when it has none. Set before the session is registered.
+	hooks  *sessionHooks
+	hooked *hookRun
 }
 
 // sessionState is what liveSession.mu guards: what the configuration
@@ -359,6 +363,9 @@ func (s *liveSession) close(ctx context.Context, detached func()) error {
 		case <-ctx.Done():
 			s.logger.Warn("closing a session whose turn has not ended", "session", s.id)
 		}
+	}
+	if s.hooked != nil {
+		s.hooked.sessionEnd()
 	}
 	s.unsubscribeAll(ctx)
 	s.stop()

@@ -111,6 +111,7 @@ type turnSession interface {
 	appendRecord(kind string, v any) error
 	syncSoon()
 	takeSteers(last bool) [][]acpsdk.ContentBlock
+	hooksRun() *hookRun
 }
 
 var _ turnSession = (*liveSession)(nil)

@@ -221,15 +221,33 @@ func (s *liveSession) takeSteers(last bool) [][]acpsdk.ContentBlock {
 // turnSteering is a model turn's gateway.Steering: each prompt it takes
 // is shown to the client as the user's message and recorded in the turn's
 // log where it joined the conversation, so that load and resume replay
-// it in place.
+// it in place. When the model would end the turn with nothing steered,
+// the session's Stop hooks may make it go on (hooks.go).
 type turnSteering struct {
-	s turnSession
-	t *turnLog
+	ctx   context.Context
+	s     turnSession
+	t     *turnLog
+	stops int // how often Stop hooks made the turn go on
 }
 
 // Take implements gateway.Steering.
-func (st turnSteering) Take(last bool) [][]gateway.Content {
-	prompts := st.s.takeSteers(last)
+func (st *turnSteering) Take(last bool) [][]gateway.Content {
+	prompts := st.s.takeSteers(false)
+	if len(prompts) == 0 && last {
+		if hr := st.s.hooksRun(); hr != nil {
+			if reason, goOn := hr.stopCheck(st.ctx, st.stops); goOn {
+				st.stops++
+				return append(st.echo(st.s.takeSteers(false)), []gateway.Content{{Type: gateway.ContentText, Text: reason}})
+			}
+		}
+		prompts = st.s.takeSteers(true)
+	}
+	return st.echo(prompts)
+}
+
+// echo shows and records prompts as the user's, and returns them as the
+// model gets them.
+func (st *turnSteering) echo(prompts [][]acpsdk.ContentBlock) [][]gateway.Content {
 	if len(prompts) == 0 {
 		return nil
 	}

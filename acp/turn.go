@@ -83,7 +83,7 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 		// Servers still connecting get to join first, so the model sees
 		// their tools (bounded by the session's startup budget).
 		tu.peer.waitServers(ctx, s)
-		stop = tu.modelTurn(ctx, s, t, tu.resourceContext(ctx, s, input), nil)
+		stop = tu.hookedTurn(ctx, s, t, tu.resourceContext(ctx, s, input))
 	}
 	t.flush()
 	// Every record is written already; it reaches the disk within the
@@ -92,11 +92,28 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 	return stop
 }
 
+// hookedTurn is modelTurn on a prompt of the user, through the session's
+// hooks first (hooks.go): the project's trust decided, SessionStart
+// (once), UserPromptSubmit, which may block the prompt (the user is told
+// why; nothing reaches the model) or add context before it.
+func (tu *turns) hookedTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content) gateway.StopReason {
+	if hr := s.hooksRun(); hr != nil {
+		hr.ensureTrust(ctx)
+		hr.sessionStart(ctx)
+		var blocked string
+		if input, blocked = hr.promptCheck(ctx, input); blocked != "" {
+			t.sink(gateway.Event{Kind: gateway.EventText, Text: "A UserPromptSubmit hook blocked this prompt: " + blocked})
+			return gateway.StopEndTurn
+		}
+	}
+	return tu.modelTurn(ctx, s, t, input, nil)
+}
+
 // modelTurn runs the model on input, the user's turn, after the
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s), Steering: turnSteering{s: s, t: t}}
+	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s), Steering: &turnSteering{ctx: ctx, s: s, t: t}}
 	s.prepareRun(tu.conf, &run, prior)
 	res, err := tu.runner.Run(ctx, run)
 	if err != nil {
@@ -217,6 +234,7 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.answers.answered()
 		t.usage(e.Usage)
 	case gateway.EventCompactionStarted:
+		t.preCompact("auto", "")
 		t.compactionStarted()
 	case gateway.EventCompacted:
 		t.compacted(e.Compaction)

@@ -114,6 +114,57 @@ type ToolAccess struct {
 	Tools    ToolView
 	Policy   Policy
 	Approver Approver
+	// Hooks, if set, are consulted around each call (nil: none).
+	Hooks CallHooks
+}
+
+// CallHooks are the user's hooks around tool calls. BeforeCall is asked
+// for each call the policy allows, after it is announced and before it is
+// approved, from the turn's goroutine one call at a time; AfterCall is
+// given each call's result once it ran, and may be called concurrently
+// for the calls of one model answer.
+type CallHooks interface {
+	BeforeCall(ctx context.Context, call CallInfo) CallCheck
+	AfterCall(ctx context.Context, call CallInfo, res Result) Result
+}
+
+// HookDecision is what hooks decided of a call before it runs.
+type HookDecision int
+
+// The decisions of hooks.
+const (
+	// HookNone leaves the call to approval.
+	HookNone HookDecision = iota
+	// HookAllow runs the call without asking the Approver.
+	HookAllow
+	// HookAsk asks the Approver with a context for which MustAsk is
+	// true: the user is asked even where the session's mode or a
+	// remembered decision would answer.
+	HookAsk
+	// HookDeny does not run the call: the model gets Reason as its
+	// result.
+	HookDeny
+)
+
+// CallCheck is what CallHooks.BeforeCall decided of a call.
+type CallCheck struct {
+	Decision HookDecision
+	// Reason is the result the model gets for a denied call.
+	Reason string
+	// Input, when set, replaces the call's input (a JSON object).
+	Input json.RawMessage
+	// Context is text for the model, added to the call's result.
+	Context []string
+}
+
+// mustAskKey is the context key of MustAsk.
+type mustAskKey struct{}
+
+// MustAsk reports whether the user must be asked to approve the call ctx
+// is the approval of (hooks said so: HookAsk).
+func MustAsk(ctx context.Context) bool {
+	v, _ := ctx.Value(mustAskKey{}).(bool)
+	return v
 }
 
 // current is the tool set in force now.
@@ -470,6 +521,8 @@ type pendingCall struct {
 	info   CallInfo
 	tool   Tool
 	result *Result // set when decided without running
+	// check is what the hooks decided before the call (CallHooks).
+	check CallCheck
 }
 
 // runCalls runs a model response's tool calls: each is announced, then
@@ -518,14 +571,19 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		pending[i] = p
 	}
 	for _, p := range pending {
-		if p.result != nil || acc.Approver == nil {
+		r.checkCall(ctx, acc, p)
+		if p.result != nil || acc.Approver == nil || p.check.Decision == HookAllow {
 			continue
 		}
 		if ctx.Err() != nil {
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
 			continue
 		}
-		d, err := acc.Approver(ctx, p.info, p.tool)
+		actx := ctx
+		if p.check.Decision == HookAsk {
+			actx = context.WithValue(ctx, mustAskKey{}, true)
+		}
+		d, err := acc.Approver(actx, p.info, p.tool)
 		switch {
 		case ctx.Err() != nil:
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
@@ -549,7 +607,12 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.result = ptr(r.execute(ctx, p, sink))
+			res := r.execute(ctx, p, sink)
+			res = res.WithModelText(p.check.Context...)
+			if acc.Hooks != nil && ctx.Err() == nil {
+				res = acc.Hooks.AfterCall(ctx, p.info, res)
+			}
+			p.result = &res
 			finished(p)
 		}()
 	}
@@ -559,6 +622,26 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		msgs[i] = Message{Role: RoleTool, ToolCallID: p.call.ID, ToolName: p.call.Name, Result: p.result}
 	}
 	return msgs
+}
+
+// checkCall asks the hooks about p, a call not decided yet: a denied call
+// gets its result, a rewritten one its new input.
+func (r *Runner) checkCall(ctx context.Context, acc *ToolAccess, p *pendingCall) {
+	if acc.Hooks == nil || p.result != nil || ctx.Err() != nil {
+		return
+	}
+	p.check = acc.Hooks.BeforeCall(ctx, p.info)
+	switch {
+	case p.check.Decision == HookDeny:
+		p.result = ptr(ErrorResult(p.check.Reason))
+	case len(p.check.Input) > 0:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(p.check.Input, &obj) != nil || obj == nil {
+			p.result = ptr(ErrorResult(fmt.Sprintf("A hook rewrote the input of %q into something that is not a JSON object; the call was not made.", p.call.Name)))
+			return
+		}
+		p.call.Arguments, p.info.RawInput = p.check.Input, p.check.Input
+	}
 }
 
 // execute runs one approved call, turning errors and panics into failed

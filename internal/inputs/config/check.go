@@ -63,6 +63,7 @@ func (r *report) check(c *Config) {
 		}
 	}
 	r.overrides(c)
+	r.checkHooks(c)
 	policies := []located[ToolPolicy]{{[]string{"agents", "defaults", "tools"}, c.Agents.Defaults.Tools}}
 	seen := map[string]bool{}
 	for i, p := range c.Agents.List {

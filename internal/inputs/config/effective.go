@@ -37,6 +37,9 @@ type Effective struct {
 	// Instructions are the top-level instructions, ProfileInstructions
 	// the profile's ("" for none).
 	Instructions, ProfileInstructions string
+	// Hooks are the top-level hooks, ProfileHooks the profile's (nil:
+	// none), each the value of a "hooks" key (see ParseHooks).
+	Hooks, ProfileHooks json.RawMessage
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -106,9 +109,10 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions}
+	eff := Effective{Profile: profile, Tools: tools, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions, Hooks: slices.Clone(c.Hooks)}
 	if prof != nil {
 		eff.ProfileInstructions = prof.Instructions
+		eff.ProfileHooks = slices.Clone(prof.Hooks)
 	}
 	if eff.Sampling == "" {
 		eff.Sampling = SamplingAsk
