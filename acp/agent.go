@@ -16,6 +16,7 @@ import (
 	"github.com/acpgate/acpgate/acp/jsonrpc"
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/hooks"
 	"github.com/acpgate/acpgate/internal/base/telemetry"
 	"github.com/acpgate/acpgate/internal/inputs/config"
 	"github.com/acpgate/acpgate/internal/inputs/secrets"
@@ -105,6 +106,9 @@ type Options struct {
 	// WorkspaceEnv is the environment of the commands the local
 	// run_command runs; nil means acpgate's own.
 	WorkspaceEnv []string
+	// HookTrust remembers the user's answers about projects' hooks (nil:
+	// none is remembered; each session asks again).
+	HookTrust *hooks.TrustStore
 	// TerminalAuth, when set, is offered in initialize to clients that
 	// advertise terminal auth (see auth.go); nil offers no method.
 	TerminalAuth *TerminalAuth
@@ -339,6 +343,10 @@ type initializeResponse struct {
 	AgentInfo         *acpsdk.Implementation `json:"agentInfo,omitempty"`
 	AuthMethods       []acpsdk.AuthMethod    `json:"authMethods"`
 	AgentCapabilities agentCapabilities      `json:"agentCapabilities"`
+	// Meta advertises the extensions served: steering, as
+	// claude-agent-acp and codex-acp advertise it ({"steering":
+	// {"supported": true}}).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // agentCapabilities is the schema's AgentCapabilities (see
@@ -350,6 +358,9 @@ type agentCapabilities struct {
 	PromptCapabilities  acpsdk.PromptCapabilities     `json:"promptCapabilities"`
 	Providers           *acpsdk.ProvidersCapabilities `json:"providers,omitempty"`
 	SessionCapabilities sessionCapabilities           `json:"sessionCapabilities"`
+	// Meta says that a prompt sent while a turn runs is queued, as
+	// claude-agent-acp says it ({"claudeCode": {"promptQueueing": true}}).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // clientSession is the schema's ClientSessionCapabilities, which
@@ -415,7 +426,15 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 	mcp := mcpCapabilities()
 	mcp.Acp = mcp.Acp && has(acpsdk.AgentMethodMcpMessage)
 	a.advertisedACP.Store(mcp.Acp)
+	var meta, capsMeta map[string]any
+	if has(methodSteering) {
+		meta = map[string]any{"steering": map[string]any{"supported": true}}
+	}
+	if has(acpsdk.AgentMethodSessionPrompt) {
+		capsMeta = map[string]any{"claudeCode": map[string]any{"promptQueueing": true}}
+	}
 	return initializeResponse{
+		Meta:            meta,
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: a.opts.Name, Version: a.opts.Version},
 		AuthMethods:     a.auth.methods(p.ClientCapabilities),
@@ -435,6 +454,7 @@ func (a *Agent) initialize(_ context.Context, raw json.RawMessage) (any, error) 
 				// next to its cwd, and the workspace tools may work in them.
 				AdditionalDirectories: &acpsdk.SessionAdditionalDirectoriesCapabilities{},
 			},
+			Meta: capsMeta,
 		},
 	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
 	"github.com/acpgate/acpgate/gateway/compact"
+	"github.com/acpgate/acpgate/gateway/hooks"
 )
 
 // This file is compaction: a session's conversation kept within its
@@ -94,6 +95,14 @@ func (t *turnLog) storedMessages(msgs []gateway.Message) []gateway.Message {
 			t.s.blobs().forget(b.SHA256)
 		}
 	})
+}
+
+// preCompact runs the session's PreCompact hooks (trigger: manual or
+// auto; focus: what /compact was given), for their effects.
+func (t *turnLog) preCompact(trigger, focus string) {
+	if hr := t.s.hooksRun(); hr != nil {
+		hr.run(t.s.lifetime(), hooks.PreCompact, trigger, hooks.Input{Trigger: trigger, CustomInstructions: &focus})
+	}
 }
 
 // compactionStarted tells a client that advertised session.compaction
@@ -230,7 +239,10 @@ func plural(n int, one, many string) string {
 // compact is /compact [focus]: every turn but the last summarised now,
 // with focus passed to the summary.
 func (co *commands) compact(ctx context.Context, s commandSession, t *turnLog, focus string) string {
-	c, err := s.compact(ctx, co.conf, focus, t.compactionStarted)
+	c, err := s.compact(ctx, co.conf, focus, func() {
+		t.preCompact("manual", focus)
+		t.compactionStarted()
+	})
 	if errors.Is(err, errNoModel) {
 		return "No model is configured, so there is nothing to summarise with."
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpgate/acpgate/bridge"
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/hooks"
 	"github.com/acpgate/acpgate/gateway/sysprompt"
 	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/config"
@@ -64,6 +65,9 @@ type sessionConfig struct {
 	// sandboxes are the profile's sandbox policies, each set (the
 	// built-in defaults without a configuration).
 	sandboxes config.Sandboxes
+	// hooks are the file's hooks: the top-level ones, then the
+	// profile's (hooks.go).
+	hooks hooks.Set
 }
 
 // skillLimit is the bound on the Skills section's list.
@@ -129,6 +133,9 @@ func (cf *agentConfig) sessionConfigFor(profile string) (sessionConfig, error) {
 	sc.instructions = configInstructions(eff)
 	sc.skillPolicy, sc.skillDirs = eff.Skills, eff.SkillDirs
 	sc.sandboxes = eff.Sandboxes
+	if sc.hooks, err = configHooks(eff); err != nil {
+		return sc, err
+	}
 	for _, s := range eff.Servers {
 		sc.trusted[s.Name] = s.Trusted
 		sc.serverSampling[s.Name] = s.Server

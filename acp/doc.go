@@ -14,7 +14,8 @@
 //     decoded and answered.
 //   - auth, providers, sharedServers: authentication and logout; the
 //     providers methods; the servers configured shared: true.
-//   - turns: session/prompt, one turn at a time per session.
+//   - turns: session/prompt, one turn at a time per session (the others
+//     queued; steered prompts join the running one).
 //   - commands: slash commands (one registry) and MCP prompts as
 //     commands.
 //   - permissions: asking the editor to approve a tool call; it sees a
@@ -45,6 +46,8 @@
 //	session_parts.go      the roles' views of a live session (peerSession, configSession, advertSession, askSession, turnSession) and its methods behind them
 //	config_options.go     session/set_config_option, session/set_mode: model picker, mode
 //	turn.go               session/prompt: turns, turnLog (updates sent and recorded)
+//	steering.go           turnSlot: the running turn, its queue and steered prompts; _session/steering
+//	hooks.go              a session's hooks (gateway/hooks): the project's trust, each event's runs, cards
 //	answer_log.go         the model's words kept once in the session log: chunk records an answer names
 //	blobs.go              the images and audio of the history kept once in the session log, as blob records
 //	system_prompt.go      a session's system prompt (gateway/sysprompt); /context

@@ -240,6 +240,13 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		st:     sessionState{cfg: sc, mode: mode, always: always, history: history},
 		shared: a.shared.mgr, subs: &a.subs, logger: a.logger, compactor: a.conf.newCompactor(meta.ID, sc), clientPrompt: keptPrompt(meta, a.logger),
 	}
+	source := "startup"
+	if len(history) > 0 {
+		source = "resume"
+	}
+	if s.hooks = a.conf.sessionHooks(sc, cwd, source); s.hooks != nil {
+		s.hooked = &hookRun{pe: a.peer, log: a.logger, s: s}
+	}
 	edits, edited := s.restore(meta, client, func(choice string) (gateway.Provider, uint64) {
 		return a.conf.provider(ctx, sc, choice)
 	})
@@ -250,6 +257,9 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 		func(ctx context.Context, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
 			return a.perms.approve(ctx, s, call, tool)
 		})
+	if s.hooked != nil {
+		s.access.Hooks = callHooks{hr: *s.hooked}
+	}
 	mo := a.mcpOptions(s, cwd, specs, sc)
 	mgr, err := mcpclient.New(specs, &mo)
 	if err != nil {

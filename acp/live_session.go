@@ -56,7 +56,7 @@ type liveSession struct {
 
 	// The session's parts, each with its own lock (taken after mu when
 	// both are, never before) and its own methods:
-	running turnSlot      // the running turn; closed (live_session.go)
+	running turnSlot      // the running turn, its queue and steers; closed (steering.go)
 	shown   serverCards   // what the client was shown of the servers (servers.go)
 	news    serverNews    // the servers' changes, told to the client (servers.go)
 	notices serverNotices // the notices sent, per server (notices.go)
@@ -73,6 +73,10 @@ type liveSession struct {
 	written blobSet
 	// skillSet is the session's skills (skills.go).
 	skillSet *sessionSkills
+	// hooks are the session's hooks and hooked runs them (hooks.go); both
+	// nil when it has none. Set before the session is registered.
+	hooks  *sessionHooks
+	hooked *hookRun
 }
 
 // sessionState is what liveSession.mu guards: what the configuration
@@ -122,77 +126,6 @@ func (s *liveSession) isClientServer(name string) bool { return s.ed.fromClient(
 type sessionPlace struct {
 	cwd  string
 	dirs []string
-}
-
-// turnSlot is a session's running turn, one at a time, and whether the
-// session is closed. The zero value is idle and open; safe for concurrent
-// use (its own lock, never held while another is taken).
-type turnSlot struct {
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the running turn; nil when idle
-	turn   chan struct{}      // closed when the running turn ends
-	closed bool
-}
-
-// take makes the caller's turn (cancel, turn) the running one. A prompt
-// sent while another runs supersedes it: the running turn is cancelled
-// (it ends with stopReason cancelled) and this one starts once it has
-// ended. ok is false when the session is closed (err says so; id names
-// it) or ctx ended while waiting (this prompt is cancelled too).
-func (ts *turnSlot) take(ctx context.Context, id string, cancel context.CancelFunc, turn chan struct{}) (ok bool, err error) {
-	for {
-		ts.mu.Lock()
-		if ts.closed {
-			ts.mu.Unlock()
-			return false, invalidParams("session %q is closed", id)
-		}
-		if ts.cancel == nil {
-			ts.cancel, ts.turn = cancel, turn
-			ts.mu.Unlock()
-			return true, nil
-		}
-		prevCancel, prevTurn := ts.cancel, ts.turn
-		ts.mu.Unlock()
-		prevCancel()
-		select {
-		case <-prevTurn:
-		case <-ctx.Done():
-			return false, nil
-		}
-	}
-}
-
-// end ends the running turn (the caller's, taken with take).
-func (ts *turnSlot) end() {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.cancel, ts.turn = nil, nil
-}
-
-// interrupt cancels the running turn, if there is one.
-func (ts *turnSlot) interrupt() {
-	ts.mu.Lock()
-	cancel := ts.cancel
-	ts.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
-
-// close marks the session closed (no turn starts from now on) and
-// returns the running turn's cancel and end (nil, nil: none).
-func (ts *turnSlot) close() (context.CancelFunc, chan struct{}) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.closed = true
-	return ts.cancel, ts.turn
-}
-
-// isClosed reports whether the session is closed.
-func (ts *turnSlot) isClosed() bool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.closed
 }
 
 // allowed is the session's tool policy: its allow/deny globs; and
@@ -401,26 +334,31 @@ func (s *liveSession) markAnnounced() { s.shown.announce() }
 func (s *liveSession) resourceUpdated(k resourceKey) { s.res.updated(k) }
 
 // turn runs run as the session's running turn (turnSlot.take), with a
-// context cancelled by session/cancel, by a prompt that supersedes it and
-// by the session's close. A turn that could not start is cancelled (err
-// says why when the session is closed).
-func (s *liveSession) turn(ctx context.Context, run func(ctx context.Context) acpsdk.StopReason) (acpsdk.StopReason, error) {
+// context cancelled by session/cancel and by the session's close. A
+// prompt sent while another turn runs waits in the session's queue
+// (queued is told its place) and runs when the turns before it have
+// ended. A turn that could not start is cancelled (err says why when the
+// session is closed or its queue is full).
+func (s *liveSession) turn(ctx context.Context, queued func(place int), run func(ctx context.Context) acpsdk.StopReason) (acpsdk.StopReason, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
 	defer stopOnClose()
 	turn := make(chan struct{})
-	if ok, err := s.running.take(ctx, s.id, cancel, turn); !ok {
+	if ok, err := s.running.take(ctx, s.id, cancel, turn, queued); !ok {
 		return acpsdk.StopReasonCancelled, err
 	}
 	defer func() {
-		s.running.end()
+		if dropped := s.running.end(); dropped > 0 {
+			s.logger.Info("steered prompts dropped: the turn ended before taking them", "session", s.id, "prompts", dropped)
+		}
 		close(turn)
 	}()
 	return run(ctx), nil
 }
 
-// interrupt cancels the session's running turn, if there is one.
+// interrupt cancels the session's running turn and its queued prompts
+// (session/cancel's rule: docs/steering.md).
 func (s *liveSession) interrupt() { s.running.interrupt() }
 
 // close tears the session down: turn, servers, tools, then (after
@@ -436,6 +374,9 @@ func (s *liveSession) close(ctx context.Context, detached func()) error {
 		case <-ctx.Done():
 			s.logger.Warn("closing a session whose turn has not ended", "session", s.id)
 		}
+	}
+	if s.hooked != nil {
+		s.hooked.sessionEnd()
 	}
 	s.unsubscribeAll(ctx)
 	s.stop()

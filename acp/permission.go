@@ -31,6 +31,8 @@ type permissionSession interface {
 	autoApproved(tool string) bool
 	// remember keeps an "always" decision about key and saves it.
 	remember(key, decision string)
+	// hooksRun is the session's hooks (nil: none): PermissionRequest.
+	hooksRun() *hookRun
 }
 
 // approve is session s's Approver: "always" decisions and auto mode
@@ -38,17 +40,26 @@ type permissionSession interface {
 // run_command); tools that need no approval run; anything else asks the
 // user, showing what the call will do (its preview).
 func (pm *permissions) approve(ctx context.Context, s permissionSession, call gateway.CallInfo, tool gateway.Tool) (gateway.Decision, error) {
-	mode, always := s.decision(tool.Name)
-	switch {
-	case always == "allow":
-		return gateway.Allow, nil
-	case always == "reject":
-		return gateway.Reject, nil
-	case !tool.AskApproval && !tool.AskInAuto, mode == modeAuto && !tool.AskInAuto:
-		return gateway.Allow, nil
+	// A PreToolUse hook that answered "ask" (gateway.MustAsk) asks the
+	// user whatever the mode and the remembered decisions say.
+	if !gateway.MustAsk(ctx) {
+		mode, always := s.decision(tool.Name)
+		switch {
+		case always == "allow":
+			return gateway.Allow, nil
+		case always == "reject":
+			return gateway.Reject, nil
+		case !tool.AskApproval && !tool.AskInAuto, mode == modeAuto && !tool.AskInAuto:
+			return gateway.Allow, nil
+		}
+		if s.autoApproved(tool.Name) {
+			return gateway.Allow, nil
+		}
 	}
-	if s.autoApproved(tool.Name) {
-		return gateway.Allow, nil
+	if hr := s.hooksRun(); hr != nil {
+		if d, ok := hr.permissionCheck(ctx, call); ok {
+			return d, nil
+		}
 	}
 	kind := acpsdk.ToolKind(call.Kind)
 	// "Always" holds for the tool, whatever the call's arguments: name

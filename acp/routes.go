@@ -115,6 +115,7 @@ func routes(a *Agent) map[string]route {
 		acpsdk.AgentMethodSessionClose:           typed(a.CloseSession),
 		acpsdk.AgentMethodSessionPrompt:          typed(a.Prompt).withPrepare(prompt),
 		acpsdk.AgentMethodSessionCancel:          cancel,
+		methodSteering:                           rawParams(a.steer),
 		acpsdk.AgentMethodSessionSetMode:         typed(a.SetSessionMode),
 		acpsdk.AgentMethodSessionSetConfigOption: typed(a.SetSessionConfigOption),
 		acpsdk.AgentMethodProvidersList: rawParams(func(context.Context, json.RawMessage) (any, error) {

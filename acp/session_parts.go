@@ -112,6 +112,8 @@ type turnSession interface {
 	appendRecord(kind string, v any) error
 	blobs() *blobSet
 	syncSoon()
+	takeSteers(last bool) [][]acpsdk.ContentBlock
+	hooksRun() *hookRun
 }
 
 var _ turnSession = (*liveSession)(nil)

@@ -59,8 +59,9 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	}
 	ctx, span := a.opts.Telemetry.StartTurn(ctx, string(p.SessionId))
 	span.SetContent(telemetry.KeyInputMessages, func() string { return promptText(p.Prompt) })
-	reason, err := s.turn(withSession(ctx, s), func(ctx context.Context) acpsdk.StopReason {
-		return stopReason(a.turns.run(ctx, s, p.Prompt))
+	queued := func(place int) { a.queuedNotice(s, place) }
+	reason, err := s.turn(withSession(ctx, s), queued, func(ctx context.Context) acpsdk.StopReason {
+		return stopReason(a.turns.run(ctx, s, p.Prompt, false))
 	})
 	span.Set(attribute.String("acpgate.stop_reason", string(reason)))
 	span.End(ctx, err)
@@ -93,12 +94,23 @@ func promptText(prompt []acpsdk.ContentBlock) string {
 	return b.String()
 }
 
-// run runs one turn of s, the session's running turn, on prompt.
-func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
+// runEchoed is run for a prompt the client did not send as session/prompt
+// (a steer that started a turn): the client is shown it too.
+func (tu *turns) runEchoed(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock) gateway.StopReason {
+	return tu.run(ctx, s, prompt, true)
+}
+
+// run runs one turn of s, the session's running turn, on prompt (shown to
+// the client as the user's message when echo is set).
+func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.ContentBlock, echo bool) gateway.StopReason {
 	t := tu.newTurnLog(s)
 	input := fromACP(prompt)
 	for _, b := range prompt {
-		t.record(acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}})
+		u := acpsdk.SessionUpdate{UserMessageChunk: &acpsdk.SessionUpdateUserMessageChunk{Content: b}}
+		t.record(u)
+		if echo {
+			tu.peer.update(s, u)
+		}
 	}
 	tu.setTitle(s, input)
 
@@ -113,7 +125,7 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 		// Servers still connecting get to join first, so the model sees
 		// their tools (bounded by the session's startup budget).
 		tu.peer.waitServers(ctx, s)
-		stop = tu.modelTurn(ctx, s, t, tu.resourceContext(ctx, s, input), nil)
+		stop = tu.hookedTurn(ctx, s, t, tu.resourceContext(ctx, s, input))
 	}
 	t.flush()
 	// Every record is written already; it reaches the disk within the
@@ -122,11 +134,28 @@ func (tu *turns) run(ctx context.Context, s turnSession, prompt []acpsdk.Content
 	return stop
 }
 
+// hookedTurn is modelTurn on a prompt of the user, through the session's
+// hooks first (hooks.go): the project's trust decided, SessionStart
+// (once), UserPromptSubmit, which may block the prompt (the user is told
+// why; nothing reaches the model) or add context before it.
+func (tu *turns) hookedTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content) gateway.StopReason {
+	if hr := s.hooksRun(); hr != nil {
+		hr.ensureTrust(ctx)
+		hr.sessionStart(ctx)
+		var blocked string
+		if input, blocked = hr.promptCheck(ctx, input); blocked != "" {
+			t.sink(gateway.Event{Kind: gateway.EventText, Text: "A UserPromptSubmit hook blocked this prompt: " + blocked})
+			return gateway.StopEndTurn
+		}
+	}
+	return tu.modelTurn(ctx, s, t, input, nil)
+}
+
 // modelTurn runs the model on input, the user's turn, after the
 // session's history and then prior (messages that become part of the
 // history with the turn: a prompt's earlier messages).
 func (tu *turns) modelTurn(ctx context.Context, s turnSession, t *turnLog, input []gateway.Content, prior []gateway.Message) gateway.StopReason {
-	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s)}
+	run := gateway.RunOptions{Key: s.sessionID(), Input: input, ToolAccess: s.toolAccess(), Sink: t.sink, Model: tu.conf.model(ctx, s), System: tu.conf.turnSystem(ctx, s), Steering: &turnSteering{ctx: ctx, s: s, t: t}}
 	s.prepareRun(tu.conf, &run, prior)
 	res, err := tu.runner.Run(ctx, run)
 	if err != nil {
@@ -247,6 +276,7 @@ func (t *turnLog) sink(e gateway.Event) {
 		t.answers.answered()
 		t.usage(e.Usage)
 	case gateway.EventCompactionStarted:
+		t.preCompact("auto", "")
 		t.compactionStarted()
 	case gateway.EventCompacted:
 		t.compacted(e.Compaction)

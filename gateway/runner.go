@@ -32,6 +32,10 @@ const (
 	EventCompactionStarted
 	EventCompacted        // Compaction: the conversation was compacted before a model call
 	EventCompactionFailed // Err: a compaction that started did not change the conversation
+	// EventSteered: Input, a prompt the user steered into the running
+	// turn, was added to the conversation as a user message (after the
+	// step's tool results, before the next model call).
+	EventSteered
 )
 
 // CallInfo describes a tool call for events and approval.
@@ -78,6 +82,8 @@ type Event struct {
 	// the turn context's error when the turn was cancelled or timed out
 	// meanwhile.
 	Err error
+	// Input is the steered prompt (EventSteered).
+	Input []Content
 }
 
 // Sink receives a turn's events. The Runner never calls it concurrently and
@@ -111,6 +117,57 @@ type ToolAccess struct {
 	Tools    ToolView
 	Policy   Policy
 	Approver Approver
+	// Hooks, if set, are consulted around each call (nil: none).
+	Hooks CallHooks
+}
+
+// CallHooks are the user's hooks around tool calls. BeforeCall is asked
+// for each call the policy allows, after it is announced and before it is
+// approved, from the turn's goroutine one call at a time; AfterCall is
+// given each call's result once it ran, and may be called concurrently
+// for the calls of one model answer.
+type CallHooks interface {
+	BeforeCall(ctx context.Context, call CallInfo) CallCheck
+	AfterCall(ctx context.Context, call CallInfo, res Result) Result
+}
+
+// HookDecision is what hooks decided of a call before it runs.
+type HookDecision int
+
+// The decisions of hooks.
+const (
+	// HookNone leaves the call to approval.
+	HookNone HookDecision = iota
+	// HookAllow runs the call without asking the Approver.
+	HookAllow
+	// HookAsk asks the Approver with a context for which MustAsk is
+	// true: the user is asked even where the session's mode or a
+	// remembered decision would answer.
+	HookAsk
+	// HookDeny does not run the call: the model gets Reason as its
+	// result.
+	HookDeny
+)
+
+// CallCheck is what CallHooks.BeforeCall decided of a call.
+type CallCheck struct {
+	Decision HookDecision
+	// Reason is the result the model gets for a denied call.
+	Reason string
+	// Input, when set, replaces the call's input (a JSON object).
+	Input json.RawMessage
+	// Context is text for the model, added to the call's result.
+	Context []string
+}
+
+// mustAskKey is the context key of MustAsk.
+type mustAskKey struct{}
+
+// MustAsk reports whether the user must be asked to approve the call ctx
+// is the approval of (hooks said so: HookAsk).
+func MustAsk(ctx context.Context) bool {
+	v, _ := ctx.Value(mustAskKey{}).(bool)
+	return v
 }
 
 // current is the tool set in force now.
@@ -170,6 +227,22 @@ type RunOptions struct {
 	// ModelName and ProviderName name the model and its API
 	// (gen_ai.provider.name: "openai", "anthropic") in telemetry.
 	ModelName, ProviderName string
+	// Steering, if set, is where the turn takes the prompts the user
+	// steers into it while it runs.
+	Steering Steering
+}
+
+// Steering hands a running turn the prompts the user steered into it.
+// The Runner calls Take from the turn's goroutine at each safe point:
+// after a step's tool results and before the next model call, and once
+// more when the model ends its turn (last true). Each prompt taken becomes
+// a user message of the turn (EventSteered); prompts taken at the last
+// point make the turn go on with another model call. When Take(true)
+// returns nothing, the turn will take no more: an implementation must
+// refuse steers from then on (the turn is ending), so that no steer it
+// accepted is lost.
+type Steering interface {
+	Take(last bool) [][]Content
 }
 
 // RunnerOptions configures a Runner. Zero fields take defaults. The model,
@@ -305,11 +378,31 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (res TurnResult, err 
 			res.Stop = resp.Stop
 			return res, nil
 		case len(resp.Message.ToolCalls) == 0:
+			if steered := takeSteers(ctx, &opts, true, sink); len(steered) > 0 {
+				res.Messages = append(res.Messages, steered...)
+				continue
+			}
 			res.Stop = StopEndTurn
 			return res, nil
 		}
 		res.Messages = append(res.Messages, r.runCalls(ctx, opts.Key, &opts.ToolAccess, tools, resp.Message.ToolCalls, preset, sink)...)
+		res.Messages = append(res.Messages, takeSteers(ctx, &opts, false, sink)...)
 	}
+}
+
+// takeSteers takes the prompts steered into the turn (opts.Steering) at a
+// safe point, as user messages, each told to the sink. A cancelled turn
+// takes none.
+func takeSteers(ctx context.Context, opts *RunOptions, last bool, sink Sink) []Message {
+	if opts.Steering == nil || ctx.Err() != nil {
+		return nil
+	}
+	var msgs []Message
+	for _, in := range opts.Steering.Take(last) {
+		sink(Event{Kind: EventSteered, Input: in})
+		msgs = append(msgs, Message{Role: RoleUser, Content: in})
+	}
+	return msgs
 }
 
 // conversation is what a turn's model calls send: the history, replaced
@@ -471,6 +564,8 @@ type pendingCall struct {
 	info   CallInfo
 	tool   Tool
 	result *Result // set when decided without running
+	// check is what the hooks decided before the call (CallHooks).
+	check CallCheck
 }
 
 // runCalls runs a model response's tool calls: each is announced, then
@@ -519,14 +614,19 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		pending[i] = p
 	}
 	for _, p := range pending {
-		if p.result != nil || acc.Approver == nil {
+		r.checkCall(ctx, acc, p)
+		if p.result != nil || acc.Approver == nil || p.check.Decision == HookAllow {
 			continue
 		}
 		if ctx.Err() != nil {
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
 			continue
 		}
-		d, err := acc.Approver(ctx, p.info, p.tool)
+		actx := ctx
+		if p.check.Decision == HookAsk {
+			actx = context.WithValue(ctx, mustAskKey{}, true)
+		}
+		d, err := acc.Approver(actx, p.info, p.tool)
 		switch {
 		case ctx.Err() != nil:
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
@@ -550,7 +650,12 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.result = ptr(r.execute(ctx, p, sink))
+			res := r.execute(ctx, p, sink)
+			res = res.WithModelText(p.check.Context...)
+			if acc.Hooks != nil && ctx.Err() == nil {
+				res = acc.Hooks.AfterCall(ctx, p.info, res)
+			}
+			p.result = &res
 			finished(p)
 		}()
 	}
@@ -560,6 +665,26 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 		msgs[i] = Message{Role: RoleTool, ToolCallID: p.call.ID, ToolName: p.call.Name, Result: p.result}
 	}
 	return msgs
+}
+
+// checkCall asks the hooks about p, a call not decided yet: a denied call
+// gets its result, a rewritten one its new input.
+func (r *Runner) checkCall(ctx context.Context, acc *ToolAccess, p *pendingCall) {
+	if acc.Hooks == nil || p.result != nil || ctx.Err() != nil {
+		return
+	}
+	p.check = acc.Hooks.BeforeCall(ctx, p.info)
+	switch {
+	case p.check.Decision == HookDeny:
+		p.result = ptr(ErrorResult(p.check.Reason))
+	case len(p.check.Input) > 0:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(p.check.Input, &obj) != nil || obj == nil {
+			p.result = ptr(ErrorResult(fmt.Sprintf("A hook rewrote the input of %q into something that is not a JSON object; the call was not made.", p.call.Name)))
+			return
+		}
+		p.call.Arguments, p.info.RawInput = p.check.Input, p.check.Input
+	}
 }
 
 // execute runs one approved call, turning errors and panics into failed

@@ -160,6 +160,25 @@ type Result struct {
 	ModelContent []Content `json:"modelContent,omitempty"`
 }
 
+// WithModelText returns r with texts added to what the model is given:
+// after ForModel when the result has one, else as text contents.
+func (r Result) WithModelText(texts ...string) Result {
+	if len(texts) == 0 {
+		return r
+	}
+	if r.ForModel != "" {
+		r.ForModel += "\n\n" + strings.Join(texts, "\n\n")
+		return r
+	}
+	content := make([]Content, 0, len(r.Content)+len(texts))
+	content = append(content, r.Content...)
+	for _, t := range texts {
+		content = append(content, Content{Type: ContentText, Text: t})
+	}
+	r.Content = content
+	return r
+}
+
 // ErrorResult returns a failed result carrying msg.
 func ErrorResult(msg string) Result {
 	return Result{Content: []Content{{Type: ContentText, Text: msg}}, IsError: true}

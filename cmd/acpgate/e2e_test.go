@@ -196,8 +196,9 @@ func TestCancelMidCall(t *testing.T) {
 	}
 	testbin.WaitFor(t, "the server to see the cancellation", func() bool { return strings.Contains(record(), "cancelled sleep") })
 
-	// A new prompt while a call runs supersedes the running turn: it is
-	// cancelled (the call at the server too) and the new prompt runs.
+	// A new prompt while a call runs is queued behind the running turn;
+	// session/cancel cancels both (the call at the server too), and the
+	// session takes prompts again.
 	go func() {
 		r, err := a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock(`/call mcp__s__sleep {"ms":60000}`)}})
 		if err != nil {
@@ -206,13 +207,30 @@ func TestCancelMidCall(t *testing.T) {
 		done <- r
 	}()
 	testbin.WaitFor(t, "the server to start sleeping again", func() bool { return strings.Count(record(), "call sleep") == 2 })
-	if r := prompt(t, a, resp.SessionId, "/mcp"); r.StopReason != acpsdk.StopReasonEndTurn {
-		t.Errorf("superseding prompt: stop %s", r.StopReason)
+	queued := make(chan acpsdk.PromptResponse, 1)
+	go func() {
+		r, err := a.conn.Prompt(ctx30(t), acpsdk.PromptRequest{SessionId: resp.SessionId, Prompt: []acpsdk.ContentBlock{acpsdk.TextBlock("/mcp")}})
+		if err != nil {
+			t.Error(err)
+		}
+		queued <- r
+	}()
+	a.client.waitUpdate(t, "the prompt shown queued", func(u acpsdk.SessionUpdate) bool {
+		return u.SessionInfoUpdate != nil && strings.Contains(mustJSON(u.SessionInfoUpdate.Meta), `"queuedPrompts":1`)
+	})
+	if err := a.conn.Cancel(ctx30(t), acpsdk.CancelNotification{SessionId: resp.SessionId}); err != nil {
+		t.Fatal(err)
 	}
 	if r := <-done; r.StopReason != acpsdk.StopReasonCancelled {
-		t.Errorf("superseded prompt: stop %s", r.StopReason)
+		t.Errorf("running prompt: stop %s", r.StopReason)
+	}
+	if r := <-queued; r.StopReason != acpsdk.StopReasonCancelled {
+		t.Errorf("queued prompt: stop %s, want cancelled with the running one", r.StopReason)
 	}
 	testbin.WaitFor(t, "the server to see the second cancellation", func() bool { return strings.Count(record(), "cancelled sleep") == 2 })
+	if r := prompt(t, a, resp.SessionId, "/mcp"); r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Errorf("prompt after the cancel: stop %s", r.StopReason)
+	}
 }
 
 // TestSignalsAndEOFLeaveNoProcess ends acpgate by SIGTERM, SIGINT and stdin

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/gateway"
+	"github.com/acpgate/acpgate/gateway/hooks"
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 
 	"github.com/lmittmann/tint"
@@ -281,6 +282,8 @@ func serve(c cliConfig, redactor *secrets.Redactor, logger *slog.Logger) int {
 	// one file per server, authorization server and client (mode 0600),
 	// and are redacted like every other secret.
 	opts.MCP.OAuthStore = oauth.NewStore(filepath.Join(dir, "oauth"))
+	// The user's answers about projects' hooks (docs/hooks.md).
+	opts.HookTrust = hooks.NewTrustStore(filepath.Join(dir, "hooks-trust.json"))
 	opts.MCP.OAuthSecret = func(v string) { redactor.Register(v) }
 	opts.MCP.RunCommand = secrets.RunCommandLimit                     // workload identity tokens printed by a command
 	if err := acp.Serve(ctx, os.Stdin, os.Stdout, opts); err != nil { // redacts every frame (Options.Secrets)

@@ -72,6 +72,7 @@ var ranks = map[string]rank{
 	"gateway/compact":      {client, 0},
 	"gateway/openaicompat": {client, 0},
 	"gateway/plan":         {client, 0},
+	"gateway/hooks":        {client, 0},
 	"gateway/sysprompt":    {client, 0},
 	"gateway/workspace":    {client, 0},
 	"mcpclient":            {client, 0},

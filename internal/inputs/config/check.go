@@ -64,6 +64,7 @@ func (r *report) check(c *Config) {
 		}
 	}
 	r.overrides(c)
+	r.checkHooks(c)
 	r.sandboxes(c)
 	policies := []located[ToolPolicy]{{[]string{"agents", "defaults", "tools"}, c.Agents.Defaults.Tools},
 		{[]string{"agents", "defaults", "skills"}, ToolPolicy{Allow: c.Agents.Defaults.Skills.Allow, Deny: c.Agents.Defaults.Skills.Deny}}}

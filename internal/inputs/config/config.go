@@ -33,6 +33,10 @@ type Config struct {
 	// Instructions are instructions for the model, put in every session's
 	// system prompt ("": none).
 	Instructions string `json:"instructions,omitzero"`
+	// Hooks are hooks of every session, in Claude Code's format (the
+	// value of its settings' "hooks" member; see gateway/hooks). Nil:
+	// none.
+	Hooks json.RawMessage `json:"hooks,omitzero"`
 	// Agents holds the default agent settings and the profiles.
 	Agents Agents `json:"agents,omitzero"`
 	// MCPServers are default servers in the Claude Desktop / Cursor format
@@ -297,6 +301,9 @@ type Profile struct {
 	Instructions string `json:"instructions,omitzero"`
 	// Sandboxes override the defaults' policies, each one it sets.
 	Sandboxes
+	// Hooks are hooks of the profile's sessions, after the top-level
+	// ones (as Config.Hooks).
+	Hooks json.RawMessage `json:"hooks,omitzero"`
 }
 
 // Transport names how acpgate reaches an MCP server.

@@ -44,6 +44,9 @@ type Effective struct {
 	// profile's over the defaults' over the built-in defaults); a server's
 	// own "sandbox" is in its Server.
 	Sandboxes
+	// Hooks are the top-level hooks, ProfileHooks the profile's (nil:
+	// none), each the value of a "hooks" key (see ParseHooks).
+	Hooks, ProfileHooks json.RawMessage
 }
 
 // NamedServer is a server with its name. It is plain data: not safe for
@@ -120,10 +123,11 @@ func (c *Config) Effective(profile string) (Effective, error) {
 		model = model.Over(prof.Model)
 	}
 
-	eff := Effective{Profile: profile, Tools: tools, Skills: skills, SkillDirs: c.Skills.Dirs, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions}
+	eff := Effective{Profile: profile, Tools: tools, Skills: skills, SkillDirs: c.Skills.Dirs, Model: model, Limits: c.Limits, Sampling: c.Sampling, WorkspaceTools: c.WorkspaceTools, Instructions: c.Instructions, Hooks: slices.Clone(c.Hooks)}
 	eff.Sandboxes = builtinSandboxes().over(c.Agents.Defaults.Sandboxes)
 	if prof != nil {
 		eff.ProfileInstructions = prof.Instructions
+		eff.ProfileHooks = slices.Clone(prof.Hooks)
 		eff.Sandboxes = eff.Sandboxes.over(prof.Sandboxes)
 	}
 	if eff.Sampling == "" {
