@@ -366,7 +366,10 @@ func sandboxLine(st mcpclient.Status) string {
 		return ""
 	}
 	line := "sandbox: " + sb.Policy + ", enforced"
-	if !sb.Enforced {
+	switch {
+	case sb.Pending:
+		line = "sandbox: " + sb.Policy + ", not started yet"
+	case !sb.Enforced:
 		line = "sandbox: " + sb.Policy + ", NOT enforced"
 		if sb.Note != "" {
 			line += ": " + sb.Note

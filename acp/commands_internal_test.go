@@ -181,3 +181,21 @@ func TestCommandsOnFakeSession(t *testing.T) {
 		}
 	}
 }
+
+func TestSandboxLine(t *testing.T) {
+	stdio := mcpclient.TransportStdio
+	for _, c := range []struct {
+		st   mcpclient.Status
+		want string
+	}{
+		{mcpclient.Status{Transport: stdio}, "sandbox: off"},
+		{mcpclient.Status{Transport: mcpclient.TransportHTTP}, ""},
+		{mcpclient.Status{Transport: stdio, Sandbox: &mcpclient.SandboxStatus{Policy: "read-only", Pending: true}}, "sandbox: read-only, not started yet"},
+		{mcpclient.Status{Transport: stdio, Sandbox: &mcpclient.SandboxStatus{Policy: "read-only", Enforced: true}}, "sandbox: read-only, enforced"},
+		{mcpclient.Status{Transport: stdio, Sandbox: &mcpclient.SandboxStatus{Policy: "read-only", Note: "no Landlock"}}, "sandbox: read-only, NOT enforced: no Landlock"},
+	} {
+		if got := sandboxLine(c.st); got != c.want {
+			t.Errorf("sandboxLine(%+v) = %q, want %q", c.st.Sandbox, got, c.want)
+		}
+	}
+}

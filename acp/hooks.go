@@ -98,10 +98,13 @@ func loadHooks(cfg hooks.Set, dir, source string, runner *hooks.Runner, store *h
 }
 
 // sessionHooks returns the hooks of a session with configuration sc in
-// dir (source: SessionStart's), run with the environment the agent's
-// commands get; nil when it has none.
-func (cf *agentConfig) sessionHooks(sc sessionConfig, dir, source string) *sessionHooks {
-	h := loadHooks(sc.hooks, dir, source, &hooks.Runner{Env: cf.opts.WorkspaceEnv}, cf.opts.HookTrust)
+// dir (additional directories dirs; source: SessionStart's), run as the
+// agent's local commands are: with their environment and under the
+// profile's commandSandbox; nil when it has none.
+func (cf *agentConfig) sessionHooks(sc sessionConfig, dir string, dirs []string, source string) *sessionHooks {
+	run := &hooks.Runner{Env: cf.opts.WorkspaceEnv,
+		Sandbox: cf.opts.MCP.Sandbox, Policy: policyOf(sc.sandboxes.CommandSandbox), Workspace: append([]string{dir}, dirs...)}
+	h := loadHooks(sc.hooks, dir, source, run, cf.opts.HookTrust)
 	if h.set.Len() == 0 && len(h.invalid) == 0 {
 		return nil
 	}
@@ -166,7 +169,7 @@ func (hr hookRun) report(ev hooks.Event, o hooks.Outcome) {
 	default:
 		what = fmt.Sprintf("exit status %d", o.Status)
 	}
-	text := fmt.Sprintf("%s hook from %s: %s, in %v.", ev, o.Hook.Source, what, o.Duration.Round(time.Millisecond))
+	text := fmt.Sprintf("%s hook from %s: %s, in %v; sandbox: %s.", ev, o.Hook.Source, what, o.Duration.Round(time.Millisecond), o.Sandbox)
 	if s := strings.TrimSpace(o.Stderr); s != "" {
 		text += "\n\nstderr:\n" + cutText(s, 2000)
 	}
@@ -178,7 +181,7 @@ func (hr hookRun) report(ev hooks.Event, o hooks.Outcome) {
 	if o.Err != nil {
 		level = hr.log.Warn
 	}
-	level("hook ran", "session", hr.s.id, "event", ev, "source", o.Hook.Source, "command", cmd, "status", o.Status, "duration", o.Duration, "err", o.Err)
+	level("hook ran", "session", hr.s.id, "event", ev, "source", o.Hook.Source, "command", cmd, "status", o.Status, "duration", o.Duration, "sandbox", o.Sandbox.String(), "err", o.Err)
 }
 
 // cutText is s cut to n bytes (on a rune boundary), with "…" after a cut.
@@ -442,7 +445,7 @@ func (hr hookRun) sessionEnd() {
 	defer cancel()
 	for _, hk := range matched {
 		o := h.runner.Run(ctx, hk, h.dir, hooks.Input{SessionID: hr.s.id, Cwd: h.dir, HookEventName: hooks.SessionEnd, Reason: "other"})
-		hr.log.Info("hook ran", "session", hr.s.id, "event", hooks.SessionEnd, "source", hk.Source, "command", hk.Command.String(), "status", o.Status, "duration", o.Duration, "err", o.Err)
+		hr.log.Info("hook ran", "session", hr.s.id, "event", hooks.SessionEnd, "source", hk.Source, "command", hk.Command.String(), "status", o.Status, "duration", o.Duration, "sandbox", o.Sandbox.String(), "err", o.Err)
 	}
 }
 

@@ -244,7 +244,7 @@ func (a *Agent) open(ctx context.Context, st *session.Session, place sessionPlac
 	if len(history) > 0 {
 		source = "resume"
 	}
-	if s.hooks = a.conf.sessionHooks(sc, cwd, source); s.hooks != nil {
+	if s.hooks = a.conf.sessionHooks(sc, cwd, place.dirs, source); s.hooks != nil {
 		s.hooked = &hookRun{pe: a.peer, log: a.logger, s: s}
 	}
 	edits, edited := s.restore(meta, client, func(choice string) (gateway.Provider, uint64) {

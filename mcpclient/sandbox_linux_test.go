@@ -1,12 +1,14 @@
 package mcpclient_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/mcpclient"
@@ -142,5 +144,37 @@ func TestSandboxHint(t *testing.T) {
 	st, _ := m.Status("denied")
 	if st.State != mcpclient.StateFailed || st.Sandbox == nil || !strings.Contains(st.Sandbox.Hint, "policy workspace-write") {
 		t.Errorf("denied: %s %q, sandbox %+v", st.State, st.Error, st.Sandbox)
+	}
+}
+
+// TestSandboxPendingBeforeStart: a stdio server's policy is in its status
+// from the start, as not started yet, until its first start says how it
+// is confined; an off policy and an HTTP server have none.
+func TestSandboxPendingBeforeStart(t *testing.T) {
+	needLandlock(t)
+	opts, _ := fastOpts(t)
+	m, err := mcpclient.New([]mcpclient.ServerSpec{
+		{Name: "confined", Command: serverBin, Sandbox: sandbox.Policy{Files: sandbox.FilesReadOnly, Network: sandbox.NetNone}},
+		{Name: "open", Command: serverBin},
+	}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	st, _ := m.Status("confined")
+	if st.Sandbox == nil || !st.Sandbox.Pending || st.Sandbox.Enforced || st.Sandbox.Policy != "read-only, network none" {
+		t.Fatalf("before the start: Sandbox = %+v", st.Sandbox)
+	}
+	if st, _ := m.Status("open"); st.Sandbox != nil {
+		t.Errorf("off policy: Sandbox = %+v", st.Sandbox)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustReady(t, m, "confined")
+	if st, _ := m.Status("confined"); st.Sandbox == nil || st.Sandbox.Pending || !st.Sandbox.Enforced {
+		t.Errorf("after the start: Sandbox = %+v", st.Sandbox)
 	}
 }

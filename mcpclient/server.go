@@ -73,6 +73,9 @@ func newServer(m *Manager, spec ServerSpec) *server {
 			Since:       time.Now(),
 		},
 	}
+	if spec.Transport == TransportStdio && !spec.Sandbox.Off() {
+		s.st.Sandbox = &SandboxStatus{Policy: spec.Sandbox.String(), Pending: true}
+	}
 	o := &m.opts
 	s.logs = newLogGate(s.logger, o.Redact, o.LogRate, o.LogBurst, o.Clock)
 	s.reads = wire.NewReadBudget(o.Clock, time.Sleep)

@@ -63,8 +63,9 @@ type Status struct {
 	// failed (nil after one that succeeded, and while one is under way).
 	SignIn    oauth.Prompt
 	SignInErr error
-	// Sandbox is the sandbox of a stdio server's last start (nil: off,
-	// or not started yet).
+	// Sandbox is the sandbox of a stdio server: its policy from the
+	// start (Pending until the server is first started), then how its
+	// last start was confined. nil: off, or not a stdio server.
 	Sandbox         *SandboxStatus
 	ProtocolVersion string
 	ServerName      string
@@ -91,6 +92,9 @@ type SandboxStatus struct {
 	// Hint, on a failed server, says that the sandbox may be why and
 	// which policy to change (see sandbox.Explain); "" otherwise.
 	Hint string
+	// Pending: the server has not been started yet, so whether the
+	// policy is enforced is not known (Enforced is false).
+	Pending bool
 }
 
 // EventKind says what an Event reports.

@@ -234,3 +234,35 @@ func TestConfiguredHooks(t *testing.T) {
 		t.Errorf("said %q", text)
 	}
 }
+
+// TestHooksUnderCommandSandbox: a hook runs under the profile's
+// commandSandbox, as the local run tool does: under workspace-write it
+// writes in the session's cwd, is refused outside it, and its card says
+// how it was confined.
+func TestHooksUnderCommandSandbox(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	dir, outside := t.TempDir(), t.TempDir()
+	cfg := `{"agents": {"defaults": {"commandSandbox": {"files": "workspace-write", "failIfUnavailable": true}}},
+  "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch ` + outside + `/leak 2> err.txt; echo in > inside.txt; echo confined"}]}]}}`
+	llm := fakellm.Start(fakellm.Turn{Text: "answer"})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL, "--config", writeConfig(t, cfg))
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, a, resp.SessionId, "hello")
+	if _, err := os.Stat(filepath.Join(outside, "leak")); err == nil {
+		t.Error("the hook wrote outside the workspace")
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "err.txt")); err != nil || !strings.Contains(string(b), "Permission denied") {
+		t.Errorf("the refused write's error (%v): %q", err, b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "inside.txt")); err != nil || string(b) != "in\n" {
+		t.Errorf("the write inside the cwd (%v): %q", err, b)
+	}
+	if out := mustJSON(a.client.all()); !strings.Contains(out, "sandbox: workspace-write, enforced") {
+		t.Errorf("no card says how the hook was confined: %s", out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -88,8 +89,9 @@ func TestSandboxServerFilesystem(t *testing.T) {
 }
 
 // TestSandboxNetwork runs configured test servers under network none and
-// all: a connect to a loopback port is refused under none, for the server
-// and for its child, and succeeds under all.
+// all: a TCP or MPTCP connect to a loopback port and a UDP datagram are
+// refused under none, for the server and for its child, and succeed
+// under all.
 func TestSandboxNetwork(t *testing.T) {
 	needLandlock(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -123,14 +125,37 @@ func TestSandboxNetwork(t *testing.T) {
 	if out := sandboxCall(t, a, resp.SessionId, "/mcp"); !strings.Contains(out, "sandbox: read-only, network none, enforced") {
 		t.Fatalf("/mcp: %s", out)
 	}
-	addr := ln.Addr().String()
-	for _, child := range []bool{false, true} {
-		args := mustJSON(map[string]any{"addr": addr, "via_child": child})
-		if out := sandboxCall(t, a, resp.SessionId, "/call mcp__closed__dial "+args); !strings.Contains(out, "permission denied") {
-			t.Errorf("network none, via child %v: %s", child, out)
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	for _, proto := range []string{"tcp", "udp", "mptcp"} {
+		addr := ln.Addr().String()
+		if proto == "udp" {
+			addr = udp.LocalAddr().String()
 		}
-		if out := sandboxCall(t, a, resp.SessionId, "/call mcp__open__dial "+args); !strings.Contains(out, `"text":"connected"`) {
-			t.Errorf("network all, via child %v: %s", child, out)
+		for _, child := range []bool{false, true} {
+			args := mustJSON(map[string]any{"addr": addr, "protocol": proto, "via_child": child})
+			if out := sandboxCall(t, a, resp.SessionId, "/call mcp__closed__dial "+args); !strings.Contains(out, "permission denied") {
+				t.Errorf("%s under network none, via child %v: %s", proto, child, out)
+			}
+			if out := sandboxCall(t, a, resp.SessionId, "/call mcp__open__dial "+args); !strings.Contains(out, `"text":"connected"`) {
+				t.Errorf("%s under network all, via child %v: %s", proto, child, out)
+			}
 		}
+	}
+	// The two datagrams sent under all arrived, none under none (each
+	// call has returned; the deadline only ends the reading).
+	got, buf := 0, make([]byte, 16)
+	for {
+		_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if _, _, err := udp.ReadFrom(buf); err != nil {
+			break
+		}
+		got++
+	}
+	if got != 2 {
+		t.Errorf("%d datagrams arrived, want 2", got)
 	}
 }

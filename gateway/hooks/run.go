@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acpgate/acpgate/internal/base/sandbox"
 )
 
 // Input is the event a hook is given on stdin, with Claude Code's member
@@ -110,6 +112,31 @@ type Outcome struct {
 	// ErrOutput, or the context's error); nil for status 0 or 2.
 	Err      error
 	Duration time.Duration
+	// Sandbox is how the hook was confined.
+	Sandbox Sandboxed
+}
+
+// Sandboxed says how a hook run was confined: Policy is "" when it ran
+// with no policy (off); Enforced is false, with a Note, when the policy
+// allowed running it unconfined where it cannot be enforced.
+type Sandboxed struct {
+	Policy   string
+	Enforced bool
+	Note     string
+}
+
+// String describes the confinement as cards and logs show it: "off",
+// "POLICY, enforced" or "POLICY, NOT enforced: NOTE".
+func (s Sandboxed) String() string {
+	switch {
+	case s.Policy == "" || s.Policy == "off":
+		return "off"
+	case s.Enforced:
+		return s.Policy + ", enforced"
+	case s.Note != "":
+		return s.Policy + ", NOT enforced: " + s.Note
+	}
+	return s.Policy + ", NOT enforced"
 }
 
 // Blocked reports whether the hook exited with status 2 (block).
@@ -129,10 +156,13 @@ type Runner struct {
 	// MaxOutput bounds what is kept of stdout and of stderr
 	// (DefaultMaxOutput when 0); the rest is read and dropped.
 	MaxOutput int
-	// Prepare, if set, may change each command before it starts (the
-	// sandbox policy for local commands); an error keeps it from
-	// starting.
-	Prepare func(*exec.Cmd) error
+	// Sandbox, when set, runs every hook under Policy (the session's
+	// policy for local commands, commandSandbox) with Workspace as its
+	// writable workspace; a policy it cannot enforce and may not run
+	// unconfined keeps the hook from starting (ErrStart).
+	Sandbox   *sandbox.Launcher
+	Policy    sandbox.Policy
+	Workspace []string
 }
 
 // Run runs h in dir with in as its stdin (JSON), within h's timeout and
@@ -148,13 +178,19 @@ func (r *Runner) Run(ctx context.Context, h Hook, dir string, in Input) Outcome 
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.Command.Timeout)
 	defer cancel()
-	cmd := command(ctx, h.Command)
-	cmd.Dir = dir
 	env := r.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+dir, "ACPGATE_PROJECT_DIR="+dir)
+	env = append(append([]string(nil), env...), "CLAUDE_PROJECT_DIR="+dir, "ACPGATE_PROJECT_DIR="+dir)
+	cmd, conf, err := r.command(ctx, h.Command, env)
+	if err != nil {
+		out.Err = fmt.Errorf("%w: %v", ErrStart, err)
+		return out
+	}
+	defer conf.Close() // its temporary directory, once the group is gone
+	out.Sandbox = Sandboxed{Policy: conf.Policy, Enforced: conf.Enforced, Note: conf.Note}
+	cmd.Dir = dir
 	cmd.Stdin = bytes.NewReader(data)
 	max := r.MaxOutput
 	if max <= 0 {
@@ -162,12 +198,6 @@ func (r *Runner) Run(ctx context.Context, h Hook, dir string, in Input) Outcome 
 	}
 	stdout, stderr := &capBuffer{max: max}, &capBuffer{max: max}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if r.Prepare != nil {
-		if err := r.Prepare(cmd); err != nil {
-			out.Err = fmt.Errorf("%w: %v", ErrStart, err)
-			return out
-		}
-	}
 	err = cmd.Run()
 	out.Duration = time.Since(start)
 	out.Stdout, out.Stderr, out.Cut = stdout.text(), stderr.text(), stdout.cut || stderr.cut
@@ -197,17 +227,28 @@ func (r *Runner) Run(ctx context.Context, h Hook, dir string, in Input) Outcome 
 	return out
 }
 
-// command is the exec.Cmd of c: its argv, or sh -c with its line; killed
-// with its process group when ctx ends.
-func command(ctx context.Context, c Command) *exec.Cmd {
-	name, args := "sh", []string{"-c", c.Line}
+// command is the exec.Cmd of c with environment env: its argv, or sh -c
+// with its line, under the Runner's policy when it has one (the
+// launcher executes the hook in its own place: same process, same
+// group); killed with its process group when ctx ends. The caller
+// closes the Confined once the command has ended.
+func (r *Runner) command(ctx context.Context, c Command, env []string) (*exec.Cmd, *sandbox.Confined, error) {
+	argv := []string{"sh", "-c", c.Line}
 	if c.Line == "" {
-		name, args = c.Args[0], c.Args[1:]
+		argv = c.Args
 	}
-	cmd := exec.CommandContext(ctx, name, args...)
+	conf := &sandbox.Confined{Argv: argv}
+	if r.Sandbox != nil && !r.Policy.Off() {
+		var err error
+		if conf, err = r.Sandbox.Confine(r.Policy, r.Workspace, argv); err != nil {
+			return nil, nil, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, conf.Argv[0], conf.Argv[1:]...)
+	cmd.Env = conf.Environ(env)
 	setGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
-	return cmd
+	return cmd, conf, nil
 }
 
 // readAnswer reads stdout as an answer: a JSON object is one (or

@@ -1,7 +1,7 @@
 // Package sandbox confines what acpgate starts (stdio MCP servers, the
-// local run tool's commands) to what a policy allows: the files it may
-// read and write, the paths it may not see at all, the TCP ports it may
-// connect to.
+// local run tool's commands, hooks) to what a policy allows: the files
+// it may read and write, the paths it may not see at all, where it may
+// connect.
 //
 // A Policy is what the configuration says (off, read-only,
 // workspace-write, or custom lists, a network rule, whether an
@@ -11,7 +11,9 @@
 // replace) and wraps the command:
 //
 //   - on Linux, acpgate runs itself as a launcher (LaunchArg, Main),
-//     which confines its own thread with Landlock and then executes the
+//     which confines its own thread with Landlock (and, under a network
+//     rule, a seccomp filter on socket creation for what Landlock does
+//     not see: UDP, MPTCP, raw, other families) and then executes the
 //     command: the process, its process group and its pid stay the same,
 //     and the command and everything it starts are confined, acpgate
 //     itself not;
@@ -35,6 +37,9 @@
 //   - hint.go: Explain, the hint for failures a sandbox may cause
 //   - walk.go: the walk around the hidden paths
 //   - landlock_linux.go: Landlock (probe, the launcher's confinement)
+//   - seccomp_linux.go: the socket filter (a small BPF assembler)
+//   - seccomp_arch.go, seccomp_amd64.go, seccomp_arm64.go,
+//     seccomp_otherarch.go: the system call numbers it checks
 //   - seatbelt.go: the sandbox-exec profile
 //   - seatbelt_darwin.go: sandbox-exec (probe, wrap)
 //   - other.go: the other systems: no sandbox

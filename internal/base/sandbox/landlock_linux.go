@@ -31,7 +31,19 @@ func probe() Support {
 		}
 		return Support{Why: fmt.Sprintf("%s (%v)", why, err)}
 	}
-	return supportFor(abi)
+	return withSeccomp(supportFor(abi), seccompSupport())
+}
+
+// withSeccomp is s where the socket filter cannot be installed (why not
+// ""): network rules are then not enforced, since Landlock alone would
+// let UDP, MPTCP and other families through.
+func withSeccomp(s Support, why string) Support {
+	if why == "" || !s.Network {
+		return s
+	}
+	s.Network = false
+	s.Why = "network rules need a seccomp filter besides Landlock: " + why
+	return s
 }
 
 // supportFor is what Landlock ABI abi enforces.
@@ -105,6 +117,11 @@ func restrictAndExec(r Rules, argv []string, env []string) error {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	_ = unix.Close(fd)
+	if r.Network != NetAll {
+		if err := installSocketFilter(r.Network); err != nil {
+			return err
+		}
+	}
 	return fmt.Errorf("exec %s: %w", path, syscall.Exec(path, argv, env))
 }
 

@@ -20,19 +20,20 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[2:], os.Stderr))
 	}
 	if addr := os.Getenv(dialEnv); addr != "" {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
+		if err := protoDial(os.Getenv(protoEnv), addr); err != nil {
 			fmt.Println("dial:", err)
 			os.Exit(3)
 		}
-		c.Close()
 		fmt.Println("connected")
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-const dialEnv = "SANDBOX_TEST_DIAL"
+const (
+	dialEnv  = "SANDBOX_TEST_DIAL"
+	protoEnv = "SANDBOX_TEST_PROTO"
+)
 
 // landlockOrSkip skips where the kernel has no Landlock network rules:
 // the machines this project runs on have ABI 7 (ACPGATE_REQUIRE_LANDLOCK

@@ -36,9 +36,11 @@ type Net string
 const (
 	// NetAll: no network rule.
 	NetAll Net = "all"
-	// NetNone: no TCP connect and no TCP bind.
+	// NetNone: no TCP connect and no TCP bind, and no socket of a
+	// network family (UDP, MPTCP, raw, ...: see seccomp_linux.go).
 	NetNone Net = "none"
-	// NetPorts: TCP connect only to Policy.Connect's ports (any host).
+	// NetPorts: TCP connect only to Policy.Connect's ports (any host);
+	// UDP unrestricted (name resolution); no other network protocol.
 	NetPorts Net = "ports"
 )
 

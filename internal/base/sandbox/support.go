@@ -16,7 +16,8 @@ type Support struct {
 	Mechanism string
 	// Files: file rules (read, write and hide; on Linux, truncation
 	// included, which needs Landlock ABI 3). Network: TCP connect and bind
-	// rules (Landlock ABI 4).
+	// rules (Landlock ABI 4) and, on Linux, the seccomp filter that
+	// refuses the other network protocols (seccomp_linux.go).
 	Files, Network bool
 	// Why says what is missing, for people ("Landlock is not enabled in
 	// this kernel", "Windows has no sandbox acpgate can use").

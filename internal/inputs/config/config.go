@@ -270,8 +270,8 @@ type Sandboxes struct {
 	// passes in session/new or session/load (default
 	// DefaultClientServerSandbox).
 	ClientServerSandbox *sandbox.Policy `json:"clientServerSandbox,omitempty"`
-	// CommandSandbox is the policy of the local run tool's commands
-	// (default DefaultCommandSandbox).
+	// CommandSandbox is the policy of the local run tool's commands and
+	// of hooks (default DefaultCommandSandbox).
 	CommandSandbox *sandbox.Policy `json:"commandSandbox,omitempty"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -16,28 +17,46 @@ import (
 // (0 connected, 3 refused).
 const dialFlag = "dial-mode"
 
-// runDialChild is the process of -dial-mode ADDR.
-func runDialChild(addr string) {
-	if err := dial(addr); err != nil {
+// runDialChild is the process of -dial-mode PROTOCOL,ADDR.
+func runDialChild(arg string) {
+	proto, addr, _ := strings.Cut(arg, ",")
+	if err := dial(proto, addr); err != nil {
 		fmt.Println("dial:", err)
 		os.Exit(3)
 	}
 	fmt.Println("connected")
 }
 
-func dial(addr string) error {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
+// dial reaches addr over proto: tcp connects, udp sends a datagram
+// ("ping"), mptcp connects a Multipath TCP socket (dialMPTCP).
+func dial(proto, addr string) error {
+	switch proto {
+	case "tcp":
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	case "udp":
+		c, err := net.Dial("udp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("ping"))
 		return err
+	case "mptcp":
+		return dialMPTCP(addr)
 	}
-	return c.Close()
+	return fmt.Errorf("unknown protocol %q", proto)
 }
 
 // addSandboxTools adds the tools the sandbox tests use:
 //
-//	dial {addr: string, via_child?: boolean}  connects to addr over TCP
-//	    (with via_child: a child process of the server does), returns
-//	    "connected" or an isError result with the error.
+//	dial {addr: string, protocol?: "tcp"|"udp"|"mptcp", via_child?: boolean}
+//	    connects to addr (tcp, the default, or mptcp) or sends it a
+//	    datagram (udp); with via_child a child process of the server
+//	    does; returns "connected" or an isError result with the error.
 //	read_path {path: string}   the file's contents, or isError with the error.
 //	write_path {path: string, text: string}  writes the file; "written" or
 //	    isError with the error.
@@ -45,24 +64,26 @@ func (a *app) addSandboxTools() {
 	a.srv.AddTool(mcp.NewTool("dial",
 		mcp.WithDescription("Connects to a TCP address."),
 		mcp.WithString("addr", mcp.Required()),
+		mcp.WithString("protocol", mcp.Enum("tcp", "udp", "mptcp")),
 		mcp.WithBoolean("via_child"),
 	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		addr, err := req.RequireString("addr")
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
+		proto := req.GetString("protocol", "tcp")
 		if req.GetBool("via_child", false) {
 			exe, err := os.Executable()
 			if err != nil {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
-			out, err := exec.CommandContext(ctx, exe, "-"+dialFlag, addr).CombinedOutput()
+			out, err := exec.CommandContext(ctx, exe, "-"+dialFlag, proto+","+addr).CombinedOutput()
 			if err != nil {
 				return mcp.NewToolResultError(fmt.Sprintf("child: %v: %s", err, out)), nil
 			}
 			return text("connected"), nil
 		}
-		if err := dial(addr); err != nil {
+		if err := dial(proto, addr); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return text("connected"), nil
