@@ -144,6 +144,7 @@ func (dl *dialer) dialStdio(life, ctx context.Context, spec *ServerSpec) (*conn,
 	stdout := wire.NewJSONLines(p.stdout, dl.env.opts.MaxMessageSize, dl.logs, tooLarge, dl.reads)
 	schemas, notes, tasks := &toolListing{}, wire.NewNotices(life), newClientTasks(life, dl.env.logger)
 	t := wire.NewStdioTransport(stdout, p.stdin, tooLarge)
+	t.Peek = peekTask
 	c := &conn{
 		client:    dl.newClient(t, schemas, notes, tasks),
 		tasks:     tasks,

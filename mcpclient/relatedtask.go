@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -52,15 +53,38 @@ func recordTask(ctx context.Context, slot *resultSlot) {
 	if !ok {
 		return
 	}
-	id := ""
+	ts := &taskState{}
 	switch {
 	case slot.task != nil:
-		id = slot.task.TaskId
+		ts.id, ts.p.Status, ts.p.StatusMessage = slot.task.TaskId, string(slot.task.Status), slot.task.StatusMessage
 	case slot.ext != nil:
-		id = slot.ext.TaskID
+		ts.id, ts.p.Status, ts.p.StatusMessage = slot.ext.TaskID, string(slot.ext.Status), slot.ext.StatusMessage
 	}
-	if id != "" {
-		cs.task.CompareAndSwap(nil, &taskState{id: id})
+	if ts.id != "" {
+		// The created task's status: a progress report that comes before
+		// the call reports the task (taskReport) already says it.
+		ts.p.TaskID = ts.id
+		cs.task.CompareAndSwap(nil, ts)
+	}
+}
+
+// maxPeek bounds the results peekTask looks into: a CreateTaskResult is a
+// few hundred bytes; a larger result is a tool's, decoded by its caller.
+const maxPeek = 16 << 10
+
+// peekTask is the stdio transport's Peek (on its reader goroutine): a
+// tools/call answered with a created task gives the call that task at
+// once, so the progress and status notifications the server sends next,
+// handled on the same goroutine, are the task's. Over stdio they would
+// otherwise be handled before the caller's goroutine has seen the
+// response (recordTask, there, is later).
+func peekTask(ctx context.Context, resp *transport.JSONRPCResponse) {
+	slot, _ := ctx.Value(resultSlotKey{}).(*resultSlot)
+	if slot == nil || resp.Error != nil || len(resp.Result) > maxPeek {
+		return
+	}
+	if takeTask(slot, resp.Result) || takeExtTask(slot, resp.Result) {
+		recordTask(ctx, slot)
 	}
 }
 

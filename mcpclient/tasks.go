@@ -251,7 +251,9 @@ func (cl *caller) taskReport(cs *callState, t mcp.Task) {
 		return
 	}
 	ts.mu.Lock()
-	if ts.p.Status == string(t.Status) && ts.p.StatusMessage == t.StatusMessage {
+	if ts.seq > 0 && ts.p.Status == string(t.Status) && ts.p.StatusMessage == t.StatusMessage {
+		// Reported already (the first report always goes out: the status
+		// recordTask set has not been delivered until a snapshot is).
 		ts.mu.Unlock()
 		return
 	}

@@ -29,16 +29,31 @@ type StdioTransport struct {
 	stdin    io.WriteCloser
 	tooLarge *TooLargeIDs
 
+	// Peek, if set (before Start), is called on the reader goroutine
+	// with each response and the context of the request it answers,
+	// before that request sees it and before the next message is read:
+	// what it records is known before anything the server sent after the
+	// response is handled (mcpclient adopts a created task there, so the
+	// task's progress that follows is reported as the task's). It must be
+	// quick and must not block.
+	Peek func(ctx context.Context, resp *transport.JSONRPCResponse)
+
 	writeMu sync.Mutex // one frame at a time on stdin
 	HandlerSlots
 
 	mu      sync.Mutex
-	pending map[string]chan *transport.JSONRPCResponse
+	pending map[string]waiter
 	ctx     context.Context // for server requests: the Start context
 	started bool
 
 	done      chan struct{} // closed when stdout ends or on Close
 	closeOnce sync.Once
+}
+
+// waiter is a request waiting for its response.
+type waiter struct {
+	ch  chan *transport.JSONRPCResponse
+	ctx context.Context
 }
 
 // NewStdioTransport returns the transport of a stdio server reading its
@@ -49,7 +64,7 @@ func NewStdioTransport(lines *JSONLines, stdin io.WriteCloser, tooLarge *TooLarg
 		lines:    lines,
 		stdin:    stdin,
 		tooLarge: tooLarge,
-		pending:  map[string]chan *transport.JSONRPCResponse{},
+		pending:  map[string]waiter{},
 		ctx:      context.Background(),
 		done:     make(chan struct{}),
 	}
@@ -114,7 +129,7 @@ func (t *StdioTransport) SendRequest(ctx context.Context, req transport.JSONRPCR
 	key := req.ID.String()
 	ch := make(chan *transport.JSONRPCResponse, 1)
 	t.mu.Lock()
-	t.pending[key] = ch
+	t.pending[key] = waiter{ch: ch, ctx: ctx}
 	t.mu.Unlock()
 	forget := func() {
 		t.mu.Lock()
@@ -270,11 +285,14 @@ func (t *StdioTransport) dispatch(line []byte) {
 			Result: json.RawMessage(env.Result), Error: env.Error}
 		key := env.ID.String()
 		t.mu.Lock()
-		ch, ok := t.pending[key]
+		w, ok := t.pending[key]
 		delete(t.pending, key)
 		t.mu.Unlock()
 		if ok {
-			ch <- resp
+			if t.Peek != nil {
+				t.Peek(w.ctx, resp)
+			}
+			w.ch <- resp
 		}
 	}
 }
