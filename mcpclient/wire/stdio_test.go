@@ -1,8 +1,8 @@
 package wire
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
