@@ -421,11 +421,15 @@ func (hr hookRun) stopCheck(ctx context.Context, continued int) (reason string, 
 }
 
 // permissionCheck runs the PermissionRequest hooks before the user is
-// asked: decided says the hooks answered (allow or deny).
+// asked: decided says the hooks answered (allow or deny). An allow with
+// updatedInput makes the call run with that input (gateway.RewriteInput).
 func (hr hookRun) permissionCheck(ctx context.Context, call gateway.CallInfo) (d gateway.Decision, decided bool) {
 	v := hr.run(ctx, hooks.PermissionRequest, call.Name, hooks.Input{ToolName: call.Name, ToolInput: orEmptyObject(call.RawInput), ToolUseID: call.ID})
 	switch v.Decision {
 	case hooks.Allow:
+		if len(v.UpdatedInput) > 0 && !gateway.RewriteInput(ctx, v.UpdatedInput) {
+			hr.log.Warn("a PermissionRequest hook's updatedInput is ignored: this approval cannot change the call", "session", hr.s.id, "tool", call.Name)
+		}
 		return gateway.Allow, true
 	case hooks.Deny:
 		return gateway.Reject, true

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -338,8 +339,11 @@ func (s *liveSession) resourceUpdated(k resourceKey) { s.res.updated(k) }
 // prompt sent while another turn runs waits in the session's queue
 // (queued is told its place) and runs when the turns before it have
 // ended. A turn that could not start is cancelled (err says why when the
-// session is closed or its queue is full).
-func (s *liveSession) turn(ctx context.Context, queued func(place int), run func(ctx context.Context) acpsdk.StopReason) (acpsdk.StopReason, error) {
+// session is closed or its queue is full). Prompts steered into the turn
+// that it ended without taking (a model error, the step limit, a
+// max_tokens stop) are not lost: unless the turn was cancelled, the
+// same turn goes on with them (carry), before any queued prompt runs.
+func (s *liveSession) turn(ctx context.Context, queued func(place int), run func(ctx context.Context) acpsdk.StopReason, carry func(ctx context.Context, prompt []acpsdk.ContentBlock) acpsdk.StopReason) (acpsdk.StopReason, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopOnClose := context.AfterFunc(s.ctx, cancel)
@@ -354,7 +358,16 @@ func (s *liveSession) turn(ctx context.Context, queued func(place int), run func
 		}
 		close(turn)
 	}()
-	return run(ctx), nil
+	reason := run(ctx)
+	for ctx.Err() == nil {
+		left := s.running.takeSteers(true)
+		if len(left) == 0 {
+			break
+		}
+		s.logger.Info("the turn ended before taking steered prompts; it goes on with them", "session", s.id, "prompts", len(left))
+		reason = carry(ctx, slices.Concat(left...))
+	}
+	return reason, nil
 }
 
 // interrupt cancels the session's running turn and its queued prompts

@@ -123,7 +123,8 @@ func (ts *turnSlot) take(ctx context.Context, id string, cancel context.CancelFu
 
 // end ends the running turn (the caller's, taken with take) and hands
 // the slot to the first queued prompt. It returns how many steered
-// prompts the turn never took (they are dropped).
+// prompts the turn never took (dropped: liveSession.turn takes them
+// first unless the turn was cancelled, so these came as it ended).
 func (ts *turnSlot) end() (dropped int) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -330,13 +331,23 @@ func (a *Agent) steer(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	// The established default (claude-agent-acp's): a turn of its own,
 	// which no session/prompt answers.
+	steered := a.steeredTurn(s)
 	go func() {
 		reason, err := s.turn(withSession(s.ctx, s), nil, func(ctx context.Context) acpsdk.StopReason {
-			return stopReason(a.turns.runEchoed(ctx, s, p.Prompt))
-		})
+			return steered(ctx, p.Prompt)
+		}, steered)
 		a.logger.Debug("steered turn ended", "session", s.id, "stop", reason, "err", err)
 	}()
 	return steerResult{Outcome: steerStartedNewTurn}, nil
+}
+
+// steeredTurn returns what runs a steered prompt as a turn of session s
+// (or as the rest of one: liveSession.turn's carry): shown to the client
+// as the user's message, and recorded.
+func (a *Agent) steeredTurn(s *liveSession) func(ctx context.Context, prompt []acpsdk.ContentBlock) acpsdk.StopReason {
+	return func(ctx context.Context, prompt []acpsdk.ContentBlock) acpsdk.StopReason {
+		return stopReason(a.turns.runEchoed(ctx, s, prompt))
+	}
 }
 
 // queuedNotice tells the client that its prompt waits (place: 1 is next):

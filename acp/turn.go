@@ -62,7 +62,7 @@ func (a *Agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.Prom
 	queued := func(place int) { a.queuedNotice(s, place) }
 	reason, err := s.turn(withSession(ctx, s), queued, func(ctx context.Context) acpsdk.StopReason {
 		return stopReason(a.turns.run(ctx, s, p.Prompt, false))
-	})
+	}, a.steeredTurn(s))
 	span.Set(attribute.String("acpgate.stop_reason", string(reason)))
 	span.End(ctx, err)
 	return acpsdk.PromptResponse{StopReason: reason}, err

@@ -150,3 +150,53 @@ func TestRunSteering(t *testing.T) {
 		t.Errorf("%d last takes, want 2 (one took the late prompt, one ended the turn)", box.lastSeen)
 	}
 }
+
+// TestApproverRewritesInput: an Approver may replace an approved call's
+// input (RewriteInput, a PermissionRequest hook's updatedInput); a
+// rewrite that is not a JSON object keeps the call from running; outside
+// an approval RewriteInput changes nothing.
+func TestApproverRewritesInput(t *testing.T) {
+	if gateway.RewriteInput(context.Background(), json.RawMessage(`{}`)) {
+		t.Error("RewriteInput outside an approval reported a change")
+	}
+	srv := fakellm.Start(
+		fakellm.Turn{ToolCalls: []fakellm.ToolCall{{ID: "o", Name: "object", Arguments: `{"v":"old"}`}, {ID: "l", Name: "list", Arguments: `{"v":"old"}`}}},
+		fakellm.Turn{Text: "done"},
+	)
+	defer srv.Close()
+	var mu sync.Mutex
+	ran := map[string]string{}
+	mk := func(name string) gateway.Tool {
+		tl := namedTool(name)
+		tl.AskApproval = true
+		tl.Execute = func(_ context.Context, args json.RawMessage, _ func(gateway.Progress)) (gateway.Result, error) {
+			mu.Lock()
+			ran[name] = string(args)
+			mu.Unlock()
+			return gateway.TextResult(name + " ran"), nil
+		}
+		return tl
+	}
+	acc := tools(mk("object"), mk("list"))
+	acc.Approver = func(ctx context.Context, call gateway.CallInfo, _ gateway.Tool) (gateway.Decision, error) {
+		input := `{"v":"approved"}`
+		if call.Name == "list" {
+			input = `["not", "an", "object"]`
+		}
+		if !gateway.RewriteInput(ctx, json.RawMessage(input)) {
+			t.Errorf("RewriteInput in the approval of %s reported no change", call.Name)
+		}
+		return gateway.Allow, nil
+	}
+	if _, err := gateway.NewRunner(gateway.RunnerOptions{}).Run(context.Background(), gateway.RunOptions{Model: srv.Provider(t, openaicompat.Config{}), Input: userInput("go"), ToolAccess: acc}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ran["list"]; ok || ran["object"] != `{"v":"approved"}` {
+		t.Errorf("ran %v", ran)
+	}
+	for _, m := range srv.Requests()[1].Messages {
+		if m.Role == "tool" && m.ToolCallID == "l" && !strings.Contains(m.Content, "not a JSON object") {
+			t.Errorf("list's result %q", m.Content)
+		}
+	}
+}

@@ -170,6 +170,22 @@ func MustAsk(ctx context.Context) bool {
 	return v
 }
 
+// inputSlotKey is the context key of RewriteInput's slot.
+type inputSlotKey struct{}
+
+// RewriteInput, called by an Approver with the context it was given,
+// makes an approved call run with input instead of the model's (a
+// PermissionRequest hook's updatedInput); input must be a JSON object,
+// or the call is not made and the model is told why. It reports whether
+// ctx is an approval's (false: nothing changes).
+func RewriteInput(ctx context.Context, input json.RawMessage) bool {
+	slot, ok := ctx.Value(inputSlotKey{}).(*json.RawMessage)
+	if ok {
+		*slot = input
+	}
+	return ok
+}
+
 // current is the tool set in force now.
 func (acc *ToolAccess) current() *Toolset {
 	if acc.Tools == nil {
@@ -622,9 +638,10 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 			p.result = ptr(ErrorResult("Cancelled before it ran."))
 			continue
 		}
-		actx := ctx
+		var rewritten json.RawMessage
+		actx := context.WithValue(ctx, inputSlotKey{}, &rewritten)
 		if p.check.Decision == HookAsk {
-			actx = context.WithValue(ctx, mustAskKey{}, true)
+			actx = context.WithValue(actx, mustAskKey{}, true)
 		}
 		d, err := acc.Approver(actx, p.info, p.tool)
 		switch {
@@ -635,6 +652,8 @@ func (r *Runner) runCalls(ctx context.Context, key string, acc *ToolAccess, tool
 			p.result = ptr(ErrorResult(fmt.Sprintf("The tool call could not be approved: %v", err)))
 		case d != Allow:
 			p.result = ptr(ErrorResult("The user rejected this tool call. Do not retry it; continue without it or ask the user."))
+		case len(rewritten) > 0:
+			p.rewrite(rewritten)
 		}
 	}
 	finished := func(p *pendingCall) {
@@ -678,13 +697,19 @@ func (r *Runner) checkCall(ctx context.Context, acc *ToolAccess, p *pendingCall)
 	case p.check.Decision == HookDeny:
 		p.result = ptr(ErrorResult(p.check.Reason))
 	case len(p.check.Input) > 0:
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(p.check.Input, &obj) != nil || obj == nil {
-			p.result = ptr(ErrorResult(fmt.Sprintf("A hook rewrote the input of %q into something that is not a JSON object; the call was not made.", p.call.Name)))
-			return
-		}
-		p.call.Arguments, p.info.RawInput = p.check.Input, p.check.Input
+		p.rewrite(p.check.Input)
 	}
+}
+
+// rewrite makes p run with input (a hook's rewrite), or, when input is
+// not a JSON object, not run, the model told why.
+func (p *pendingCall) rewrite(input json.RawMessage) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(input, &obj) != nil || obj == nil {
+		p.result = ptr(ErrorResult(fmt.Sprintf("A hook rewrote the input of %q into something that is not a JSON object; the call was not made.", p.call.Name)))
+		return
+	}
+	p.call.Arguments, p.info.RawInput = input, input
 }
 
 // execute runs one approved call, turning errors and panics into failed

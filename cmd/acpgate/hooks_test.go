@@ -266,3 +266,51 @@ func TestHooksUnderCommandSandbox(t *testing.T) {
 		t.Errorf("no card says how the hook was confined: %s", out)
 	}
 }
+
+// TestPermissionRequestHookRewrites: a PermissionRequest hook that allows
+// a call with updatedInput answers for the user (who is not asked) and
+// the call runs with the hook's input (2+3 becomes 40+2); one that
+// denies keeps the call from running.
+func TestPermissionRequestHookRewrites(t *testing.T) {
+	t.Parallel()
+	cfg := `{"hooks": {"PermissionRequest": [
+  {"matcher": "mcp__s__add", "hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"allow\",\"updatedInput\":{\"a\":40,\"b\":2}}}}'"}]},
+  {"matcher": "mcp__s__mirror", "hooks": [{"type": "command", "command": "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PermissionRequest\",\"decision\":{\"behavior\":\"deny\",\"message\":\"no mirrors today\"}}}'"}]}
+]}}`
+	llm := fakellm.Start(fakellm.Turn{ToolCalls: []fakellm.ToolCall{
+		{ID: "a1", Name: "mcp__s__add", Arguments: `{"a":2,"b":3}`},
+		{ID: "m1", Name: "mcp__s__mirror", Arguments: `{"content":{"secret":"mirrored"}}`},
+	}}, fakellm.Turn{Text: "done"})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL, "--config", writeConfig(t, cfg))
+	var mu sync.Mutex
+	asked := 0
+	a.client.answer = func(acpsdk.RequestPermissionRequest) string {
+		mu.Lock()
+		defer mu.Unlock()
+		asked++
+		return "allow_once"
+	}
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.serversUntil(t, resp, "s settles", settled)
+	prompt(t, a, resp.SessionId, "add and mirror")
+	reqs := llm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	got := toolMessages(reqs[1])
+	if r := got["a1"]; !strings.Contains(r, "42") {
+		t.Errorf("add's result %q, want 42: the hook's input", r)
+	}
+	if r := got["m1"]; strings.Contains(r, "mirrored") || !strings.Contains(r, "rejected") {
+		t.Errorf("mirror's result %q, want it not run", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 0 {
+		t.Errorf("the user was asked %d times; the hooks answered", asked)
+	}
+}

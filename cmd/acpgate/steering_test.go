@@ -199,3 +199,46 @@ func TestSteerDuringSlowTool(t *testing.T) {
 		t.Errorf("history after load: %q", roles)
 	}
 }
+
+// TestSteerCarriedAfterModelError: a prompt steered while the model
+// request is under way, into a turn that then ends without taking it (the
+// endpoint refuses the request), is not lost: the same turn goes on with
+// it, shown as the user's, and session/prompt is answered after it.
+func TestSteerCarriedAfterModelError(t *testing.T) {
+	t.Parallel()
+	hold, started := make(chan struct{}), make(chan struct{})
+	llm := fakellm.Start(
+		fakellm.Turn{Status: 400, Started: started, Hold: hold},
+		fakellm.Turn{Text: "carried on"},
+	)
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	done := make(chan acpsdk.PromptResponse, 1)
+	go func() { done <- prompt(t, a, sid, "first") }()
+	<-started
+	if got := steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "and then this"}}}); got != `{"outcome":"injected"}` {
+		t.Fatalf("steer: %s", got)
+	}
+	close(hold)
+	if r := <-done; r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("stop %s", r.StopReason)
+	}
+	reqs := llm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2 (the refused one, then the steered prompt)", len(reqs))
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.Role != "user" || last.Content != "and then this" {
+		t.Errorf("the second request ends with %+v, want the steered prompt", last)
+	}
+	if got := strings.Join(userTexts(a.client.all()), "|"); got != "and then this" {
+		t.Errorf("user messages shown: %q", got)
+	}
+	if text := agentText(a.client.all()); !strings.Contains(text, "carried on") {
+		t.Errorf("answer %q", text)
+	}
+}

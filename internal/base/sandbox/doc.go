@@ -38,8 +38,10 @@
 //   - walk.go: the walk around the hidden paths
 //   - landlock_linux.go: Landlock (probe, the launcher's confinement)
 //   - seccomp_linux.go: the socket filter (a small BPF assembler)
-//   - seccomp_arch.go, seccomp_amd64.go, seccomp_arm64.go,
-//     seccomp_otherarch.go: the system call numbers it checks
+//   - seccomp_arch.go: what the filter needs of an architecture
+//   - seccomp_amd64.go: amd64's system call numbers
+//   - seccomp_arm64.go: arm64's
+//   - seccomp_otherarch.go: the other architectures: no filter
 //   - seatbelt.go: the sandbox-exec profile
 //   - seatbelt_darwin.go: sandbox-exec (probe, wrap)
 //   - other.go: the other systems: no sandbox
