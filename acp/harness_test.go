@@ -33,9 +33,7 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
-		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
-	}
+	sandbox.LaunchIfAsked()
 	testbin.Main(m, map[string]*string{"./internal/testsupport/fake/mcpserver": &serverBin})
 }
 

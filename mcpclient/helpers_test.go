@@ -31,9 +31,7 @@ var serverBin string
 var testPolicy sandbox.Policy
 
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
-		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
-	}
+	sandbox.LaunchIfAsked()
 	if p := os.Getenv("MCPCLIENT_TEST_SANDBOX"); p != "" {
 		if !strings.HasPrefix(p, "{") {
 			p = strconv.Quote(p)

@@ -3,7 +3,6 @@ package mcpclient_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpgate/acpgate/internal/base/sandbox"
+	"github.com/acpgate/acpgate/internal/testsupport/loopback"
 	"github.com/acpgate/acpgate/mcpclient"
 )
 
@@ -21,26 +21,6 @@ func needLandlock(t *testing.T) {
 	if s := sandbox.System.Probe(); !s.Network {
 		t.Skipf("no Landlock network rules: %s", s)
 	}
-}
-
-// acceptor listens on a loopback port and accepts until the test ends.
-func acceptor(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 func TestSandboxedServerFiles(t *testing.T) {
@@ -83,7 +63,7 @@ func TestSandboxedServerFiles(t *testing.T) {
 
 func TestSandboxedServerNetwork(t *testing.T) {
 	needLandlock(t)
-	addr := acceptor(t)
+	addr := loopback.Acceptor(t).String()
 	for _, c := range []struct {
 		network sandbox.Net
 		ok      bool

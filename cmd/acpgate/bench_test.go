@@ -181,12 +181,17 @@ func BenchmarkSessionNewSlow(b *testing.B) {
 // workspace-write: tools-ns/op, from session/new to the /tools answer
 // that lists the server's tools, is what the sandbox adds to a server's
 // start (the re-executed launcher, the walk around the hidden paths,
-// Landlock); ns/op is session/new itself, which does not wait.
+// Landlock; with network none also the seccomp filter); ns/op is
+// session/new itself, which does not wait.
 func BenchmarkSandboxStart(b *testing.B) {
-	for _, policy := range []string{"off", "workspace-write"} {
-		b.Run("policy="+policy, func(b *testing.B) {
+	for _, c := range []struct{ name, policy string }{
+		{"off", `"off"`},
+		{"workspace-write", `"workspace-write"`},
+		{"workspace-write+network-none", `{"files":"workspace-write","network":"none"}`},
+	} {
+		b.Run("policy="+c.name, func(b *testing.B) {
 			cfg := filepath.Join(b.TempDir(), "config.json")
-			if err := os.WriteFile(cfg, []byte(`{"agents":{"defaults":{"clientServerSandbox":"`+policy+`"}}}`), 0o600); err != nil {
+			if err := os.WriteFile(cfg, []byte(`{"agents":{"defaults":{"clientServerSandbox":`+c.policy+`}}}`), 0o600); err != nil {
 				b.Fatal(err)
 			}
 			benchSessionNew(b, []acpsdk.McpServer{stdioServer("s0")}, []string{"`mcp__s0__echo`"}, "--config", cfg)

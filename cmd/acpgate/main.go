@@ -135,7 +135,7 @@ func newLogger(c cliConfig, red *secrets.Redactor) (*slog.Logger, io.Closer, err
 const watchdogArg = "__acpgate-watchdog"
 
 func run(args []string) int {
-	if isLaunch(args) {
+	if sandbox.IsLaunch(args) {
 		// The sandbox launcher: confine, then become the command (see
 		// package sandbox). Nothing of the agent runs.
 		return sandbox.Main(args[1:], os.Stderr)

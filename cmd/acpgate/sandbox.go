@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/acpgate/acpgate/internal/base/sandbox"
 	"github.com/acpgate/acpgate/internal/inputs/config"
@@ -83,9 +82,4 @@ func enforcement(p sandbox.Policy, s sandbox.Support) string {
 	default:
 		return "cannot be enforced here: starts unconfined (" + s.Why + ")"
 	}
-}
-
-// isLaunch reports whether args make acpgate the sandbox launcher.
-func isLaunch(args []string) bool {
-	return slices.Equal(args[:min(1, len(args))], []string{sandbox.LaunchArg})
 }

@@ -1,16 +1,15 @@
 package main_test
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/acpgate/acpgate/internal/base/sandbox"
+	"github.com/acpgate/acpgate/internal/testsupport/loopback"
 	"github.com/acpgate/acpgate/internal/testsupport/testbin"
 )
 
@@ -94,20 +93,7 @@ func TestSandboxServerFilesystem(t *testing.T) {
 // under all.
 func TestSandboxNetwork(t *testing.T) {
 	needLandlock(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	tcp, udp := loopback.Acceptor(t), loopback.ListenUDP(t)
 	cfg := filepath.Join(t.TempDir(), "config.json")
 	server := func(network string) map[string]any {
 		return map[string]any{"command": serverBin, "args": []string{"-sandbox-tools"}, "sandbox": map[string]any{"files": "read-only", "network": network}}
@@ -125,15 +111,10 @@ func TestSandboxNetwork(t *testing.T) {
 	if out := sandboxCall(t, a, resp.SessionId, "/mcp"); !strings.Contains(out, "sandbox: read-only, network none, enforced") {
 		t.Fatalf("/mcp: %s", out)
 	}
-	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close()
 	for _, proto := range []string{"tcp", "udp", "mptcp"} {
-		addr := ln.Addr().String()
+		addr := tcp.String()
 		if proto == "udp" {
-			addr = udp.LocalAddr().String()
+			addr = udp.Addr()
 		}
 		for _, child := range []bool{false, true} {
 			args := mustJSON(map[string]any{"addr": addr, "protocol": proto, "via_child": child})
@@ -145,17 +126,8 @@ func TestSandboxNetwork(t *testing.T) {
 			}
 		}
 	}
-	// The two datagrams sent under all arrived, none under none (each
-	// call has returned; the deadline only ends the reading).
-	got, buf := 0, make([]byte, 16)
-	for {
-		_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		if _, _, err := udp.ReadFrom(buf); err != nil {
-			break
-		}
-		got++
-	}
-	if got != 2 {
+	// The two datagrams sent under all arrived, none under none.
+	if got := udp.Received(t); got != 2 {
 		t.Errorf("%d datagrams arrived, want 2", got)
 	}
 }

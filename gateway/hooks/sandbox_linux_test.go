@@ -15,9 +15,7 @@ import (
 // TestMain makes the test binary the sandbox launcher, as acpgate's
 // binary is.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LaunchArg {
-		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
-	}
+	sandbox.LaunchIfAsked()
 	os.Exit(m.Run())
 }
 

@@ -49,7 +49,9 @@ func mustNameTokenEndpoint(t *testing.T, what string, err error, s *oauthtest.Se
 // waiting for the token leaves when its own context ends, saying which
 // endpoint did not answer; they share one flight (one token request),
 // which ends at its own bound; once the endpoint answers again, the next
-// request refreshes and succeeds.
+// request refreshes and succeeds. (Each request has 500 ms: with 100 ms
+// the one joining the flight, under the race detector on a loaded
+// machine, ran out before it reached the flight.)
 func TestHungTokenEndpoint(t *testing.T) {
 	s := oauthtest.New(t, oauthtest.Config{RefreshTokens: true})
 	c := newClient(t, s, oauth.Config{}, &oauth.Options{Timeouts: oauth.Timeouts{Header: 1500 * time.Millisecond}})
@@ -62,11 +64,11 @@ func TestHungTokenEndpoint(t *testing.T) {
 	hung, release := s.HangToken()
 	defer release()
 	first := make(chan error, 1)
-	go func() { first <- postWithin(c, s.MCPURL(), 100*time.Millisecond) }()
+	go func() { first <- postWithin(c, s.MCPURL(), 500*time.Millisecond) }()
 	<-hung
 	oauthtest.MustSeeFlight(t, oauth.FlightFrames())
 	// Joins the flight under way: no second token request.
-	mustNameTokenEndpoint(t, "a request joining the flight", postWithin(c, s.MCPURL(), 100*time.Millisecond), s)
+	mustNameTokenEndpoint(t, "a request joining the flight", postWithin(c, s.MCPURL(), 500*time.Millisecond), s)
 	err := <-first
 	mustNameTokenEndpoint(t, "the request that started the flight", err, s)
 

@@ -5,22 +5,21 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acpgate/acpgate/internal/testsupport/loopback"
 )
 
 // TestMain makes the test binary the launcher (LaunchArg) and a dialer
 // (dialEnv), as acpgate's binary and a server would be.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == LaunchArg {
-		os.Exit(Main(os.Args[2:], os.Stderr))
-	}
+	LaunchIfAsked()
 	if addr := os.Getenv(dialEnv); addr != "" {
-		if err := protoDial(os.Getenv(protoEnv), addr); err != nil {
+		if err := loopback.Dial(os.Getenv(protoEnv), addr); err != nil {
 			fmt.Println("dial:", err)
 			os.Exit(3)
 		}
@@ -122,24 +121,8 @@ func TestLandlockFiles(t *testing.T) {
 
 func TestLandlockNetwork(t *testing.T) {
 	landlockOrSkip(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	addr := ln.Addr().String()
-	_, port, _ := net.SplitHostPort(addr)
-	var p uint16
-	fmt.Sscan(port, &p)
+	tcp := loopback.Acceptor(t)
+	addr, p := tcp.String(), uint16(tcp.Port)
 	exe, _ := os.Executable()
 	ws := t.TempDir()
 	env := []string{dialEnv + "=" + addr}

@@ -174,6 +174,20 @@ func decodeRules(s string) (Rules, error) {
 	return r, nil
 }
 
+// IsLaunch reports whether args (a process's arguments after its name)
+// make it the launcher.
+func IsLaunch(args []string) bool { return len(args) > 0 && args[0] == LaunchArg }
+
+// LaunchIfAsked is for the main, or the TestMain, of a binary that is
+// its own launcher (acpgate, the tests that confine commands): when the
+// process's arguments make it the launcher it runs Main and exits with
+// its status; otherwise it returns at once.
+func LaunchIfAsked() {
+	if IsLaunch(os.Args[1:]) {
+		os.Exit(Main(os.Args[2:], os.Stderr))
+	}
+}
+
 // Main is the launcher: args (after LaunchArg) are the encoded rules,
 // "--" and the command line. It confines itself to the rules and
 // executes the command in its place (same process, same process group);

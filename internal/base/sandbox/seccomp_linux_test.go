@@ -4,67 +4,14 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// protoDial reaches addr (host:port on 127.0.0.1) over proto: "tcp" (the
-// default), "udp" (sends "ping"), "mptcp" or "sctp" (a raw socket of
-// that protocol, connected), "raw-icmp" (an unprivileged ICMP socket),
-// "unix" (a socketpair: local, always allowed).
-func protoDial(proto, addr string) error {
-	switch proto {
-	case "", "tcp":
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	case "udp":
-		c, err := net.Dial("udp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_, err = c.Write([]byte("ping"))
-		return err
-	case "unix":
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if err != nil {
-			return os.NewSyscallError("socketpair", err)
-		}
-		unix.Close(fds[0])
-		return unix.Close(fds[1])
-	}
-	kinds := map[string][2]int{
-		"mptcp":    {unix.SOCK_STREAM, unix.IPPROTO_MPTCP},
-		"sctp":     {unix.SOCK_STREAM, unix.IPPROTO_SCTP},
-		"raw-icmp": {unix.SOCK_DGRAM, unix.IPPROTO_ICMP},
-	}
-	kind, ok := kinds[proto]
-	if !ok {
-		return fmt.Errorf("unknown protocol %q", proto)
-	}
-	typ, protocol := kind[0], kind[1]
-	fd, err := unix.Socket(unix.AF_INET, typ|unix.SOCK_CLOEXEC, protocol)
-	if err != nil {
-		return os.NewSyscallError("socket", err)
-	}
-	defer unix.Close(fd)
-	ap, err := net.ResolveTCPAddr("tcp4", addr)
-	if err != nil {
-		return err
-	}
-	sa := &unix.SockaddrInet4{Port: ap.Port}
-	copy(sa.Addr[:], ap.IP.To4())
-	return os.NewSyscallError("connect", unix.Connect(fd, sa))
-}
+	"github.com/acpgate/acpgate/internal/testsupport/loopback"
+)
 
 // TestSocketFilterAssembles checks the filters' shape: every jump lands
 // on an instruction and each ends in its three returns.
@@ -108,30 +55,12 @@ func TestWithSeccomp(t *testing.T) {
 // a socketpair (local) always works.
 func TestSocketFilterProtocols(t *testing.T) {
 	landlockOrSkip(t)
-	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	go func() {
-		for {
-			c, err := tcp.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close()
-	port := uint16(tcp.Addr().(*net.TCPAddr).Port)
+	tcp, udp := loopback.Acceptor(t), loopback.ListenUDP(t)
+	port := uint16(tcp.Port)
 	// What the kernel offers unconfined: MPTCP and SCTP may be absent.
 	available := map[string]bool{}
-	for _, proto := range []string{"mptcp", "sctp", "raw-icmp"} {
-		err := protoDial(proto, tcp.Addr().String())
+	for _, proto := range []string{"mptcp", "sctp", "icmp"} {
+		err := loopback.Dial(proto, tcp.String())
 		available[proto] = !errors.Is(err, unix.EPROTONOSUPPORT) && !errors.Is(err, unix.ENOPROTOOPT) &&
 			!errors.Is(err, unix.EAFNOSUPPORT) && !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM)
 	}
@@ -153,18 +82,18 @@ func TestSocketFilterProtocols(t *testing.T) {
 		{"udp", map[string]bool{"ports": true, "all": true}},
 		{"mptcp", map[string]bool{"all": true}},
 		{"sctp", map[string]bool{"all": true}},
-		{"raw-icmp", map[string]bool{"all": true}},
+		{"icmp", map[string]bool{"all": true}},
 		{"unix", map[string]bool{"none": true, "ports": true, "all": true}},
 	} {
-		addr := tcp.Addr().String()
+		addr := tcp.String()
 		if c.proto == "udp" {
-			addr = udp.LocalAddr().String()
+			addr = udp.Addr()
 		}
 		for name, p := range policies {
 			out, err := confinedRun(t, p, t.TempDir(), ws, []string{dialEnv + "=" + addr, protoEnv + "=" + c.proto}, exe)
 			want := c.allowed[name]
 			switch {
-			case want && (c.proto == "mptcp" || c.proto == "sctp" || c.proto == "raw-icmp") && !available[c.proto]:
+			case want && (c.proto == "mptcp" || c.proto == "sctp" || c.proto == "icmp") && !available[c.proto]:
 				// Not offered by this kernel: nothing to compare.
 			case want && err != nil:
 				t.Errorf("%s under %s: refused: %v %q", c.proto, name, err, out)
@@ -173,19 +102,9 @@ func TestSocketFilterProtocols(t *testing.T) {
 			}
 		}
 	}
-	// The datagrams sent under ports and all arrived (loopback delivers
-	// before the send returns, and each child has exited); none was sent
-	// under none. The deadline only ends the reading.
-	got := 0
-	buf := make([]byte, 16)
-	for {
-		_ = udp.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		if _, _, err := udp.ReadFrom(buf); err != nil {
-			break
-		}
-		got++
-	}
-	if got != 2 {
+	// The datagrams sent under ports and all arrived; none was sent
+	// under none.
+	if got := udp.Received(t); got != 2 {
 		t.Errorf("%d datagrams arrived, want 2 (ports and all)", got)
 	}
 }

@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"time"
 
+	"github.com/acpgate/acpgate/internal/testsupport/loopback"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -20,35 +19,11 @@ const dialFlag = "dial-mode"
 // runDialChild is the process of -dial-mode PROTOCOL,ADDR.
 func runDialChild(arg string) {
 	proto, addr, _ := strings.Cut(arg, ",")
-	if err := dial(proto, addr); err != nil {
+	if err := loopback.Dial(proto, addr); err != nil {
 		fmt.Println("dial:", err)
 		os.Exit(3)
 	}
 	fmt.Println("connected")
-}
-
-// dial reaches addr over proto: tcp connects, udp sends a datagram
-// ("ping"), mptcp connects a Multipath TCP socket (dialMPTCP).
-func dial(proto, addr string) error {
-	switch proto {
-	case "tcp":
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	case "udp":
-		c, err := net.Dial("udp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_, err = c.Write([]byte("ping"))
-		return err
-	case "mptcp":
-		return dialMPTCP(addr)
-	}
-	return fmt.Errorf("unknown protocol %q", proto)
 }
 
 // addSandboxTools adds the tools the sandbox tests use:
@@ -83,7 +58,7 @@ func (a *app) addSandboxTools() {
 			}
 			return text("connected"), nil
 		}
-		if err := dial(proto, addr); err != nil {
+		if err := loopback.Dial(proto, addr); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return text("connected"), nil
