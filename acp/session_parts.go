@@ -84,7 +84,7 @@ type askSession interface {
 	remember(key, decision string)
 	knownCh() <-chan struct{}
 	setSignIn(server string, st *signInState)
-	endSignIn(st mcpclient.Status) (shown *signInState, failed error, ok bool)
+	endSignIn(st mcpclient.Status) []endedSignIn
 }
 
 var _ askSession = (*liveSession)(nil)
@@ -206,8 +206,9 @@ func (s *liveSession) takeChanged() []resourceKey { return s.res.takeChanged() }
 // setSignIn records server's sign-in as shown (signIns.set).
 func (s *liveSession) setSignIn(server string, st *signInState) { s.signIns.set(server, st) }
 
-// endSignIn ends server's sign-in as st reports it (signIns.end).
-func (s *liveSession) endSignIn(st mcpclient.Status) (shown *signInState, failed error, ok bool) {
+// endSignIn ends the sign-ins of st's server that st reports ended
+// (signIns.end).
+func (s *liveSession) endSignIn(st mcpclient.Status) []endedSignIn {
 	return s.signIns.end(st)
 }
 

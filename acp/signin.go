@@ -22,45 +22,97 @@ type signInState struct {
 	prompt oauth.Prompt
 	elicit bool // sent as elicitation/create (its id is the prompt's); else a card
 	cardID acpsdk.ToolCallId
+	seen   bool // a status event named its prompt: later ones can end it
+}
+
+// endedSignIn is a shown sign-in that ended, with why it failed (nil: it
+// succeeded).
+type endedSignIn struct {
+	shown  *signInState
+	failed error
 }
 
 // signIns are the sign-ins shown in a session, by server. The zero value
 // has none; safe for concurrent use (its own lock).
+//
+// A sign-in is shown (set) from the sign-in's goroutine right after its
+// prompt's status event was queued, while the events are delivered (end)
+// later, in order, from another goroutine: when one sign-in ends and the
+// next starts at once, the next can be shown before the event saying the
+// first ended is delivered. So a server can have several sign-ins shown,
+// and an event ends only those whose prompt an earlier event named (seen):
+// the others are newer than it.
 type signIns struct {
 	mu    sync.Mutex
-	shown map[string]*signInState
+	shown map[string]*serverSignIns
+}
+
+// serverSignIns are the sign-ins shown for one server, oldest first, and
+// the prompt the last status event named ("" when it said none is under
+// way).
+type serverSignIns struct {
+	list  []*signInState
+	named string
 }
 
 // set records the sign-in shown for server.
 func (si *signIns) set(server string, st *signInState) {
 	si.mu.Lock()
 	defer si.mu.Unlock()
-	if si.shown == nil {
-		si.shown = map[string]*signInState{}
-	}
-	si.shown[server] = st
+	ss := si.server(server)
+	st.seen = st.prompt.ID == ss.named
+	ss.list = append(ss.list, st)
 }
 
-// end removes the sign-in shown for the server of status st when st says
-// it has ended, and returns it with why it failed (nil: it succeeded);
-// ok is false while it goes on (or none was shown).
-func (si *signIns) end(st mcpclient.Status) (shown *signInState, failed error, ok bool) {
+// server returns the sign-ins of server, made on first use. Called with
+// si.mu held.
+func (si *signIns) server(name string) *serverSignIns {
+	if si.shown == nil {
+		si.shown = map[string]*serverSignIns{}
+	}
+	ss := si.shown[name]
+	if ss == nil {
+		ss = &serverSignIns{}
+		si.shown[name] = ss
+	}
+	return ss
+}
+
+// end applies status st to the sign-ins shown for its server and returns
+// those it ended: a status naming a prompt ends, as replaced, the ones an
+// earlier event named; one naming none ends them with its SignInErr, or
+// as succeeded once the server is ready. The others go on.
+func (si *signIns) end(st mcpclient.Status) []endedSignIn {
 	si.mu.Lock()
 	defer si.mu.Unlock()
-	shown = si.shown[st.Name]
+	ss := si.server(st.Name)
+	ss.named = st.SignIn.ID
+	var failed error
 	switch {
-	case shown == nil:
-		return nil, nil, false
-	case st.SignIn.ID != "" && st.SignIn.ID != shown.prompt.ID:
+	case st.SignIn.ID != "":
 		failed = errReplaced
-	case st.SignIn.ID == "" && st.SignInErr != nil:
+	case st.SignInErr != nil:
 		failed = st.SignInErr
-	case st.SignIn.ID == "" && st.State == mcpclient.StateReady:
+	case st.State == mcpclient.StateReady:
 	default:
-		return nil, nil, false
+		return nil // signed in, not ready yet; or no sign-in
 	}
-	delete(si.shown, st.Name)
-	return shown, failed, true
+	var ended []endedSignIn
+	kept := ss.list[:0]
+	for _, shown := range ss.list {
+		switch {
+		case shown.prompt.ID == st.SignIn.ID:
+			shown.seen = true
+			kept = append(kept, shown)
+		case shown.seen:
+			ended = append(ended, endedSignIn{shown: shown, failed: failed})
+		default:
+			kept = append(kept, shown)
+		}
+	}
+	clear(ss.list[len(kept):])
+	ss.list = kept
+	return ended
 }
 
 // presentSignIn is the session's mcpclient.Options.SignIn: it shows a
@@ -111,29 +163,34 @@ func signInMessage(server string, p oauth.Prompt) string {
 	return fmt.Sprintf("MCP server %s needs you to sign in; its tools are available once you have.", server)
 }
 
-// signInEvent finishes what the user was shown of a server's sign-in.
-// When the sign-in ends, a failed one fails the card (saying why); a
+// signInEvent finishes what the user was shown of a server's sign-ins.
+// When a sign-in ends, a failed one fails the card (saying why); a
 // successful one waits for the server to be ready, then the elicitation
 // is completed or the card marked done. A sign-in replaced by a new one
 // closes its card.
 func (ur *userRequests) signInEvent(s askSession, st mcpclient.Status) {
-	shown, failed, ended := s.endSignIn(st)
-	if !ended {
-		return
+	for _, e := range s.endSignIn(st) {
+		ur.endSignIn(s, st, e)
 	}
-	if shown.elicit {
-		if failed == nil {
-			if err := ur.peer.conn.CompleteElicitation(s.lifetime(), acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(shown.prompt.ID)}); err != nil {
+}
+
+// endSignIn finishes what the user was shown of one ended sign-in of the
+// server of status st: the elicitation is completed, or the card marked
+// done or failed.
+func (ur *userRequests) endSignIn(s askSession, st mcpclient.Status, e endedSignIn) {
+	if e.shown.elicit {
+		if e.failed == nil {
+			if err := ur.peer.conn.CompleteElicitation(s.lifetime(), acpsdk.UnstableCompleteElicitationNotification{ElicitationId: acpsdk.UnstableElicitationId(e.shown.prompt.ID)}); err != nil {
 				ur.logger.Warn("telling the client a sign-in completed", "session", s.sessionID(), "server", st.Name, "err", err)
 			}
 		}
 		return
 	}
 	status, text := acpsdk.ToolCallStatusCompleted, fmt.Sprintf("Signed in to MCP server %s: %d tools.", st.Name, st.Tools)
-	if failed != nil {
-		status, text = acpsdk.ToolCallStatusFailed, fmt.Sprintf("Sign-in to MCP server %s did not complete: %v\n\n`/mcp login %s` tries again.", st.Name, failed, st.Name)
+	if e.failed != nil {
+		status, text = acpsdk.ToolCallStatusFailed, fmt.Sprintf("Sign-in to MCP server %s did not complete: %v\n\n`/mcp login %s` tries again.", st.Name, e.failed, st.Name)
 	}
-	ur.peer.update(s, acpsdk.UpdateToolCall(shown.cardID, acpsdk.WithUpdateStatus(status),
+	ur.peer.update(s, acpsdk.UpdateToolCall(e.shown.cardID, acpsdk.WithUpdateStatus(status),
 		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(text))})))
 }
 
