@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpgate/acpgate/mcpclient/oauth"
 )
@@ -192,8 +193,10 @@ func (a *auth) signIn(mode signInMode) (*signInRun, error) {
 func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun, release func()) {
 	defer release()
 	var present oauth.PresentFunc
+	var shown atomic.Pointer[string] // the last prompt this run presented
 	if hook := a.env.opts.SignIn; hook != nil {
 		present = func(pctx context.Context, p oauth.Prompt) error {
+			shown.Store(&p.ID)
 			a.owner.setPrompt(p)
 			return hook(pctx, a.env.spec.Name, p)
 		}
@@ -203,7 +206,11 @@ func (a *auth) run(ctx context.Context, c *oauth.Client, run *signInRun, release
 		err = fmt.Errorf("%w: %w", errSuperseded, err)
 	}
 	run.cancel(nil)
-	a.owner.endPrompt(err)
+	promptID := ""
+	if id := shown.Load(); id != nil {
+		promptID = *id
+	}
+	a.owner.endPrompt(promptID, err)
 	if err != nil {
 		a.env.logger.Warn("sign-in failed", "err", err)
 	} else {
@@ -355,10 +362,20 @@ func (s *server) setPrompt(p oauth.Prompt) {
 	s.m.fleet.changed(s, EventStatus, false)
 }
 
-// endPrompt records the end of a sign-in (err: why it failed, nil when it
-// succeeded) in the status, and says so.
-func (s *server) endPrompt(err error) {
+// endPrompt records the end of the sign-in whose last prompt was
+// promptID ("": it presented none) in the status (err: why it failed, nil
+// when it succeeded), and says so. A sign-in superseded by one whose
+// prompt the status already shows changes nothing: that prompt stays,
+// and its own end is the one recorded (a client told of the new prompt
+// must not then see "no sign-in under way" from the old one's end). A
+// sign-in that presented no prompt records its end only while the status
+// shows none either (so a newer sign-in's prompt stays).
+func (s *server) endPrompt(promptID string, err error) {
 	s.mu.Lock()
+	if s.st.SignIn.ID != promptID {
+		s.mu.Unlock()
+		return
+	}
 	s.st.SignIn, s.st.SignInErr = oauth.Prompt{}, err
 	s.mu.Unlock()
 	s.m.fleet.changed(s, EventStatus, false)

@@ -481,7 +481,7 @@ func (e roleEnv) samples() bool { return e.opts.Sampler != nil && !e.spec.NoSamp
 type authOwner interface {
 	signInLife() (life context.Context, release func(), err error)
 	setPrompt(p oauth.Prompt)
-	endPrompt(err error)
+	endPrompt(promptID string, err error)
 }
 
 // callFinder is what the answerer asks of the caller: the running call a
