@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -316,4 +317,28 @@ func runGrandchild() {
 	signal.Ignore(syscall.SIGTERM)
 	time.Sleep(time.Hour)
 	os.Exit(0)
+}
+
+// takeLines returns r without the lines take takes (reports true for),
+// each line given to take before it is read from the result: the fake's
+// extensions answer their own requests there, before mcp-go reads the
+// rest, and the recorder sees every message.
+func takeLines(r io.Reader, take func(line []byte) bool) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReader(r)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 && !take(line) {
+				if _, werr := pw.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,24 +120,7 @@ func (a taskRole) extTasksInput(r io.Reader) io.Reader {
 	if !a.cfg.extTasks {
 		return r
 	}
-	x := a.extFilter()
-	pr, pw := io.Pipe()
-	go func() {
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 && !x.handle(line) {
-				if _, werr := pw.Write(line); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-	}()
-	return pr
+	return takeLines(r, a.extFilter().handle)
 }
 
 // extFilter returns a new -ext-tasks filter.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -29,24 +28,10 @@ func (a *app) sawMessage(raw []byte) {
 // watchInput returns r with every line passed to sawMessage before it is
 // read from the result (stdio mode).
 func (a *app) watchInput(r io.Reader) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				a.sawMessage(line)
-				if _, werr := pw.Write(line); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				pw.CloseWithError(err) // io.EOF: the reader sees EOF
-				return
-			}
-		}
-	}()
-	return pr
+	return takeLines(r, func(line []byte) bool {
+		a.sawMessage(line)
+		return false
+	})
 }
 
 // watchPOST passes the body of every POST to sawMessage before h serves

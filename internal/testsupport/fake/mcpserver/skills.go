@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -109,23 +108,7 @@ func (a *app) skillsInput(r io.Reader) io.Reader {
 	if !a.cfg.skills {
 		return r
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 && !a.answerSkills(line) {
-				if _, werr := pw.Write(line); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-		}
-	}()
-	return pr
+	return takeLines(r, a.answerSkills)
 }
 
 // answerSkills answers line if it is a skills/list request, and reports
