@@ -242,3 +242,44 @@ func TestSteerCarriedAfterModelError(t *testing.T) {
 		t.Errorf("answer %q", text)
 	}
 }
+
+// TestSteerDuringSlashCommand: a prompt steered while a slash command
+// runs (a `/call` of a slow tool: no model step takes it) is not lost:
+// once the command is done the same turn goes on with it as a model
+// request, and session/prompt is answered after that.
+func TestSteerDuringSlashCommand(t *testing.T) {
+	t.Parallel()
+	llm := fakellm.Start(fakellm.Turn{Text: "after the command"})
+	defer llm.Close()
+	a := startAgent(t, t.TempDir(), "--model", "fake-model", "--base-url", llm.URL)
+	resp, err := a.conn.NewSession(ctx30(t), acpsdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acpsdk.McpServer{stdioServer("s")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.SessionId
+	a.serversUntil(t, resp, "s settles", settled)
+	if _, err := a.conn.SetSessionMode(ctx30(t), acpsdk.SetSessionModeRequest{SessionId: sid, ModeId: "auto"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan acpsdk.PromptResponse, 1)
+	go func() { done <- prompt(t, a, sid, `/call mcp__s__sleep {"ms":1500}`) }()
+	a.client.waitUpdate(t, "the slow call running", func(u acpsdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusInProgress
+	})
+	if got := steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "now summarise"}}}); got != `{"outcome":"injected"}` {
+		t.Fatalf("steer during the command: %s", got)
+	}
+	if r := <-done; r.StopReason != acpsdk.StopReasonEndTurn {
+		t.Fatalf("stop %s", r.StopReason)
+	}
+	reqs := llm.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1 (the steered prompt after the command)", len(reqs))
+	}
+	if last := reqs[0].Messages[len(reqs[0].Messages)-1]; last.Role != "user" || last.Content != "now summarise" {
+		t.Errorf("the request ends with %+v, want the steered prompt", last)
+	}
+	if text := agentText(a.client.all()); !strings.Contains(text, "after the command") {
+		t.Errorf("answer %q", text)
+	}
+}
