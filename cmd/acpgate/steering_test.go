@@ -21,6 +21,13 @@ func steerReply(t *testing.T, a *agent, params map[string]any) string {
 	return string(r.Result)
 }
 
+// steerText steers the text prompt text into session sid and returns the
+// result's JSON (steerReply).
+func steerText(t *testing.T, a *agent, sid acpsdk.SessionId, text string) string {
+	t.Helper()
+	return steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+}
+
 // userTexts are the texts of the user_message_chunk updates the client
 // got, in order.
 func userTexts(ns []acpsdk.SessionNotification) []string {
@@ -89,7 +96,7 @@ func TestSteerDuringSlowTool(t *testing.T) {
 	a.client.waitUpdate(t, "the slow call running", func(u acpsdk.SessionUpdate) bool {
 		return u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == "slow1" && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusInProgress
 	})
-	if got := steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "also mention the weather"}}}); got != `{"outcome":"injected"}` {
+	if got := steerText(t, a, sid, "also mention the weather"); got != `{"outcome":"injected"}` {
 		t.Fatalf("steer during the call: %s", got)
 	}
 	if r := <-done; r.StopReason != acpsdk.StopReasonEndTurn {
@@ -123,7 +130,7 @@ func TestSteerDuringSlowTool(t *testing.T) {
 
 	// Idle, by default: a turn of its own, shown to the client.
 	llm.Push(fakellm.Turn{Text: "a turn of its own"})
-	if got := steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "steer when idle"}}}); got != `{"outcome":"startedNewTurn"}` {
+	if got := steerText(t, a, sid, "steer when idle"); got != `{"outcome":"startedNewTurn"}` {
 		t.Errorf("idle steer: %s", got)
 	}
 	a.client.waitUpdate(t, "the idle steer shown", func(u acpsdk.SessionUpdate) bool {
@@ -221,7 +228,7 @@ func TestSteerCarriedAfterModelError(t *testing.T) {
 	done := make(chan acpsdk.PromptResponse, 1)
 	go func() { done <- prompt(t, a, sid, "first") }()
 	<-started
-	if got := steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "and then this"}}}); got != `{"outcome":"injected"}` {
+	if got := steerText(t, a, sid, "and then this"); got != `{"outcome":"injected"}` {
 		t.Fatalf("steer: %s", got)
 	}
 	close(hold)
@@ -266,7 +273,7 @@ func TestSteerDuringSlashCommand(t *testing.T) {
 	a.client.waitUpdate(t, "the slow call running", func(u acpsdk.SessionUpdate) bool {
 		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == acpsdk.ToolCallStatusInProgress
 	})
-	if got := steerReply(t, a, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "now summarise"}}}); got != `{"outcome":"injected"}` {
+	if got := steerText(t, a, sid, "now summarise"); got != `{"outcome":"injected"}` {
 		t.Fatalf("steer during the command: %s", got)
 	}
 	if r := <-done; r.StopReason != acpsdk.StopReasonEndTurn {

@@ -149,46 +149,43 @@ func (c *Config) Effective(profile string) (Effective, error) {
 // file's (in [Config.Effective]), and acpgate's flags and environment over
 // both.
 func (m Model) Over(o Model) Model {
-	if o.Provider != "" {
-		m.Provider = o.Provider
-	}
-	if o.Thinking != "" {
-		m.Thinking = o.Thinking
-	}
-	if o.ThinkingBudget != 0 {
-		m.ThinkingBudget = o.ThinkingBudget
-	}
-	if o.BaseURL != "" {
-		m.BaseURL = o.BaseURL
-	}
 	if o.Model != "" && o.Model != m.Model {
 		m.Model, m.ContextWindow, m.Pricing = o.Model, 0, nil
 	}
-	if o.APIKey != "" {
-		m.APIKey = o.APIKey
-	}
+	overZero(&m.Provider, o.Provider)
+	overZero(&m.Thinking, o.Thinking)
+	overZero(&m.ThinkingBudget, o.ThinkingBudget)
+	overZero(&m.BaseURL, o.BaseURL)
+	overZero(&m.APIKey, o.APIKey)
+	overZero(&m.ContextWindow, o.ContextWindow)
+	overNil(&m.Pricing, o.Pricing)
+	overNil(&m.Vision, o.Vision)
+	overNil(&m.Audio, o.Audio)
+	overNil(&m.PromptCacheKey, o.PromptCacheKey)
 	if o.Headers != nil {
 		m.Headers = o.Headers
-	}
-	if o.ContextWindow != 0 {
-		m.ContextWindow = o.ContextWindow
 	}
 	if o.Choices != nil {
 		m.Choices = o.Choices
 	}
-	if o.Pricing != nil {
-		m.Pricing = o.Pricing
-	}
-	if o.Vision != nil {
-		m.Vision = o.Vision
-	}
-	if o.Audio != nil {
-		m.Audio = o.Audio
-	}
-	if o.PromptCacheKey != nil {
-		m.PromptCacheKey = o.PromptCacheKey
-	}
 	return m
+}
+
+// overZero sets *dst to v unless v is its type's zero value (unset): the
+// merge rule of a layer's plain settings.
+func overZero[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
+}
+
+// overNil sets *dst to v unless v is nil (unset): the merge rule of a
+// layer's optional settings, each replacing the one below whole.
+func overNil[T any](dst **T, v *T) {
+	if v != nil {
+		*dst = v
+	}
 }
 
 // withDefaults returns s with its defaults filled in.

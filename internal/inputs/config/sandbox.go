@@ -34,15 +34,9 @@ func builtinSandboxes() Sandboxes {
 
 // over returns s with every policy o sets over it.
 func (s Sandboxes) over(o Sandboxes) Sandboxes {
-	if o.Sandbox != nil {
-		s.Sandbox = o.Sandbox
-	}
-	if o.ClientServerSandbox != nil {
-		s.ClientServerSandbox = o.ClientServerSandbox
-	}
-	if o.CommandSandbox != nil {
-		s.CommandSandbox = o.CommandSandbox
-	}
+	overNil(&s.Sandbox, o.Sandbox)
+	overNil(&s.ClientServerSandbox, o.ClientServerSandbox)
+	overNil(&s.CommandSandbox, o.CommandSandbox)
 	return s
 }
 

@@ -5,9 +5,8 @@
 package loopback
 
 import (
-	"errors"
+	"bytes"
 	"net"
-	"os"
 	"testing"
 	"time"
 )
@@ -52,19 +51,29 @@ func ListenUDP(t testing.TB) *UDP {
 // Addr is the port's address (host:port).
 func (u *UDP) Addr() string { return u.pc.LocalAddr().String() }
 
-// Received reads the datagrams that have arrived and returns how many.
-// Call it once every sender has returned: loopback delivers a datagram
-// before its send returns, so what was sent is queued already; the
-// short read deadline only ends the reading.
+// Received returns how many datagrams have arrived (each read once).
+// Call it once every sender has returned: loopback queues a datagram
+// before its send returns, so Received sends itself a last one and
+// reads up to it; the deadline only bounds a port that stopped working.
 func (u *UDP) Received(t testing.TB) int {
 	t.Helper()
+	end := []byte("loopback: end of the count")
+	c, err := net.Dial("udp4", u.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write(end); err != nil {
+		t.Fatal(err)
+	}
+	_ = u.pc.SetReadDeadline(time.Now().Add(10 * time.Second))
 	n, buf := 0, make([]byte, 64<<10)
 	for {
-		_ = u.pc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		if _, _, err := u.pc.ReadFrom(buf); err != nil {
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Errorf("reading the UDP port: %v", err)
-			}
+		size, _, err := u.pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatalf("reading the UDP port: %v", err)
+		}
+		if bytes.Equal(buf[:size], end) {
 			return n
 		}
 		n++
