@@ -38,7 +38,11 @@ func probe() Support {
 // ""): network rules are then not enforced, since Landlock alone would
 // let UDP, MPTCP and other families through.
 func withSeccomp(s Support, why string) Support {
-	if why == "" || !s.Network {
+	if !s.Network {
+		return s
+	}
+	if why == "" {
+		s.Mechanism += " with a seccomp socket filter"
 		return s
 	}
 	s.Network = false

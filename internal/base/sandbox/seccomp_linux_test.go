@@ -43,7 +43,7 @@ func TestWithSeccomp(t *testing.T) {
 	if !s.Files || s.Network || !strings.Contains(s.Why, "seccomp") {
 		t.Errorf("withSeccomp = %+v", s)
 	}
-	if s := withSeccomp(supportFor(7), ""); !s.Network {
+	if s := withSeccomp(supportFor(7), ""); !s.Network || s.Mechanism != "landlock ABI 7 with a seccomp socket filter" {
 		t.Errorf("withSeccomp with seccomp = %+v", s)
 	}
 }

@@ -12,7 +12,8 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 
 // Support is what a system can enforce. It is plain data.
 type Support struct {
-	// Mechanism names how: "landlock ABI 7", "sandbox-exec", "" for none.
+	// Mechanism names how: "landlock ABI 7 with a seccomp socket
+	// filter", "landlock ABI 3", "sandbox-exec", "" for none.
 	Mechanism string
 	// Files: file rules (read, write and hide; on Linux, truncation
 	// included, which needs Landlock ABI 3). Network: TCP connect and bind
